@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/zeroagent/zero/llm"
+)
+
+// lockedBuffer collects stderr that run writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func TestRunServesDemoScript(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+
+	outR, outW := io.Pipe()
+	stderr := &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() { // owned: the test waits on done
+		defer outW.Close()
+		done <- run(runCtx, []string{"-script", "testdata/demo.json", "-addr", "127.0.0.1:0"}, outW, stderr)
+	}()
+
+	sc := bufio.NewScanner(outR)
+	if !sc.Scan() {
+		t.Fatalf("no URL on stdout: %v", sc.Err())
+	}
+	url := sc.Text()
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/v1") {
+		t.Fatalf("stdout line = %q, want a loopback base URL", url)
+	}
+
+	c, err := llm.New(llm.Options{Model: "fake", BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Stream(ctx, llm.Request{Messages: []llm.Message{{Role: llm.User, Content: "hi"}}}, nil)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	var tool struct {
+		Thoughts []string          `json:"thoughts"`
+		Headline string            `json:"headline"`
+		ToolName string            `json:"tool_name"`
+		ToolArgs map[string]string `json:"tool_args"`
+	}
+	if err := json.Unmarshal([]byte(res.Content), &tool); err != nil {
+		t.Fatalf("demo reply is not a JSON tool request: %v\n%s", err, res.Content)
+	}
+	if diff := cmp.Diff(map[string]string{"text": "Hello from fakellm"}, tool.ToolArgs); diff != "" || tool.ToolName != "response" {
+		t.Errorf("tool %q args (-want +got):\n%s", tool.ToolName, diff)
+	}
+	if res.Reasoning == "" {
+		t.Error("demo reply has no reasoning")
+	}
+
+	stop()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("run exit code = %d, want 0", code)
+		}
+	case <-ctx.Done():
+		t.Fatal("run did not return after cancel")
+	}
+	if sc.Scan() {
+		t.Errorf("more than one line on stdout: %q", sc.Text())
+	}
+	logs := stderr.String()
+	if !strings.Contains(logs, "llmtest request") || !strings.Contains(logs, "client_closed=false") {
+		t.Errorf("stderr lacks the request log:\n%s", logs)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no script", nil, 2},
+		{"bad flag", []string{"-nope"}, 2},
+		{"missing file", []string{"-script", "testdata/missing.json"}, 1},
+		{"public address", []string{"-script", "testdata/demo.json", "-addr", "0.0.0.0:0"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr strings.Builder
+			if got := run(t.Context(), tt.args, &stdout, &stderr); got != tt.want {
+				t.Errorf("run(%q) = %d, want %d; stderr:\n%s", tt.args, got, tt.want, stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", stdout.String())
+			}
+		})
+	}
+}

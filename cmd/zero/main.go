@@ -1,0 +1,50 @@
+// Command zero is Agent Zero's agent as one binary that editors drive.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `zero: Agent Zero's agent for editors and terminals.
+
+Usage:
+  zero run [flags] MESSAGE   run one task in the current directory and watch it work
+  zero --version             print the version
+
+Run 'zero run --help' for the flags of run.
+
+The model is any OpenAI-compatible endpoint:
+  ZERO_MODEL       the chat model (for example gpt-4.1-mini, or qwen2.5-coder:14b on Ollama)
+  OPENAI_API_KEY   the API key (not needed for a local server)
+  OPENAI_BASE_URL  the endpoint (default https://api.openai.com/v1; Ollama: http://localhost:11434/v1)
+`
+
+// run is main without the process: it returns the exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, "zero", version)
+		return 0
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "run":
+		return runCommand(ctx, args[1:], stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "zero: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

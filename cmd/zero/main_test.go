@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/loop"
+)
+
+// TestMain lets the test binary double as the zero command, so tests run
+// it as a real subprocess.
+func TestMain(m *testing.M) {
+	if os.Getenv("ZERO_TEST_RUN_MAIN") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// zeroCmd returns the test binary set up to behave as `zero args...`.
+func zeroCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(cleanEnv(), "ZERO_TEST_RUN_MAIN=1", "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// cleanEnv is the environment without any model configuration of the
+// machine running the tests.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "ZERO_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ZERO_LOG":
+		default:
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func TestRunJSONShellTask(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Reasoning: "The user wants the greeting file.", Content: `{"thoughts": ["I will read the file"], "headline": "Reading greeting.txt", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "cat greeting.txt && printf 'check%s\\n' -by-shell"}}`},
+		llmtest.Reply{Match: "check-by-shell", Content: `{"thoughts": ["The file says hello"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "The file says: hello from the workspace"}}`},
+	)
+	ws := t.TempDir()
+	if err := os.WriteFile(ws+"/greeting.txt", []byte("hello from the workspace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=test-model", "OPENAI_API_KEY=sk-test-secret", "OPENAI_BASE_URL=" + srv.URL()},
+		"run", "--json", "--workspace", ws, "What does greeting.txt say?")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("zero run: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
+	}
+
+	var events []loop.Event
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e loop.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Type == "" {
+			t.Fatalf("stdout line is not an event: %q (%v)", sc.Text(), err)
+		}
+		events = append(events, e)
+	}
+	var types []string
+	var output, answer string
+	for _, e := range events {
+		types = append(types, string(e.Type))
+		switch e.Type {
+		case loop.EventToolOutputDelta:
+			output += e.Text
+		case loop.EventResponse:
+			answer = e.Text
+		}
+	}
+	if !strings.Contains(output, "hello from the workspace") {
+		t.Errorf("live command output = %q; events: %v", output, types)
+	}
+	if answer != "The file says: hello from the workspace" {
+		t.Errorf("response = %q", answer)
+	}
+	last := events[len(events)-1]
+	if last.Type != loop.EventRunEnded || last.StopReason != loop.StopResponse {
+		t.Errorf("last event = %+v", last)
+	}
+	// The model saw the command's output.
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model got %d requests, want 2", len(reqs))
+	}
+	if strings.Contains(stdout.String()+stderr.String(), "sk-test-secret") {
+		t.Error("the API key leaked into the output")
+	}
+}
+
+func TestRunNoModelSaysWhatToSet(t *testing.T) {
+	t.Parallel()
+	cmd := zeroCmd(t, nil, "run", "hello")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit = %v, want status 2", err)
+	}
+	for _, want := range []string{"ZERO_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr should name %s:\n%s", want, stderr.String())
+		}
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout should stay empty, got %q", stdout.String())
+	}
+}
+
+func TestRunFailureExitsNonZero(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{Status: 401, Message: "Incorrect API key provided"})
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_API_KEY=sk-wrong-key", "OPENAI_BASE_URL=" + srv.URL()}, "run", "hi")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit = %v, want status 1; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "401") || strings.Contains(stdout.String()+stderr.String(), "sk-wrong-key") {
+		t.Errorf("stderr should explain the 401 without the key:\n%s", stderr.String())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out, err := zeroCmd(t, nil, "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "zero ") {
+		t.Fatalf("zero --version = %q, %v", out, err)
+	}
+}

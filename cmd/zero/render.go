@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zeroagent/zero/loop"
+)
+
+// renderer shows a run as a person wants to watch it: reasoning and
+// thoughts dimmed, each tool call with its headline, live command output,
+// and the final answer.
+type renderer struct {
+	w     io.Writer
+	color bool
+	block string // what is being streamed now: "reasoning", "thoughts", "response", "output"
+	atBOL bool   // the cursor is at the beginning of a line
+}
+
+func newRenderer(w io.Writer, color bool) *renderer {
+	return &renderer{w: w, color: color, atBOL: true}
+}
+
+const (
+	dim    = "\x1b[2m"
+	italic = "\x1b[3m"
+	bold   = "\x1b[1m"
+	cyan   = "\x1b[36m"
+	yellow = "\x1b[33m"
+	red    = "\x1b[31m"
+	green  = "\x1b[32m"
+	reset  = "\x1b[0m"
+)
+
+func (r *renderer) style(s string, codes ...string) string {
+	if !r.color || s == "" {
+		return s
+	}
+	return strings.Join(codes, "") + s + reset
+}
+
+func (r *renderer) write(s string) {
+	if s == "" {
+		return
+	}
+	fmt.Fprint(r.w, s)
+	r.atBOL = strings.HasSuffix(s, "\n")
+}
+
+// enter starts a new block, ending the previous line if needed.
+func (r *renderer) enter(block, label string) {
+	if r.block == block {
+		return
+	}
+	if !r.atBOL {
+		r.write("\n")
+	}
+	r.block = block
+	if label != "" {
+		r.write(label)
+	}
+}
+
+func (r *renderer) line(s string) {
+	r.enter("", "")
+	r.block = ""
+	r.write(s + "\n")
+}
+
+func (r *renderer) event(e loop.Event) {
+	prefix := ""
+	if e.Agent > 0 {
+		prefix = fmt.Sprintf("[A%d] ", e.Agent)
+	}
+	switch e.Type {
+	case loop.EventReasoningDelta:
+		r.enter("reasoning", r.style(prefix+"reasoning: ", dim))
+		r.write(r.style(e.Text, dim))
+	case loop.EventThoughtsDelta:
+		r.enter("thoughts", r.style(prefix+"thinking: ", dim, italic))
+		r.write(r.style(e.Text, dim, italic))
+	case loop.EventToolCall:
+		if e.Tool == "response" {
+			return
+		}
+		title := e.Title
+		detail := e.Tool
+		if e.Method != "" {
+			detail += ":" + e.Method
+		}
+		r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+detail+" "+summarizeArgs(e.Args), dim))
+	case loop.EventToolOutputDelta:
+		r.enter("output", "")
+		r.write(e.Text)
+	case loop.EventToolResult:
+		switch {
+		case e.Tool == "response":
+		case e.Status == loop.ToolFailed:
+			r.line(r.style(prefix+"✗ "+firstLineOf(e.Text), red))
+		case e.Status == loop.ToolCancelled:
+			r.line(r.style(prefix+"✗ cancelled", yellow))
+		case r.block != "output":
+			// Nothing was streamed (for example a quick note): show the result.
+			if t := strings.TrimSpace(e.Text); t != "" {
+				r.line(r.style(t, dim))
+			}
+		default:
+			r.enter("", "")
+		}
+	case loop.EventResponseDelta:
+		if e.Agent > 0 {
+			return
+		}
+		r.enter("response", "\n")
+		r.write(e.Text)
+	case loop.EventResponse:
+		if e.Agent > 0 {
+			return
+		}
+		if r.block != "response" { // not streamed (rewritten by an extension, or a fake model)
+			r.enter("response", "\n")
+			r.write(e.Text)
+		}
+		r.line("")
+	case loop.EventWarning:
+		r.line(r.style(prefix+"! "+e.Text, yellow))
+	case loop.EventError:
+		r.line(r.style(prefix+"error: "+e.Text, red))
+	case loop.EventSubordinateStarted:
+		r.line(r.style(fmt.Sprintf("→ agent A%d started (%s)", e.Agent, e.Profile), dim))
+	case loop.EventSubordinateEnded:
+		r.line(r.style(fmt.Sprintf("← agent A%d done", e.Agent), dim))
+	case loop.EventRunEnded:
+		if e.StopReason == loop.StopResponse {
+			r.enter("", "")
+		}
+	}
+}
+
+// summarizeArgs shows the arguments of a tool call on one short line.
+func summarizeArgs(raw []byte) string {
+	s := string(raw)
+	if s == "" || s == "{}" || s == "null" {
+		return ""
+	}
+	s = strings.ReplaceAll(s, `\n`, " ")
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -1,0 +1,80 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+var (
+	// ErrNoModel is returned by [New] when [Options.Model] is empty.
+	ErrNoModel = errors.New("llm: no model configured")
+
+	// ErrStreamCut means the model stream ended before the server said it was
+	// finished (no finish_reason and no [DONE]), e.g. the connection was cut.
+	ErrStreamCut = errors.New("model stream ended unexpectedly")
+
+	// ErrStop is returned by a [StreamFunc] to end the stream early. [Client.Stream]
+	// treats it as success and sets [Result.Stopped].
+	ErrStop = errors.New("llm: stop stream")
+
+	// ErrUnknownRole is returned when a [Message] has a role other than
+	// [System], [User] or [Assistant].
+	ErrUnknownRole = errors.New("llm: unknown message role")
+)
+
+// APIError is an HTTP error answered by the model server. Message is the
+// server's own error message with any API key removed.
+type APIError struct {
+	StatusCode int
+	Message    string
+
+	// keyless records that no key was sent, so a 401 can say "set it" rather
+	// than "it was rejected".
+	keyless bool
+}
+
+// Error implements error. For 401/403 it names the variable to check, never the key.
+func (e *APIError) Error() string {
+	msg := fmt.Sprintf("model API error %d: %s", e.StatusCode, e.Message)
+	switch {
+	case (e.StatusCode == 401 || e.StatusCode == 403) && e.keyless:
+		msg += " (no API key was sent; set OPENAI_API_KEY)"
+	case e.StatusCode == 401 || e.StatusCode == 403:
+		msg += " (the API key was rejected; check OPENAI_API_KEY)"
+	}
+	return msg
+}
+
+// Retryable reports whether the status is one that is worth retrying before
+// any chunk arrived: 408, 409, 429 and 5xx.
+func (e *APIError) Retryable() bool {
+	return retryableStatus(e.StatusCode)
+}
+
+func retryableStatus(code int) bool {
+	return code == 408 || code == 409 || code == 429 || code >= 500
+}
+
+// safeError carries a cause whose text has been scrubbed of secrets, while
+// keeping the cause matchable with errors.Is/As.
+type safeError struct {
+	msg string
+	err error
+}
+
+func (e *safeError) Error() string { return e.msg }
+func (e *safeError) Unwrap() error { return e.err }
+
+// keyLike matches OpenAI-style keys, including the partly masked form OpenAI
+// echoes in 401 messages ("sk-abc***wxyz"), so not even a fragment is shown.
+var keyLike = regexp.MustCompile(`sk-[A-Za-z0-9_\-*.]{3,}`)
+
+// redact removes the API key (and anything that looks like one) from s.
+func redact(s, key string) string {
+	if key != "" {
+		s = strings.ReplaceAll(s, key, "[redacted]")
+	}
+	return keyLike.ReplaceAllString(s, "sk-[redacted]")
+}

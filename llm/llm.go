@@ -1,0 +1,168 @@
+// Package llm is Zero's model client: streaming Chat Completions against any
+// OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM, LM Studio,
+// llama.cpp), built on github.com/openai/openai-go/v3.
+//
+// It splits reasoning from the answer (reasoning_content / reasoning delta
+// fields, or a leading <think>…</think> block), retries transient failures
+// only before the first chunk arrived, reports a stream cut mid-way clearly,
+// and never puts the API key in an error or a log line.
+package llm
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Role is the author of a [Message].
+type Role string
+
+// The roles a [Message] may have.
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+)
+
+// Message is one entry of the conversation sent to the model.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one model call.
+type Request struct {
+	Messages []Message
+}
+
+// DeltaKind tells reasoning text from answer text.
+type DeltaKind int
+
+// The kinds of [Delta].
+const (
+	Reasoning DeltaKind = iota // model reasoning (reasoning_content / reasoning deltas, or a leading <think>…</think>)
+	Content                    // the answer text
+)
+
+// String returns "reasoning" or "content".
+func (k DeltaKind) String() string {
+	switch k {
+	case Reasoning:
+		return "reasoning"
+	case Content:
+		return "content"
+	}
+	return fmt.Sprintf("DeltaKind(%d)", int(k))
+}
+
+// Delta is one piece of streamed text.
+type Delta struct {
+	Kind DeltaKind
+	Text string
+}
+
+// StreamFunc is called for every delta, in order, on the caller's goroutine.
+// Returning [ErrStop] ends the stream early as a success (the HTTP response
+// body is closed at once, so the server sees the connection close). Returning
+// any other error aborts the stream; Stream returns that error (wrapped,
+// errors.Is works).
+type StreamFunc func(Delta) error
+
+// Usage is the token accounting the server reported.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Result is what a call received. On error it holds the partial text.
+type Result struct {
+	Content      string // full answer text received (without any <think> block)
+	Reasoning    string // full reasoning text received
+	Usage        Usage  // zero when the server sent none
+	Stopped      bool   // true when the StreamFunc returned ErrStop
+	FinishReason string
+}
+
+// Defaults applied by [New] for zero [Options] fields.
+const (
+	DefaultBaseURL       = "https://api.openai.com/v1"
+	DefaultMaxRetries    = 3
+	DefaultRetryDelay    = time.Second
+	DefaultMaxRetryDelay = 60 * time.Second
+)
+
+// Options configures a [Client]. Only Model is required.
+type Options struct {
+	Model         string        // required
+	BaseURL       string        // "" = https://api.openai.com/v1
+	APIKey        string        // "" sends no Authorization header (Ollama and other local servers)
+	HTTPClient    *http.Client  // nil = a default client
+	MaxRetries    int           // retries before the first chunk; 0 = default 3; negative = no retries
+	RetryDelay    time.Duration // base backoff (exponential with jitter); 0 = default 1s
+	MaxRetryDelay time.Duration // cap for backoff and for Retry-After; 0 = default 60s
+	Logger        *slog.Logger  // nil = discard
+}
+
+// Client streams chat completions from one model. It is safe for concurrent use.
+type Client struct {
+	opts Options
+	svc  openai.ChatCompletionService
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// New returns a client for opts.Model. OPENAI_* environment variables are not
+// read here: configuration is resolved by the caller and passed in opts, so an
+// empty APIKey really means "no key".
+func New(opts Options) (*Client, error) {
+	if opts.Model == "" {
+		return nil, fmt.Errorf("new model client: %w", ErrNoModel)
+	}
+	opts.BaseURL = cmp.Or(opts.BaseURL, DefaultBaseURL)
+	switch {
+	case opts.MaxRetries == 0:
+		opts.MaxRetries = DefaultMaxRetries
+	case opts.MaxRetries < 0:
+		opts.MaxRetries = 0
+	}
+	opts.RetryDelay = cmp.Or(opts.RetryDelay, DefaultRetryDelay)
+	opts.MaxRetryDelay = cmp.Or(opts.MaxRetryDelay, DefaultMaxRetryDelay)
+	opts.Logger = cmp.Or(opts.Logger, discardLogger)
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = defaultHTTPClient()
+	}
+
+	ropts := []option.RequestOption{
+		option.WithBaseURL(opts.BaseURL),
+		option.WithHTTPClient(opts.HTTPClient),
+		option.WithMaxRetries(0), // Stream owns retries: it must know whether a chunk arrived
+	}
+	if opts.APIKey != "" {
+		ropts = append(ropts, option.WithAPIKey(opts.APIKey))
+	}
+	// NewChatCompletionService rather than openai.NewClient: the latter folds in
+	// OPENAI_API_KEY, OPENAI_BASE_URL and friends from the environment, which
+	// would silently override an explicit empty key or default URL.
+	return &Client{opts: opts, svc: openai.NewChatCompletionService(ropts...)}, nil
+}
+
+// Model returns the model name requests are sent for.
+func (c *Client) Model() string { return c.opts.Model }
+
+// defaultHTTPClient bounds the wait for response headers (a server that
+// accepts and never answers must not hang a turn) but not the body, because
+// a reasoning model may stream for many minutes.
+func defaultHTTPClient() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 10 * time.Minute
+		return &http.Client{Transport: t}
+	}
+	return &http.Client{Transport: http.DefaultTransport}
+}

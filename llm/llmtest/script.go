@@ -1,0 +1,100 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/zeroagent/zero/llm"
+)
+
+// Usage is the token accounting a [Reply] reports in its final chunk.
+type Usage = llm.Usage
+
+// Reply is one scripted answer of the fake server.
+type Reply struct {
+	Match          string   `json:"match,omitempty"`           // if set, used for the first request whose text (all message contents joined) contains Match; replies without Match are used in order
+	Reasoning      string   `json:"reasoning,omitempty"`       // streamed as reasoning deltas before the content
+	ReasoningField string   `json:"reasoning_field,omitempty"` // "reasoning_content" (default) or "reasoning"
+	Content        string   `json:"content,omitempty"`
+	ChunkSize      int      `json:"chunk_size,omitempty"`  // bytes per delta, never splitting a UTF-8 rune; 0 = 16
+	Delay          Duration `json:"delay,omitempty"`       // sleep before each reasoning/content chunk (JSON: "50ms")
+	Status         int      `json:"status,omitempty"`      // answer this HTTP status with an OpenAI-style error body instead of a stream
+	Message        string   `json:"message,omitempty"`     // error message for Status
+	RetryAfter     string   `json:"retry_after,omitempty"` // Retry-After header with Status
+	CutAfter       int      `json:"cut_after,omitempty"`   // >0: after this many content chunks, abort the connection (no [DONE], no finish_reason)
+	Hangup         bool     `json:"hangup,omitempty"`      // abort the connection before any response, like a reset
+	Usage          *Usage   `json:"usage,omitempty"`       // usage in the final chunk; nil = estimated from lengths
+}
+
+// Script is a list of replies, loadable from JSON with [LoadScript].
+type Script struct {
+	Replies []Reply `json:"replies"`
+}
+
+// ErrBadScript is returned by [LoadScript] for a script that cannot be used.
+var ErrBadScript = errors.New("llmtest: bad script")
+
+// LoadScript reads a JSON script: {"replies":[{...}, ...]}. Unknown fields
+// are rejected, so a typo in a field name is not silently ignored.
+func LoadScript(path string) (Script, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Script{}, fmt.Errorf("load script: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	var s Script
+	if err := dec.Decode(&s); err != nil {
+		return Script{}, fmt.Errorf("load script %s: %w: %w", path, ErrBadScript, err)
+	}
+	for i, r := range s.Replies {
+		if err := r.validate(); err != nil {
+			return Script{}, fmt.Errorf("load script %s: reply %d: %w: %w", path, i, ErrBadScript, err)
+		}
+	}
+	return s, nil
+}
+
+func (r Reply) validate() error {
+	switch {
+	case r.ReasoningField != "" && r.ReasoningField != "reasoning_content" && r.ReasoningField != "reasoning":
+		return fmt.Errorf("reasoning_field %q is neither reasoning_content nor reasoning", r.ReasoningField)
+	case r.Status != 0 && (r.Status < 400 || r.Status > 599):
+		return fmt.Errorf("status %d is not an HTTP error status", r.Status)
+	case r.ChunkSize < 0, r.CutAfter < 0, r.Delay < 0:
+		return errors.New("chunk_size, cut_after and delay must not be negative")
+	}
+	return nil
+}
+
+// Duration is a time.Duration written in JSON as a Go duration string
+// ("50ms"); a bare number is taken as nanoseconds, like time.Duration.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string such as "50ms".
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON accepts "50ms" or a number of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration %s: want a string like \"50ms\"", b)
+	}
+	*d = Duration(n)
+	return nil
+}

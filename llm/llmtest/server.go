@@ -1,0 +1,515 @@
+// Package llmtest is a scripted OpenAI-compatible chat server on loopback,
+// for tests and demos. It streams exactly the chat.completion.chunk SSE that
+// OpenAI sends, so the real openai-go client is exercised end to end, and it
+// records every request so tests can assert what was sent and whether the
+// client hung up early.
+package llmtest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zeroagent/zero/llm"
+)
+
+// ModelName is the one model GET /v1/models lists.
+const ModelName = "llmtest"
+
+// NoReplyMessage is the 400 error message sent when the script is used up.
+const NoReplyMessage = "llmtest: no scripted reply left"
+
+// ErrNotLoopback is returned by [Start] for an address that is not loopback.
+var ErrNotLoopback = errors.New("llmtest: address is not loopback")
+
+// Recorded is one request the server received.
+type Recorded struct {
+	Model         string
+	Messages      []llm.Message
+	Authorization string // the raw header, so tests can assert the key is sent but never leaked elsewhere
+	Body          []byte
+	ChunksSent    int  // reasoning+content chunks written
+	ClientClosed  bool // the client went away before the server finished the stream
+	Reply         int  // index of the reply used, -1 if none
+}
+
+// Server is a scripted OpenAI-compatible server. Its methods are safe for
+// concurrent use.
+type Server struct {
+	url       string
+	stop      func()
+	closeOnce sync.Once
+	logger    *slog.Logger
+
+	mu       sync.Mutex
+	idle     *sync.Cond // signalled when inflight drops
+	inflight int
+	replies  []Reply
+	used     []bool
+	recs     []Recorded
+}
+
+func newServer(replies []Reply, logger *slog.Logger) *Server {
+	s := &Server{logger: logger}
+	s.idle = sync.NewCond(&s.mu)
+	s.Push(replies...)
+	return s
+}
+
+// NewServer starts a server on 127.0.0.1 that answers with replies; it is
+// closed by tb.Cleanup.
+func NewServer(tb testing.TB, replies ...Reply) *Server {
+	tb.Helper()
+	s := newServer(replies, slog.New(slog.DiscardHandler))
+	ts := httptest.NewServer(s)
+	s.url = ts.URL + "/v1"
+	s.stop = ts.Close
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start serves script on addr, which must be a loopback address such as
+// "127.0.0.1:0". Each request is logged at info level. Call Close to stop.
+func Start(addr string, script Script, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("llmtest: listen: %w", err)
+	}
+	s := newServer(script.Replies, logger)
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+	served := make(chan struct{})
+	go func() { // owned by s.stop, which waits for it
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
+	s.url = "http://" + ln.Addr().String() + "/v1"
+	s.stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			_ = srv.Close() // a stream still running after the grace period is cut
+		}
+		<-served
+	}
+	return s, nil
+}
+
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("llmtest: address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%w: %q", ErrNotLoopback, addr)
+}
+
+// URL is the base URL including /v1, e.g. http://127.0.0.1:PORT/v1.
+func (s *Server) URL() string { return s.url }
+
+// Push appends replies to the script at run time.
+func (s *Server) Push(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, replies...)
+	s.used = append(s.used, make([]bool, len(replies))...)
+}
+
+// Requests waits until no request is being handled and returns all requests
+// received so far, in arrival order. Waiting makes fields set at the end of
+// a stream (ClientClosed, ChunksSent) reliable right after a client call
+// returned.
+func (s *Server) Requests() []Recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.inflight > 0 {
+		s.idle.Wait()
+	}
+	out := make([]Recorded, len(s.recs))
+	copy(out, s.recs)
+	return out
+}
+
+// WaitIdle blocks until no request is being handled.
+func (s *Server) WaitIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.inflight > 0 {
+		s.idle.Wait()
+	}
+}
+
+// Close stops the server; further calls do nothing.
+func (s *Server) Close() {
+	s.closeOnce.Do(s.stop)
+}
+
+// ServeHTTP routes the OpenAI paths the server implements.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, "/v1")
+	switch {
+	case r.Method == http.MethodPost && path == "/chat/completions":
+		s.chat(w, r)
+	case r.Method == http.MethodGet && path == "/models":
+		writeJSON(w, http.StatusOK, map[string]any{
+			"object": "list",
+			"data":   []any{map[string]any{"id": ModelName, "object": "model", "created": 0, "owned_by": "llmtest"}},
+		})
+	default:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: no route for %s %s", r.Method, r.URL.Path), "")
+	}
+}
+
+type chatRequest struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	StreamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+// contentText reads a message content that is either a string or a list of
+// {"type":"text","text":…} parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+// outcome is what a handler reports back into its Recorded entry.
+type outcome struct {
+	status       int
+	chunks       int
+	clientClosed bool
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+	rec := Recorded{Authorization: r.Header.Get("Authorization"), Body: body, Reply: -1}
+	var req chatRequest
+	var text strings.Builder
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err == nil {
+		rec.Model = req.Model
+		for i, m := range req.Messages {
+			c := contentText(m.Content)
+			rec.Messages = append(rec.Messages, llm.Message{Role: llm.Role(m.Role), Content: c})
+			if i > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(c)
+		}
+	}
+
+	s.mu.Lock()
+	idx := len(s.recs)
+	if err == nil {
+		rec.Reply = s.pickLocked(text.String())
+	}
+	s.recs = append(s.recs, rec)
+	s.inflight++
+	var reply Reply
+	if rec.Reply >= 0 {
+		reply = s.replies[rec.Reply]
+	}
+	s.mu.Unlock()
+
+	var out outcome
+	// Deferred so the entry is completed even when the handler aborts the
+	// connection with a panic (CutAfter, Hangup).
+	defer s.finish(idx, &out)
+
+	switch {
+	case err != nil:
+		out.status = http.StatusBadRequest
+		writeError(w, out.status, "llmtest: bad request body: "+err.Error(), "")
+	case rec.Reply < 0:
+		out.status = http.StatusBadRequest
+		writeError(w, out.status, NoReplyMessage, "")
+	case reply.Hangup:
+		panic(http.ErrAbortHandler)
+	case reply.Status != 0:
+		out.status = reply.Status
+		writeError(w, reply.Status, reply.Message, reply.RetryAfter)
+	case !req.Stream:
+		out.status = http.StatusOK
+		s.complete(w, req, reply, text.String())
+	default:
+		out.status = http.StatusOK
+		s.stream(r.Context(), w, req, reply, text.String(), &out)
+	}
+}
+
+// pickLocked chooses the reply for a request: the first unused reply whose
+// Match occurs in text, else the first unused reply without Match.
+func (s *Server) pickLocked(text string) int {
+	for i, r := range s.replies {
+		if !s.used[i] && r.Match != "" && strings.Contains(text, r.Match) {
+			s.used[i] = true
+			return i
+		}
+	}
+	for i, r := range s.replies {
+		if !s.used[i] && r.Match == "" {
+			s.used[i] = true
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Server) finish(idx int, out *outcome) {
+	s.mu.Lock()
+	rec := &s.recs[idx]
+	rec.ChunksSent = out.chunks
+	rec.ClientClosed = out.clientClosed
+	reply := rec.Reply
+	s.inflight--
+	s.idle.Broadcast()
+	s.mu.Unlock()
+	s.logger.Info("llmtest request", "reply", reply, "status", out.status,
+		"chunks", out.chunks, "client_closed", out.clientClosed)
+}
+
+// chunk is one chat.completion.chunk, with fields in OpenAI's order.
+type chunk struct {
+	ID                string          `json:"id"`
+	Object            string          `json:"object"`
+	Created           int64           `json:"created"`
+	Model             string          `json:"model"`
+	SystemFingerprint string          `json:"system_fingerprint"`
+	Choices           []chunkChoice   `json:"choices"`
+	Usage             json.RawMessage `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int            `json:"index"`
+	Delta        map[string]any `json:"delta"`
+	Logprobs     any            `json:"logprobs"`
+	FinishReason *string        `json:"finish_reason"`
+}
+
+// errAborted ends a stream whose client went away.
+var errAborted = errors.New("client closed the connection")
+
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequest, reply Reply, prompt string, out *outcome) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+
+	base := chunk{
+		ID:                fmt.Sprintf("chatcmpl-llmtest-%d", time.Now().UnixNano()),
+		Object:            "chat.completion.chunk",
+		Created:           time.Now().Unix(),
+		Model:             cmp.Or(req.Model, ModelName),
+		SystemFingerprint: "fp_llmtest",
+	}
+	if req.StreamOptions.IncludeUsage {
+		base.Usage = json.RawMessage("null") // OpenAI sends "usage": null on every chunk but the last
+	}
+	send := func(delta map[string]any, finish *string) error {
+		c := base
+		c.Choices = []chunkChoice{{Index: 0, Delta: delta, FinishReason: finish}}
+		return writeEvent(w, rc, c)
+	}
+	// piece waits Delay (watching for the client leaving), then sends one delta.
+	piece := func(delta map[string]any) error {
+		if d := time.Duration(reply.Delay); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return errAborted
+			case <-t.C:
+			}
+		}
+		if ctx.Err() != nil {
+			return errAborted
+		}
+		if err := send(delta, nil); err != nil {
+			return errAborted
+		}
+		out.chunks++
+		return nil
+	}
+
+	err := send(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)
+	field := cmp.Or(reply.ReasoningField, "reasoning_content")
+	for _, p := range split(reply.Reasoning, reply.ChunkSize) {
+		if err != nil {
+			break
+		}
+		err = piece(map[string]any{"content": nil, field: p})
+	}
+	contentSent := 0
+	for _, p := range split(reply.Content, reply.ChunkSize) {
+		if err != nil {
+			break
+		}
+		if err = piece(map[string]any{"content": p}); err == nil {
+			contentSent++
+			if reply.CutAfter > 0 && contentSent >= reply.CutAfter {
+				panic(http.ErrAbortHandler)
+			}
+		}
+	}
+	if err != nil {
+		out.clientClosed = true
+		return
+	}
+	if reply.CutAfter > 0 {
+		panic(http.ErrAbortHandler) // fewer content chunks than CutAfter: still no finish
+	}
+	stop := "stop"
+	err = send(map[string]any{}, &stop)
+	if err == nil && req.StreamOptions.IncludeUsage {
+		u, _ := json.Marshal(usageFor(reply, prompt))
+		c := base
+		c.Choices = []chunkChoice{}
+		c.Usage = u
+		err = writeEvent(w, rc, c)
+	}
+	if err == nil {
+		_, err = io.WriteString(w, "data: [DONE]\n\n")
+		if err == nil {
+			err = rc.Flush()
+		}
+	}
+	out.clientClosed = err != nil
+}
+
+// complete answers a non-streaming request (handy for curl in demos).
+func (s *Server) complete(w http.ResponseWriter, req chatRequest, reply Reply, prompt string) {
+	msg := map[string]any{"role": "assistant", "content": reply.Content, "refusal": nil}
+	if reply.Reasoning != "" {
+		msg[cmp.Or(reply.ReasoningField, "reasoning_content")] = reply.Reasoning
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id":                 fmt.Sprintf("chatcmpl-llmtest-%d", time.Now().UnixNano()),
+		"object":             "chat.completion",
+		"created":            time.Now().Unix(),
+		"model":              cmp.Or(req.Model, ModelName),
+		"system_fingerprint": "fp_llmtest",
+		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": "stop"}},
+		"usage":              usageFor(reply, prompt),
+	})
+}
+
+func usageFor(reply Reply, prompt string) Usage {
+	if reply.Usage != nil {
+		return *reply.Usage
+	}
+	// Roughly four bytes per token: the point is plausible, non-zero numbers.
+	p := (len(prompt) + 3) / 4
+	c := (len(reply.Content) + len(reply.Reasoning) + 3) / 4
+	return Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+}
+
+func writeEvent(w io.Writer, rc *http.ResponseController, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+// split cuts s into pieces of at most size bytes (default 16) without
+// splitting a UTF-8 sequence; a rune longer than size gets a piece of its own.
+func split(s string, size int) []string {
+	if size <= 0 {
+		size = 16
+	}
+	var out []string
+	for s != "" {
+		n := min(size, len(s))
+		for n < len(s) && n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		if n == 0 { // one rune wider than size
+			_, n = utf8.DecodeRuneInString(s)
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers with OpenAI's error shape.
+func writeError(w http.ResponseWriter, status int, msg, retryAfter string) {
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	typ := "invalid_request_error"
+	var code any
+	switch {
+	case status == http.StatusUnauthorized:
+		typ, code = "authentication_error", "invalid_api_key"
+	case status == http.StatusNotFound:
+		code = "not_found"
+	case status == http.StatusTooManyRequests:
+		typ, code = "rate_limit_error", "rate_limit_exceeded"
+	case status >= 500:
+		typ = "server_error"
+	}
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	writeJSON(w, status, map[string]any{
+		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code},
+	})
+}

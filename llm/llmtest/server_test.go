@@ -1,0 +1,355 @@
+package llmtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/zeroagent/zero/llm"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func ask(t *testing.T, c *llm.Client, text string) (llm.Result, error) {
+	t.Helper()
+	return c.Stream(testCtx(t), llm.Request{Messages: []llm.Message{
+		{Role: llm.System, Content: "system prompt"},
+		{Role: llm.User, Content: text},
+	}}, nil)
+}
+
+func TestReplySelection(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(t,
+		Reply{Content: "first"},
+		Reply{Match: "weather", Content: "sunny"},
+		Reply{Content: "second"},
+		Reply{Match: "never asked", Content: "unused"},
+	)
+	c, err := llm.New(llm.Options{Model: "m", BaseURL: srv.URL(), MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, q := range []string{"hello", "what's the weather?", "more weather", "bye"} {
+		res, err := ask(t, c, q)
+		if err != nil {
+			got = append(got, "error: "+err.Error())
+			continue
+		}
+		got = append(got, res.Content)
+	}
+	want := []string{"first", "sunny", "second", "error: model API error 400: " + NoReplyMessage}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	var idx []int
+	for _, r := range srv.Requests() {
+		idx = append(idx, r.Reply)
+	}
+	if diff := cmp.Diff([]int{0, 1, 2, -1}, idx); diff != "" {
+		t.Errorf("reply indexes (-want +got):\n%s", diff)
+	}
+
+	srv.Push(Reply{Content: "pushed"})
+	if res, err := ask(t, c, "again"); err != nil || res.Content != "pushed" {
+		t.Errorf("after Push: %q, %v; want pushed", res.Content, err)
+	}
+}
+
+// sse posts a chat request and returns the response and its data lines.
+func sse(t *testing.T, srv *Server, body string) (*http.Response, []string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, srv.URL()+"/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var data []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			data = append(data, d)
+		} else if line != "" {
+			t.Errorf("unexpected SSE line %q", line)
+		}
+	}
+	return resp, data
+}
+
+type wireChunk struct {
+	Object  string `json:"object"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index        int               `json:"index"`
+		Delta        map[string]string `json:"delta"`
+		FinishReason *string           `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *Usage `json:"usage"`
+}
+
+func TestWireFormat(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		includeUsage bool
+	}{
+		{"with usage", true},
+		{"without usage", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := NewServer(t, Reply{Reasoning: "hmm", ReasoningField: "reasoning", Content: "héllo wörld", ChunkSize: 4,
+				Usage: &Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}})
+			body := `{"model":"gpt-x","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`
+			if tt.includeUsage {
+				body = `{"model":"gpt-x","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
+			}
+			resp, data := sse(t, srv, body)
+			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			if n := len(data); n < 4 || data[n-1] != "[DONE]" {
+				t.Fatalf("stream does not end with [DONE]: %q", data)
+			}
+			var chunks []wireChunk
+			for _, d := range data[:len(data)-1] {
+				var c wireChunk
+				if err := json.Unmarshal([]byte(d), &c); err != nil {
+					t.Fatalf("chunk %s: %v", d, err)
+				}
+				if c.Object != "chat.completion.chunk" || c.Model != "gpt-x" {
+					t.Errorf("chunk header = %q %q", c.Object, c.Model)
+				}
+				chunks = append(chunks, c)
+			}
+			if role := chunks[0].Choices[0].Delta["role"]; role != "assistant" {
+				t.Errorf("first chunk role = %q, want assistant", role)
+			}
+			var reasoning, content, finish string
+			var usage *Usage
+			for _, c := range chunks {
+				if len(c.Choices) == 0 {
+					usage = c.Usage
+					continue
+				}
+				reasoning += c.Choices[0].Delta["reasoning"]
+				content += c.Choices[0].Delta["content"]
+				if f := c.Choices[0].FinishReason; f != nil {
+					finish = *f
+				}
+			}
+			if reasoning != "hmm" || content != "héllo wörld" || finish != "stop" {
+				t.Errorf("reasoning %q, content %q, finish %q", reasoning, content, finish)
+			}
+			if got := usage != nil; got != tt.includeUsage {
+				t.Errorf("usage chunk present = %v, want %v", got, tt.includeUsage)
+			}
+			if tt.includeUsage && *usage != (Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}) {
+				t.Errorf("usage = %+v", *usage)
+			}
+			rec := srv.Requests()[0]
+			if diff := cmp.Diff([]llm.Message{{Role: llm.User, Content: "hi"}}, rec.Messages); diff != "" {
+				t.Errorf("recorded messages (-want +got):\n%s", diff)
+			}
+			if rec.ChunksSent != 5 || rec.ClientClosed {
+				t.Errorf("recorded ChunksSent %d ClientClosed %v, want 5 false", rec.ChunksSent, rec.ClientClosed)
+			}
+		})
+	}
+}
+
+func TestClientClosed(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(t, Reply{Content: strings.Repeat("x", 400), ChunkSize: 4, Delay: Duration(2 * time.Millisecond)})
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, srv.URL()+"/chat/completions",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1)
+	if _, err := resp.Body.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	rec := srv.Requests()[0]
+	if !rec.ClientClosed || rec.ChunksSent >= 100 {
+		t.Errorf("ClientClosed %v after %d chunks, want true and fewer than 100", rec.ClientClosed, rec.ChunksSent)
+	}
+}
+
+func TestOtherRoutes(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(t)
+	tests := []struct {
+		method, path string
+		status       int
+		want         string
+	}{
+		{http.MethodGet, "/models", 200, `"id":"llmtest"`},
+		{http.MethodGet, "/chat/completions", 404, `"message":"llmtest: no route for GET /v1/chat/completions"`},
+		{http.MethodPost, "/embeddings", 404, `"type":"invalid_request_error"`},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequestWithContext(testCtx(t), tt.method, srv.URL()+tt.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || !strings.Contains(string(b), tt.want) {
+			t.Errorf("%s %s = %d %s, want %d containing %s", tt.method, tt.path, resp.StatusCode, b, tt.status, tt.want)
+		}
+	}
+}
+
+func TestNonStreaming(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(t, Reply{Content: "plain", Reasoning: "r"})
+	resp, err := http.Post(srv.URL()+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"q"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Object  string `json:"object"`
+		Choices []struct {
+			Message map[string]any `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Object != "chat.completion" || v.Choices[0].Message["content"] != "plain" || v.Choices[0].Message["reasoning_content"] != "r" {
+		t.Errorf("got %+v", v)
+	}
+}
+
+func TestLoadScript(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.json", `{"replies":[
+		{"content":"hi","delay":"50ms","chunk_size":3},
+		{"match":"x","reasoning":"r","reasoning_field":"reasoning","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}},
+		{"status":429,"message":"slow","retry_after":"1"}
+	]}`)
+	got, err := LoadScript(good)
+	if err != nil {
+		t.Fatalf("LoadScript: %v", err)
+	}
+	want := Script{Replies: []Reply{
+		{Content: "hi", Delay: Duration(50 * time.Millisecond), ChunkSize: 3},
+		{Match: "x", Reasoning: "r", ReasoningField: "reasoning", Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}},
+		{Status: 429, Message: "slow", RetryAfter: "1"},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("script (-want +got):\n%s", diff)
+	}
+
+	bad := []struct{ name, text string }{
+		{"unknown field", `{"replies":[{"contnet":"typo"}]}`},
+		{"bad duration", `{"replies":[{"delay":"soon"}]}`},
+		{"bad reasoning field", `{"replies":[{"reasoning_field":"thoughts"}]}`},
+		{"bad status", `{"replies":[{"status":200}]}`},
+		{"not json", `replies: []`},
+	}
+	for _, b := range bad {
+		if _, err := LoadScript(write(b.name+".json", b.text)); !errors.Is(err, ErrBadScript) {
+			t.Errorf("%s: err = %v, want ErrBadScript", b.name, err)
+		}
+	}
+	if _, err := LoadScript(filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: err = %v, want ErrNotExist", err)
+	}
+}
+
+func TestDurationJSON(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(Duration(1500 * time.Millisecond))
+	if err != nil || string(b) != `"1.5s"` {
+		t.Errorf("Marshal = %s, %v", b, err)
+	}
+	var d Duration
+	if err := json.Unmarshal([]byte(`2000000`), &d); err != nil || d != Duration(2*time.Millisecond) {
+		t.Errorf("Unmarshal number = %v, %v", d, err)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		size int
+		want []string
+	}{
+		{"", 4, nil},
+		{"abcdefg", 3, []string{"abc", "def", "g"}},
+		{"aé€b", 2, []string{"a", "é", "€", "b"}},
+		{"€€", 4, []string{"€", "€"}},
+		{strings.Repeat("a", 20), 0, []string{strings.Repeat("a", 16), "aaaa"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, split(tt.in, tt.size)); diff != "" {
+			t.Errorf("split(%q, %d) (-want +got):\n%s", tt.in, tt.size, diff)
+		}
+	}
+}
+
+func TestStart(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:80", "nonsense"} {
+		if _, err := Start(addr, Script{}, nil); err == nil {
+			t.Errorf("Start(%q) succeeded, want a loopback error", addr)
+		}
+	}
+	srv, err := Start("127.0.0.1:0", Script{Replies: []Reply{{Content: "from Start"}}}, nil)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer srv.Close()
+	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") || !strings.HasSuffix(srv.URL(), "/v1") {
+		t.Errorf("URL() = %q", srv.URL())
+	}
+	c, err := llm.New(llm.Options{Model: "m", BaseURL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ask(t, c, "hi"); err != nil || res.Content != "from Start" {
+		t.Errorf("Stream = %q, %v", res.Content, err)
+	}
+	srv.Close()
+	srv.Close() // idempotent
+}

@@ -1,0 +1,405 @@
+package llm
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Stream sends the request with stream=true (and stream_options.include_usage)
+// and calls fn per delta; fn may be nil. Transient failures (408, 409, 429,
+// 5xx, connection errors, a stream that ends empty) are retried with backoff,
+// but only while no chunk has arrived: after that a retry would replay text
+// the caller already acted on. On any error Stream still returns the partial
+// Result received so far.
+func (c *Client) Stream(ctx context.Context, req Request, fn StreamFunc) (Result, error) {
+	params, err := c.params(req)
+	if err != nil {
+		return Result{}, err
+	}
+	col := &collector{fn: fn}
+	for attempt := 0; ; attempt++ {
+		a := &attemptState{}
+		err := c.attempt(ctx, params, col, a)
+		if err == nil {
+			return col.result(), nil
+		}
+		col.flushQuiet()
+		if !a.retryable || a.chunks > 0 || attempt >= c.opts.MaxRetries || ctx.Err() != nil {
+			if attempt > 0 {
+				err = fmt.Errorf("model request failed after %d attempts: %w", attempt+1, err)
+			}
+			return col.result(), err
+		}
+		delay := retryDelay(attempt, c.opts.RetryDelay, c.opts.MaxRetryDelay, a.header, time.Now(), rand.Int64N)
+		c.opts.Logger.DebugContext(ctx, "model request retry",
+			"model", c.opts.Model, "attempt", attempt+1, "status", a.status, "delay", delay)
+		if err := sleep(ctx, delay); err != nil {
+			return col.result(), fmt.Errorf("model request: waiting to retry: %w", err)
+		}
+	}
+}
+
+// attemptState is what one HTTP attempt observed, for the retry decision.
+type attemptState struct {
+	status    int         // 0 when no response arrived
+	header    http.Header // for Retry-After
+	errBody   []byte      // body of a >=400 response
+	body      *watchBody  // body of a 2xx response
+	chunks    int
+	retryable bool
+}
+
+func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewParams, col *collector, a *attemptState) error {
+	start := time.Now()
+	// The middleware runs on this goroutine inside NewStreaming, so it may
+	// write a without locking.
+	capture := func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		resp, err := next(r)
+		if err != nil || resp == nil {
+			return resp, err
+		}
+		a.status, a.header = resp.StatusCode, resp.Header
+		if resp.StatusCode >= 400 {
+			// Kept so the error message is built from the body by us: openai-go
+			// only understands {"error":{...}}, while Ollama sends {"error":"..."}.
+			a.errBody, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			_ = resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(a.errBody))
+			return resp, nil
+		}
+		a.body = &watchBody{rc: resp.Body, tail: []byte("\n")}
+		resp.Body = a.body
+		return resp, nil
+	}
+	c.opts.Logger.DebugContext(ctx, "model request",
+		"model", c.opts.Model, "messages", len(params.Messages))
+	stream := c.svc.NewStreaming(ctx, params, option.WithMiddleware(capture))
+	defer stream.Close()
+
+	err := c.consume(ctx, stream, col, a)
+	bodyBytes := int64(0)
+	if a.body != nil {
+		bodyBytes = a.body.n
+	}
+	c.opts.Logger.DebugContext(ctx, "model response",
+		"model", c.opts.Model, "status", a.status, "chunks", a.chunks, "bytes", bodyBytes,
+		"finish_reason", col.finish, "stopped", col.stopped, "elapsed", time.Since(start))
+	return err
+}
+
+// chunkStream is the part of openai-go's ssestream.Stream that consume uses.
+type chunkStream interface {
+	Next() bool
+	Current() openai.ChatCompletionChunk
+	Err() error
+	Close() error
+}
+
+func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector, a *attemptState) error {
+	for stream.Next() {
+		a.chunks++
+		chunk := stream.Current()
+		if err := col.chunk(&chunk); err != nil {
+			_ = stream.Close() // first, so the server stops generating at once
+			if errors.Is(err, ErrStop) {
+				col.stopped = true
+				col.flushQuiet()
+				return nil
+			}
+			return fmt.Errorf("model stream callback: %w", err)
+		}
+	}
+	err := stream.Err()
+	_ = stream.Close()
+
+	complete := col.finish != "" || (a.body != nil && a.body.done)
+	if complete && (err == nil || a.chunks > 0) {
+		// An error after the finish chunk (say, a cut before the usage chunk)
+		// loses nothing of the answer.
+		if err := col.flush(); err != nil {
+			_ = stream.Close()
+			if errors.Is(err, ErrStop) {
+				col.stopped = true
+				return nil
+			}
+			return fmt.Errorf("model stream callback: %w", err)
+		}
+		return nil
+	}
+	if ctxErr := ctxError(ctx, err); ctxErr != nil {
+		return fmt.Errorf("model stream canceled after %d chunks: %w", a.chunks, ctxErr)
+	}
+	if a.status >= 400 {
+		ae := &APIError{StatusCode: a.status, Message: redact(errorMessage(a.errBody, a.status), c.opts.APIKey), keyless: c.opts.APIKey == ""}
+		a.retryable = ae.Retryable()
+		return ae
+	}
+	switch {
+	case a.chunks > 0:
+		return c.cut(a.chunks, err)
+	case err == nil:
+		// The server closed a 2xx stream without sending anything: as
+		// transient as a reset connection.
+		a.retryable = true
+		return c.cut(0, nil)
+	case a.status == 0:
+		a.retryable = true
+		return fmt.Errorf("model connection failed: %w", c.safe(err))
+	case a.body != nil && a.body.err != nil:
+		a.retryable = true
+		return c.cut(0, err)
+	default:
+		// A malformed chunk or an error event: the server will say the same again.
+		return fmt.Errorf("model stream: %w", c.safe(err))
+	}
+}
+
+// ctxError returns the context error when the call was canceled or timed
+// out, whichever way the transport reported it.
+func ctxError(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *Client) cut(chunks int, cause error) error {
+	if cause == nil {
+		return fmt.Errorf("%w after %d chunks (no finish_reason or [DONE])", ErrStreamCut, chunks)
+	}
+	return fmt.Errorf("%w after %d chunks: %w", ErrStreamCut, chunks, c.safe(cause))
+}
+
+// safe strips what an error may carry that must not be shown: the request
+// URL of a *url.Error (a proxy may put a key in the query) and the key itself.
+func (c *Client) safe(err error) error {
+	msg := err.Error()
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		msg = ue.Err.Error()
+	}
+	return &safeError{msg: redact(msg, c.opts.APIKey), err: err}
+}
+
+func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
+	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
+	for i, m := range req.Messages {
+		switch m.Role {
+		case System:
+			msgs = append(msgs, openai.SystemMessage(m.Content))
+		case User:
+			msgs = append(msgs, openai.UserMessage(m.Content))
+		case Assistant:
+			msgs = append(msgs, openai.AssistantMessage(m.Content))
+		default:
+			return openai.ChatCompletionNewParams{}, fmt.Errorf("model request: message %d has role %q: %w", i, m.Role, ErrUnknownRole)
+		}
+	}
+	return openai.ChatCompletionNewParams{
+		Model:         c.opts.Model,
+		Messages:      msgs,
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}, nil
+}
+
+// collector accumulates the Result of one Stream call and feeds fn.
+type collector struct {
+	fn        StreamFunc
+	content   strings.Builder
+	reasoning strings.Builder
+	split     thinkSplitter
+	finish    string
+	usage     Usage
+	stopped   bool
+}
+
+func (col *collector) chunk(ch *openai.ChatCompletionChunk) error {
+	if ch.JSON.Usage.Valid() {
+		col.usage = Usage{
+			PromptTokens:     int(ch.Usage.PromptTokens),
+			CompletionTokens: int(ch.Usage.CompletionTokens),
+			TotalTokens:      int(ch.Usage.TotalTokens),
+		}
+	}
+	for i := range ch.Choices {
+		choice := &ch.Choices[i]
+		if choice.Index != 0 {
+			continue // we ask for one choice; ignore anything else
+		}
+		if r := reasoningField(&choice.Delta); r != "" {
+			if err := col.emit(Reasoning, r); err != nil {
+				return err
+			}
+		}
+		// A refusal is the model's answer, even though it is not in content.
+		for _, text := range [...]string{choice.Delta.Content, choice.Delta.Refusal} {
+			if text == "" {
+				continue
+			}
+			if err := col.split.feed(text, col.emit); err != nil {
+				return err
+			}
+		}
+		if choice.FinishReason != "" {
+			col.finish = choice.FinishReason
+		}
+	}
+	return nil
+}
+
+func (col *collector) emit(k DeltaKind, text string) error {
+	col.write(k, text)
+	if col.fn == nil {
+		return nil
+	}
+	return col.fn(Delta{Kind: k, Text: text})
+}
+
+func (col *collector) write(k DeltaKind, text string) error {
+	if k == Reasoning {
+		col.reasoning.WriteString(text)
+	} else {
+		col.content.WriteString(text)
+	}
+	return nil
+}
+
+// flush delivers text the think splitter still holds at a normal end.
+func (col *collector) flush() error { return col.split.flush(col.emit) }
+
+// flushQuiet keeps held text in the Result without calling fn, for ends
+// where the caller is no longer listening (stop, error).
+func (col *collector) flushQuiet() { _ = col.split.flush(col.write) }
+
+func (col *collector) result() Result {
+	return Result{
+		Content:      col.content.String(),
+		Reasoning:    col.reasoning.String(),
+		Usage:        col.usage,
+		Stopped:      col.stopped,
+		FinishReason: col.finish,
+	}
+}
+
+// reasoningField reads the reasoning text that OpenAI-compatible servers put
+// in a delta field openai-go does not model: reasoning_content (DeepSeek,
+// vLLM, LM Studio) or reasoning (OpenRouter, Ollama, newer vLLM). Some
+// servers send both with the same text, so the first non-empty one wins.
+func reasoningField(d *openai.ChatCompletionChunkChoiceDelta) string {
+	for _, name := range [...]string{"reasoning_content", "reasoning"} {
+		// Unknown fields are stored raw (and marked not Valid), so decode here.
+		raw := d.JSON.ExtraFields[name].Raw()
+		if len(raw) < 2 || raw[0] != '"' {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// errorMessage extracts the server's error message from an error body in the
+// shapes OpenAI-compatible servers use: {"error":{"message":…}} (OpenAI,
+// vLLM), {"error":"…"} (Ollama), {"message":…}, {"detail":…}; else short
+// plain text, else the status text.
+func errorMessage(body []byte, status int) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		var inner struct {
+			Message json.RawMessage `json:"message"`
+		}
+		if len(v.Error) > 0 && json.Unmarshal(v.Error, &inner) == nil {
+			v.Error = inner.Message
+		}
+		for _, raw := range [...]json.RawMessage{v.Error, v.Message, v.Detail} {
+			var s string
+			if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
+				return truncate(strings.TrimSpace(s), 500)
+			}
+		}
+	}
+	text := strings.TrimSpace(string(body))
+	if text != "" && text[0] != '<' && text[0] != '{' && utf8.ValidString(text) {
+		return truncate(text, 300)
+	}
+	return cmp.Or(http.StatusText(status), "unknown error")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// watchBody wraps a 2xx stream body to see what openai-go's decoder hides:
+// whether "data: [DONE]" went by (a clean end the decoder reports exactly
+// like EOF), the transport error of a failed read, and the byte count.
+type watchBody struct {
+	rc   io.ReadCloser
+	n    int64
+	done bool
+	err  error
+	tail []byte // last bytes seen, so a marker split across reads is found
+	win  []byte
+}
+
+// doneMarkers are the SSE [DONE] lines; the leading newline anchors them at
+// a line start, which JSON text (no raw newlines) can never imitate.
+var doneMarkers = [...][]byte{[]byte("\ndata: [DONE]"), []byte("\ndata:[DONE]")}
+
+func (w *watchBody) Read(p []byte) (int, error) {
+	n, err := w.rc.Read(p)
+	if n > 0 {
+		w.n += int64(n)
+		if !w.done {
+			w.scan(p[:n])
+		}
+	}
+	if err != nil && err != io.EOF && w.err == nil {
+		w.err = err
+	}
+	return n, err
+}
+
+func (w *watchBody) scan(b []byte) {
+	w.win = append(append(w.win[:0], w.tail...), b...)
+	for _, m := range doneMarkers {
+		if bytes.Contains(w.win, m) {
+			w.done = true
+			return
+		}
+	}
+	keep := len(doneMarkers[0]) - 1
+	w.tail = append(w.tail[:0], w.win[max(0, len(w.win)-keep):]...)
+}
+
+func (w *watchBody) Close() error { return w.rc.Close() }

@@ -1,0 +1,210 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/llm"
+)
+
+// Agent is one agent of a session: agent 0 talks to the user, agent N+1 is
+// agent N's subordinate.
+type Agent struct {
+	Number  int
+	Profile string
+	History *History
+	// Data is free for tools and extensions; it lives as long as the agent
+	// (Agent Zero's agent.data).
+	Data map[string]any
+
+	Superior    *Agent
+	Subordinate *Agent
+
+	session         *Session
+	loop            *LoopData
+	lastUserMessage string
+	sysTokens       struct {
+		text string
+		n    int
+	}
+}
+
+func (s *Session) newAgent(number int, profile string, superior *Agent) *Agent {
+	a := &Agent{
+		Number:   number,
+		Profile:  profile,
+		History:  newHistory(s.cfg.CountTokens),
+		Data:     map[string]any{},
+		Superior: superior,
+		session:  s,
+	}
+	if s.cfg.Hooks.Has(hooks.AgentInit) {
+		if err := s.cfg.Hooks.Call(context.Background(), hooks.AgentInit, &AgentPayload{Agent: a}); err != nil {
+			a.warn("", fmt.Sprintf("agent_init: %v", err))
+		}
+	}
+	return a
+}
+
+// Session is the session the agent belongs to.
+func (a *Agent) Session() *Session { return a.session }
+
+// LoopData is the state of the running monologue, or nil.
+func (a *Agent) LoopData() *LoopData { return a.loop }
+
+// Render renders a prompt file with the standard variables plus vars.
+func (a *Agent) Render(name string, vars map[string]any) (string, error) {
+	v := a.session.vars(a)
+	maps.Copy(v, vars)
+	return a.session.cfg.Prompts.Render(name, v)
+}
+
+// mustRender renders a framework prompt; a missing or broken prompt file
+// still yields a usable message, so a bad profile never silences the loop.
+func (a *Agent) mustRender(name string, vars map[string]any) string {
+	s, err := a.Render(name, vars)
+	if err != nil {
+		a.session.cfg.Logger.Warn("prompt render failed", "prompt", name, "err", err)
+		parts := []string{name}
+		for _, k := range slices.Sorted(maps.Keys(vars)) {
+			parts = append(parts, fmt.Sprintf("%s: %v", k, vars[k]))
+		}
+		return strings.Join(parts, "\n")
+	}
+	return s
+}
+
+func (a *Agent) hooks() *hooks.Set { return a.session.cfg.Hooks }
+
+func (a *Agent) emit(e Event) {
+	e.Agent = a.Number
+	a.session.emit(e)
+}
+
+func (a *Agent) warn(item, text string) {
+	a.emit(Event{Type: EventWarning, Item: item, Text: text})
+}
+
+// call runs the extensions of a point.
+func (a *Agent) call(ctx context.Context, point string, p hooks.Payload) error {
+	if !a.hooks().Has(point) {
+		return nil
+	}
+	return a.hooks().Call(ctx, point, p)
+}
+
+// histAdd adds a message to the history after hist_add_before extensions.
+// History writes must land even when the run was cancelled, so they run
+// the extensions on a context detached from the run's cancellation.
+func (a *Agent) histAdd(ctx context.Context, ai bool, content string) {
+	if a.hooks().Has(hooks.HistAddBefore) {
+		p := &HistAddPayload{Agent: a, AI: ai, Content: content}
+		if err := a.hooks().Call(context.WithoutCancel(ctx), hooks.HistAddBefore, p); err != nil {
+			a.warn("", fmt.Sprintf("hist_add_before: %v", err))
+		} else {
+			content = p.Content
+		}
+	}
+	a.History.Add(ai, content)
+}
+
+func (a *Agent) histAddUser(ctx context.Context, msg string, intervention bool) {
+	name := "fw.user_message.md"
+	if intervention {
+		name = "fw.intervention.md"
+	}
+	a.histAdd(ctx, false, a.mustRender(name, map[string]any{"message": msg}))
+	a.lastUserMessage = msg
+}
+
+func (a *Agent) histAddAI(ctx context.Context, text string) {
+	if a.loop != nil {
+		a.loop.LastResponse = text
+	}
+	a.histAdd(ctx, true, text)
+}
+
+func (a *Agent) histAddWarning(ctx context.Context, msg string) {
+	a.histAdd(ctx, false, a.mustRender("fw.warning.md", map[string]any{"message": msg}))
+}
+
+func (a *Agent) histAddToolResult(ctx context.Context, tool, result string) {
+	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: result}
+	if a.hooks().Has(hooks.HistAddToolResult) {
+		if err := a.hooks().Call(context.WithoutCancel(ctx), hooks.HistAddToolResult, p); err != nil {
+			a.warn("", fmt.Sprintf("hist_add_tool_result: %v", err))
+		}
+	}
+	var b strings.Builder
+	enc := func(v any) string {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			raw, _ = json.Marshal(fmt.Sprint(v))
+		}
+		return string(raw)
+	}
+	b.WriteString(`{"tool_name": `)
+	b.WriteString(enc(p.ToolName))
+	b.WriteString(`, "tool_result": `)
+	b.WriteString(enc(p.ToolResult))
+	for _, k := range slices.Sorted(maps.Keys(p.Data)) {
+		b.WriteString(", ")
+		b.WriteString(enc(k))
+		b.WriteString(": ")
+		b.WriteString(enc(p.Data[k]))
+	}
+	b.WriteByte('}')
+	a.histAdd(ctx, false, b.String())
+}
+
+// CallUtilityModel asks the utility model (summaries, memory) a one-off
+// question, around the util_model_call_before/after extension points.
+func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (string, error) {
+	p := &UtilModelCallPayload{Agent: a, System: system, Message: message}
+	if err := a.call(ctx, hooks.UtilModelCallBefore, p); err != nil {
+		return "", err
+	}
+	res, err := a.session.cfg.UtilityModel.Stream(ctx, llm.Request{Messages: []llm.Message{
+		{Role: llm.System, Content: p.System},
+		{Role: llm.User, Content: p.Message},
+	}}, func(llm.Delta) error { return nil })
+	if err != nil {
+		return "", fmt.Errorf("utility model: %w", err)
+	}
+	p.Response, p.after = res.Content, true
+	if err := a.call(ctx, hooks.UtilModelCallAfter, p); err != nil {
+		return "", err
+	}
+	return p.Response, nil
+}
+
+// IterationNo is the agent's total number of message-loop turns, across
+// monologues (kept by the built-in _10_iteration_no extension).
+func IterationNo(a *Agent) int {
+	n, _ := a.Data[dataIterationNo].(int)
+	return n
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Prompt renders a prompt file like Render but never fails: a missing or
+// broken prompt still yields a readable message (for tools' notes).
+func (a *Agent) Prompt(name string, vars map[string]any) string {
+	return a.mustRender(name, vars)
+}

@@ -1,0 +1,83 @@
+package loop
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventType names one kind of observable step of a run.
+type EventType string
+
+// The event types. The editor faces map each onto their protocol.
+const (
+	EventRunStarted         EventType = "run_started"
+	EventTurnStarted        EventType = "turn_started"
+	EventReasoningDelta     EventType = "reasoning_delta"
+	EventThoughtsDelta      EventType = "thoughts_delta"
+	EventHeadline           EventType = "headline"
+	EventToolCall           EventType = "tool_call"
+	EventToolOutputDelta    EventType = "tool_output_delta"
+	EventToolResult         EventType = "tool_result"
+	EventResponseDelta      EventType = "response_delta"
+	EventResponse           EventType = "response"
+	EventWarning            EventType = "warning"
+	EventError              EventType = "error"
+	EventSubordinateStarted EventType = "subordinate_started"
+	EventSubordinateEnded   EventType = "subordinate_ended"
+	EventUsage              EventType = "usage"
+	EventRunEnded           EventType = "run_ended"
+)
+
+// Stop reasons carried by run_ended.
+const (
+	StopResponse  = "response"
+	StopCancelled = "cancelled"
+	StopError     = "error"
+)
+
+// Tool result statuses carried by tool_result.
+const (
+	ToolCompleted = "completed"
+	ToolFailed    = "failed"
+	ToolCancelled = "cancelled"
+)
+
+// Event is one observable step. Seq increases by one per event within a
+// session; Item is the stable id of the message or tool call the event
+// belongs to, so editors can group deltas.
+type Event struct {
+	Seq     int64     `json:"seq"`
+	Session string    `json:"session"`
+	Agent   int       `json:"agent"`
+	Item    string    `json:"item,omitempty"`
+	Type    EventType `json:"type"`
+	Time    time.Time `json:"time"`
+
+	// Text is the delta or the full text, depending on Type.
+	Text string `json:"text,omitempty"`
+	// Iteration is LoopData.iteration for turn_started.
+	Iteration *int `json:"iteration,omitempty"`
+	// Tool fields (tool_call, tool_result).
+	Tool   string          `json:"tool,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Kind   string          `json:"kind,omitempty"`
+	Title  string          `json:"title,omitempty"`
+	Status string          `json:"status,omitempty"`
+	// Profile of a subordinate (subordinate_started).
+	Profile string `json:"profile,omitempty"`
+	// Usage (usage).
+	Usage *Usage `json:"usage,omitempty"`
+	// Run end (run_ended).
+	StopReason string `json:"stop_reason,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// Usage is the token usage of one model call. Estimated is true when the
+// server reported none and Zero counted the tokens itself.
+type Usage struct {
+	PromptTokens     int  `json:"prompt_tokens"`
+	CompletionTokens int  `json:"completion_tokens"`
+	TotalTokens      int  `json:"total_tokens"`
+	Estimated        bool `json:"estimated,omitempty"`
+}

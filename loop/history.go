@@ -1,0 +1,58 @@
+package loop
+
+import (
+	"github.com/zeroagent/zero/llm"
+)
+
+// Message is one history entry as the model will see it.
+type Message struct {
+	AI      bool
+	Content string
+	Tokens  int // counted once, when the message is added
+}
+
+// History is an agent's conversation. Token counts are cached per message
+// and the model-facing output (consecutive same-role messages merged, as
+// Agent Zero's output_langchain does) is maintained incrementally, so
+// building a prompt does not depend on re-reading the whole history.
+type History struct {
+	msgs   []Message
+	out    []llm.Message
+	tokens int
+	count  func(string) int
+}
+
+func newHistory(count func(string) int) *History {
+	return &History{count: count}
+}
+
+// Add appends a message.
+func (h *History) Add(ai bool, content string) {
+	if content == "" {
+		content = "empty" // some providers reject empty messages
+	}
+	m := Message{AI: ai, Content: content, Tokens: h.count(content)}
+	h.msgs = append(h.msgs, m)
+	h.tokens += m.Tokens
+	role := llm.User
+	if ai {
+		role = llm.Assistant
+	}
+	if n := len(h.out); n > 0 && h.out[n-1].Role == role {
+		h.out[n-1].Content += "\n\n" + content
+		return
+	}
+	h.out = append(h.out, llm.Message{Role: role, Content: content})
+}
+
+// Messages returns the history entries (not to be modified).
+func (h *History) Messages() []Message { return h.msgs }
+
+// Len is the number of messages.
+func (h *History) Len() int { return len(h.msgs) }
+
+// Tokens is the sum of the messages' token counts.
+func (h *History) Tokens() int { return h.tokens }
+
+// Output returns the model-facing messages (not to be modified).
+func (h *History) Output() []llm.Message { return h.out }

@@ -1,0 +1,552 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/loop/dirtyjson"
+)
+
+// monologueState holds the counters that bound a monologue.
+type monologueState struct {
+	unusable      int    // consecutive replies without a usable tool request
+	repeats       int    // consecutive repeats of the same request
+	lastCanonical string // the previous request, canonical JSON
+	critical      int    // unexpected errors retried so far
+}
+
+// processChain is Agent Zero's _process_chain: the user message, the
+// monologue, and process_chain_end.
+func (a *Agent) processChain(ctx context.Context, msg string) (string, error) {
+	a.histAddUser(ctx, msg, false)
+	answer, err := a.monologue(ctx)
+	if ctx.Err() == nil {
+		p := &AgentPayload{Agent: a, Response: answer}
+		if herr := a.call(ctx, hooks.ProcessChainEnd, p); herr != nil && err == nil {
+			err = herr
+		}
+	}
+	return answer, err
+}
+
+// monologue runs message-loop turns until a tool breaks the loop.
+func (a *Agent) monologue(ctx context.Context) (answer string, err error) {
+	ld := newLoopData(a.lastUserMessage)
+	a.loop = ld
+	a.session.setActive(a)
+	defer a.session.setActive(a.Superior)
+	defer func() {
+		if ctx.Err() == nil { // no extensions post mortem, as Agent Zero
+			if herr := a.call(ctx, hooks.MonologueEnd, &LoopPayload{Agent: a, Loop: ld}); herr != nil && err == nil {
+				err = herr
+			}
+		}
+	}()
+	if err := a.call(ctx, hooks.MonologueStart, &LoopPayload{Agent: a, Loop: ld}); err != nil {
+		return "", err
+	}
+	st := &monologueState{}
+	for {
+		ld.Iteration++
+		ld.ParamsTemporary = map[string]any{}
+		item := a.session.newItem("msg")
+		it := ld.Iteration
+		a.emit(Event{Type: EventTurnStarted, Item: item, Iteration: &it})
+
+		err := a.call(ctx, hooks.MessageLoopStart, &LoopPayload{Agent: a, Loop: ld})
+		if err == nil {
+			err = a.checkIntervention(ctx, "")
+		}
+		var done bool
+		if err == nil {
+			answer, done, err = a.turn(ctx, ld, st, item)
+		}
+		if ctx.Err() == nil {
+			if herr := a.call(ctx, hooks.MessageLoopEnd, &LoopPayload{Agent: a, Loop: ld}); herr != nil && err == nil {
+				err = herr
+			}
+		}
+		if err == nil && done {
+			return answer, nil
+		}
+		if err != nil {
+			if err := a.handleError(ctx, st, item, err); err != nil {
+				return "", err
+			}
+		}
+	}
+}
+
+// handleError is the error policy: interventions continue the loop,
+// repairable errors go back to the model, anything else is retried a
+// bounded number of times and then ends the run.
+func (a *Agent) handleError(ctx context.Context, st *monologueState, item string, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	var rep *RepairableError
+	switch {
+	case errors.Is(err, ErrIntervened):
+		return nil
+	case errors.Is(err, ErrMisformat), errors.Is(err, ErrRepeat):
+		a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
+		return err
+	case errors.As(err, &rep):
+		p := &ErrorFormatPayload{Agent: a, Message: err.Error()}
+		if herr := a.call(ctx, hooks.ErrorFormat, p); herr != nil {
+			return herr
+		}
+		a.warn(item, p.Message)
+		a.histAddWarning(ctx, p.Message)
+		return nil
+	}
+	a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
+	var api *llm.APIError
+	if errors.As(err, &api) && !api.Retryable() {
+		return err // a rejected key or an unknown model does not heal by retrying
+	}
+	if st.critical >= a.session.cfg.Limits.CriticalRetries {
+		return err
+	}
+	st.critical++
+	msg := err.Error()
+	p := &ErrorFormatPayload{Agent: a, Message: msg}
+	if herr := a.call(ctx, hooks.ErrorFormat, p); herr == nil {
+		msg = p.Message
+	}
+	a.histAddWarning(ctx, a.mustRender("fw.msg_critical_error.md", map[string]any{"error_message": msg}))
+	return sleep(ctx, a.session.cfg.Limits.CriticalRetryDelay)
+}
+
+// checkIntervention delivers pending user messages: what the agent produced
+// so far (progress) is kept in history, the messages are added, and
+// ErrIntervened makes the loop start a new turn.
+func (a *Agent) checkIntervention(ctx context.Context, progress string) error {
+	msgs := a.session.takeIntervention()
+	if len(msgs) == 0 {
+		return nil
+	}
+	a.deliver(ctx, progress, msgs)
+	return ErrIntervened
+}
+
+func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
+	if tool := a.loop.CurrentTool; tool != nil {
+		if out := strings.TrimSpace(tool.Output()); out != "" {
+			a.histAddToolResult(ctx, tool.Name, out)
+		}
+	}
+	if strings.TrimSpace(progress) != "" {
+		a.histAddAI(ctx, progress)
+	}
+	for _, m := range msgs {
+		a.histAddUser(ctx, m, true)
+	}
+}
+
+// turn is one message-loop iteration: build the prompt, stream the model's
+// reply, and run the tool it asks for.
+func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item string) (string, bool, error) {
+	msgs, err := a.preparePrompt(ctx, ld)
+	if err != nil {
+		return "", false, err
+	}
+	if err := a.call(ctx, hooks.BeforeMainLLMCall, &LoopPayload{Agent: a, Loop: ld}); err != nil {
+		return "", false, err
+	}
+	if err := a.checkIntervention(ctx, ""); err != nil {
+		return "", false, err
+	}
+	reply, parsed, err := a.callModel(ctx, ld, msgs, item)
+	if err != nil {
+		return "", false, err
+	}
+	for _, point := range []string{hooks.ReasoningStreamEnd, hooks.ResponseStreamEnd} {
+		if err := a.call(ctx, point, &LoopPayload{Agent: a, Loop: ld}); err != nil {
+			return "", false, err
+		}
+		if err := a.checkIntervention(ctx, reply); err != nil {
+			return "", false, err
+		}
+	}
+
+	req, verr := validateToolRequest(parsed)
+	if verr != nil {
+		a.histAddAI(ctx, reply)
+		return "", false, a.unusable(ctx, st, item, reply, a.mustRender("fw.msg_misformat.md", nil)+"\n"+verr.Error())
+	}
+	canonical := dirtyjson.Canonical(parsed)
+	if canonical == st.lastCanonical {
+		a.histAddAI(ctx, reply)
+		st.repeats++
+		if st.repeats >= a.session.cfg.Limits.Repeat {
+			return "", false, fmt.Errorf("%w: %d times in a row it asked for %s again; last reply began: %s",
+				ErrRepeat, st.repeats+1, req.Name, quote(reply))
+		}
+		msg := a.mustRender("fw.msg_repeat.md", nil)
+		a.warn(item, msg)
+		a.histAddWarning(ctx, msg)
+		return "", false, nil
+	}
+	st.repeats, st.lastCanonical = 0, canonical
+	a.histAddAI(ctx, reply)
+
+	tool := a.session.tools[req.Name]
+	if tool == nil {
+		return "", false, a.unusable(ctx, st, item, reply, a.mustRender("fw.tool_not_found.md",
+			map[string]any{"tool_name": req.Raw, "tools": strings.Join(a.session.toolNames(), ", ")}))
+	}
+	st.unusable = 0
+	return a.runTool(ctx, ld, tool, req)
+}
+
+// unusable handles a reply that holds no usable tool request: a warning to
+// the model, or the end of the run once the limit is reached.
+func (a *Agent) unusable(ctx context.Context, st *monologueState, item, reply, warning string) error {
+	st.unusable++
+	if st.unusable >= a.session.cfg.Limits.Misformat {
+		return fmt.Errorf("%w: %d replies in a row without a valid tool request (%s); last reply began: %s",
+			ErrMisformat, st.unusable, firstLine(warning), quote(reply))
+	}
+	a.warn(item, warning)
+	a.histAddWarning(ctx, warning)
+	return nil
+}
+
+// preparePrompt is Agent Zero's prepare_prompt: system prompt, history,
+// and extras appended as a last user message.
+func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message, error) {
+	if err := a.call(ctx, hooks.MessageLoopPromptsBefore, &LoopPayload{Agent: a, Loop: ld}); err != nil {
+		return nil, err
+	}
+	ld.System = ld.System[:0:0]
+	if err := a.call(ctx, hooks.SystemPrompt, &SystemPromptPayload{Agent: a, Loop: ld, System: &ld.System}); err != nil {
+		return nil, err
+	}
+	ld.HistoryOutput = a.History.Output()
+	if err := a.call(ctx, hooks.MessageLoopPromptsAfter, &LoopPayload{Agent: a, Loop: ld}); err != nil {
+		return nil, err
+	}
+	msgs := make([]llm.Message, 0, len(ld.HistoryOutput)+2)
+	msgs = append(msgs, llm.Message{Role: llm.System, Content: strings.Join(ld.System, "\n\n")})
+	msgs = append(msgs, ld.HistoryOutput...)
+	if ld.ExtrasPersistent.Len()+ld.ExtrasTemporary.Len() > 0 {
+		extras := a.mustRender("agent.context.extras.md", map[string]any{
+			"extras": renderExtras(ld.ExtrasPersistent, ld.ExtrasTemporary),
+		})
+		if last := &msgs[len(msgs)-1]; last.Role == llm.User {
+			last.Content += "\n\n" + extras // merged like consecutive history messages
+		} else {
+			msgs = append(msgs, llm.Message{Role: llm.User, Content: extras})
+		}
+	}
+	ld.ExtrasTemporary.Clear()
+	return msgs, nil
+}
+
+// streamView remembers what of the streamed tool request was already
+// emitted, so only growth is sent.
+type streamView struct {
+	item        string
+	thoughtIdx  int
+	thoughtOff  int
+	thoughtsAny bool
+	headline    string
+	response    int
+}
+
+// callModel streams the model's reply, emitting reasoning, thoughts,
+// headline and response deltas as they arrive, and stops the stream at the
+// first complete, valid tool request. It returns the reply to keep in
+// history and the parsed request.
+func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message, item string) (string, any, error) {
+	cp := &ModelCallPayload{Agent: a, Messages: msgs}
+	if err := a.call(ctx, hooks.ChatModelCallBefore, cp); err != nil {
+		return "", nil, err
+	}
+	var (
+		parser    = dirtyjson.NewParser()
+		full      strings.Builder
+		reasoning strings.Builder
+		view      = streamView{item: item}
+		h         = a.hooks()
+	)
+	pctx, endPhase := a.session.beginPhase(ctx)
+	res, err := a.session.cfg.Model.Stream(pctx, llm.Request{Messages: cp.Messages}, func(d llm.Delta) error {
+		if err := context.Cause(pctx); err != nil {
+			return err
+		}
+		chunk := d.Text
+		if d.Kind == llm.Reasoning {
+			if h.Has(hooks.ReasoningStreamChunk) {
+				p := &StreamChunkPayload{Agent: a, Loop: ld, Chunk: chunk, Full: reasoning.String() + chunk}
+				if err := h.Call(pctx, hooks.ReasoningStreamChunk, p); err != nil {
+					return err
+				}
+				chunk = p.Chunk
+			}
+			reasoning.WriteString(chunk)
+			if chunk != "" {
+				a.emit(Event{Type: EventReasoningDelta, Item: item, Text: chunk})
+			}
+			if h.Has(hooks.ReasoningStream) {
+				return h.Call(pctx, hooks.ReasoningStream, &StreamPayload{Agent: a, Loop: ld, Text: reasoning.String()})
+			}
+			return nil
+		}
+		if h.Has(hooks.ResponseStreamChunk) {
+			p := &StreamChunkPayload{Agent: a, Loop: ld, Chunk: chunk, Full: full.String() + chunk}
+			if err := h.Call(pctx, hooks.ResponseStreamChunk, p); err != nil {
+				return err
+			}
+			chunk = p.Chunk
+		}
+		full.WriteString(chunk)
+		parser.Feed(chunk)
+		root, _ := parser.Value().(map[string]any)
+		a.emitStreamed(root, &view)
+		if root != nil && h.Has(hooks.ResponseStream) && full.Len() >= 25 {
+			if err := h.Call(pctx, hooks.ResponseStream, &StreamPayload{Agent: a, Loop: ld, Text: full.String(), Parsed: root}); err != nil {
+				return err
+			}
+		}
+		if parser.Done() {
+			if _, err := validateToolRequest(root); err == nil {
+				return llm.ErrStop
+			}
+		}
+		return nil
+	})
+	intervened := Intervened(pctx)
+	endPhase()
+
+	reply := full.String()
+	if parser.Done() {
+		reply = parser.Consumed()
+	}
+	if err != nil {
+		switch {
+		case ctx.Err() != nil: // cancelled: keep what the model said
+			if strings.TrimSpace(reply) != "" {
+				a.histAddAI(ctx, reply)
+			}
+			return "", nil, context.Cause(ctx)
+		case intervened:
+			a.deliver(ctx, reply, a.session.takeIntervention())
+			return "", nil, ErrIntervened
+		}
+		return "", nil, fmt.Errorf("model call: %w", err)
+	}
+	a.emitUsage(item, cp.Messages, res)
+	cp.Response, cp.Reasoning, cp.after = res.Content, res.Reasoning, true
+	if err := a.call(ctx, hooks.ChatModelCallAfter, cp); err != nil {
+		return "", nil, err
+	}
+	if reply == "" && res.Content != "" {
+		reply = res.Content // a model that streamed nothing but answered
+		parser.Feed(reply)
+	}
+	return reply, parser.Value(), nil
+}
+
+func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
+	u := Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens, TotalTokens: res.Usage.TotalTokens}
+	if u == (Usage{}) {
+		count := a.session.cfg.CountTokens
+		sys := msgs[0].Content
+		if a.sysTokens.text != sys {
+			a.sysTokens.text, a.sysTokens.n = sys, count(sys)
+		}
+		u = Usage{PromptTokens: a.sysTokens.n + a.History.Tokens(), CompletionTokens: count(res.Content), Estimated: true}
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	a.emit(Event{Type: EventUsage, Item: item, Usage: &u})
+}
+
+// emitStreamed emits the growth of thoughts, headline and, for the response
+// tool, the answer text.
+func (a *Agent) emitStreamed(root map[string]any, v *streamView) {
+	if root == nil {
+		return
+	}
+	switch t := root["thoughts"].(type) {
+	case string:
+		if len(t) > v.thoughtOff {
+			a.emit(Event{Type: EventThoughtsDelta, Item: v.item, Text: t[v.thoughtOff:]})
+			v.thoughtOff = len(t)
+		}
+	case []any:
+		for v.thoughtIdx < len(t) {
+			s, _ := t[v.thoughtIdx].(string)
+			if len(s) > v.thoughtOff {
+				text := s[v.thoughtOff:]
+				if v.thoughtOff == 0 && v.thoughtsAny {
+					text = "\n" + text
+				}
+				a.emit(Event{Type: EventThoughtsDelta, Item: v.item, Text: text})
+				v.thoughtOff, v.thoughtsAny = len(s), true
+			}
+			if v.thoughtIdx == len(t)-1 {
+				break
+			}
+			v.thoughtIdx, v.thoughtOff = v.thoughtIdx+1, 0
+		}
+	}
+	if hl, ok := root["headline"].(string); ok && hl != v.headline {
+		v.headline = hl
+		a.emit(Event{Type: EventHeadline, Item: v.item, Text: hl})
+	}
+	if name, _ := root["tool_name"].(string); name == "response" {
+		args, _ := root["tool_args"].(map[string]any)
+		text, ok := args["text"].(string)
+		if !ok {
+			text, _ = args["message"].(string)
+		}
+		if len(text) > v.response {
+			a.emit(Event{Type: EventResponseDelta, Item: v.item, Text: text[v.response:]})
+			v.response = len(text)
+		}
+	}
+}
+
+// runTool executes the requested tool with its extension points, events
+// and intervention checkpoints.
+func (a *Agent) runTool(ctx context.Context, ld *LoopData, tool Tool, req toolRequest) (string, bool, error) {
+	call := &ToolCall{ID: a.session.newItem("tool"), Name: req.Name, Method: req.Method, Args: req.Args, Agent: a, Loop: ld}
+	ld.CurrentTool = call
+	defer func() { ld.CurrentTool = nil }()
+	if err := a.checkIntervention(ctx, ""); err != nil {
+		return "", false, err
+	}
+	bp := &ToolBeforePayload{Agent: a, Loop: ld, ToolName: req.Name, Method: req.Method, Args: req.Args}
+	if err := a.call(ctx, hooks.ToolExecuteBefore, bp); err != nil {
+		return "", false, err
+	}
+	call.Args = bp.Args
+	args, _ := json.Marshal(call.Args)
+	title := req.Headline
+	if title == "" {
+		title = req.Raw
+	}
+	kind := "other"
+	if k, ok := tool.(interface{ Kind() string }); ok {
+		kind = k.Kind()
+	}
+	a.emit(Event{Type: EventToolCall, Item: call.ID, Tool: req.Name, Method: req.Method, Args: args, Kind: kind, Title: title})
+	if bp.Block != "" {
+		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: bp.Block})
+		a.histAddToolResult(ctx, req.Raw, bp.Block)
+		return "", false, nil
+	}
+
+	pctx, endPhase := a.session.beginPhase(ctx)
+	res, err := tool.Execute(pctx, call)
+	intervened := Intervened(pctx)
+	endPhase()
+	ld.CurrentTool = nil
+
+	if ctx.Err() != nil { // cancelled: record what the tool did, then stop
+		text := res.Text
+		if text == "" {
+			text = call.Output()
+		}
+		text = strings.TrimSpace(text + "\n[cancelled by the user]")
+		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: text})
+		if !res.BreakLoop {
+			a.histAddToolResult(ctx, req.Raw, text)
+		}
+		return "", false, context.Cause(ctx)
+	}
+	if err != nil && !intervened {
+		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: err.Error()})
+		a.histAddToolResult(ctx, req.Raw, "error: "+err.Error())
+		return "", false, fmt.Errorf("tool %s: %w", req.Name, err)
+	}
+	if err != nil && res.Text == "" {
+		res.Text = call.Output()
+	}
+	ap := &ToolAfterPayload{Agent: a, ToolName: req.Name, Result: &res}
+	if err := a.call(ctx, hooks.ToolExecuteAfter, ap); err != nil {
+		return "", false, err
+	}
+	status := ToolCompleted
+	if res.IsError {
+		status = ToolFailed
+	}
+	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text})
+	if res.BreakLoop {
+		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})
+		return res.Text, true, nil
+	}
+	a.histAddToolResult(ctx, req.Raw, res.Text)
+	if intervened {
+		a.deliver(ctx, "", a.session.takeIntervention())
+		return "", false, ErrIntervened
+	}
+	return "", false, a.checkIntervention(ctx, "")
+}
+
+// toolRequest is a validated tool request.
+type toolRequest struct {
+	Raw      string // tool_name as sent, "name:method"
+	Name     string
+	Method   string
+	Args     map[string]any
+	Headline string
+}
+
+// validateToolRequest checks a parsed reply: tool_name a non-empty string,
+// tool_args an object (empty allowed).
+func validateToolRequest(v any) (toolRequest, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return toolRequest{}, errors.New("no JSON object with a tool request was found in the reply")
+	}
+	raw, ok := m["tool_name"].(string)
+	if !ok || strings.TrimSpace(raw) == "" {
+		return toolRequest{}, errors.New(`"tool_name" must be a non-empty string`)
+	}
+	args, ok := m["tool_args"].(map[string]any)
+	if !ok {
+		return toolRequest{}, errors.New(`"tool_args" must be a JSON object (use {} when the tool takes no arguments)`)
+	}
+	req := toolRequest{Raw: strings.TrimSpace(raw), Args: args}
+	req.Name, req.Method, _ = strings.Cut(req.Raw, ":")
+	req.Headline, _ = m["headline"].(string)
+	return req, nil
+}
+
+func (s *Session) toolNames() []string {
+	names := make([]string, 0, len(s.tools))
+	for n := range s.tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// quote returns the start of a reply, on one line, for error messages.
+func quote(s string) string {
+	const max = 120
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -1,0 +1,282 @@
+package loop
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/llm"
+)
+
+// Model streams one chat completion (implemented by *llm.Client).
+type Model interface {
+	Stream(ctx context.Context, req llm.Request, fn llm.StreamFunc) (llm.Result, error)
+}
+
+// Prompts renders prompt files (implemented by *profiles.Prompts).
+type Prompts interface {
+	Render(name string, vars map[string]any) (string, error)
+	Names(pattern string) []string
+}
+
+// Limits bound what Agent Zero leaves unbounded. Zero values mean defaults.
+type Limits struct {
+	// Misformat is how many consecutive replies without a valid tool
+	// request end the run (default 3).
+	Misformat int
+	// Repeat is how many consecutive repeats of the same tool request end
+	// the run (default 3).
+	Repeat int
+	// CriticalRetries is how many unexpected errors per monologue are
+	// retried before the run ends (default 1, as Agent Zero).
+	CriticalRetries int
+	// CriticalRetryDelay is the pause before such a retry (default 1 s).
+	CriticalRetryDelay time.Duration
+}
+
+// Config is what a session needs. Model and Prompts are required.
+type Config struct {
+	Model   Model
+	Prompts Prompts
+	// UtilityModel is used for summaries and memory; nil means Model.
+	UtilityModel Model
+	Tools        []Tool
+	// Hooks are the resolved extensions (see Builtins); nil runs the
+	// built-ins only.
+	Hooks     *hooks.Set
+	Workspace string
+	// Sandbox names the backend that runs commands ("local", "docker"),
+	// for the prompts.
+	Sandbox string
+	Profile string // default "default"
+	Limits  Limits
+	// CountTokens counts tokens of a message; nil uses llm.CountTokens.
+	CountTokens func(string) int
+	// Now is the clock; nil uses time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Session is one conversation (Agent Zero's AgentContext): agent 0, its
+// subordinates, and at most one run at a time. Runs of different sessions
+// never block each other.
+type Session struct {
+	id     string
+	cfg    Config
+	tools  map[string]Tool
+	sink   func(Event)
+	agent0 *Agent
+
+	// Data is free for tools and extensions, for the life of the session.
+	Data map[string]any
+
+	emitMu sync.Mutex
+	seq    int64
+
+	mu      sync.Mutex
+	running bool
+	cancel  context.CancelCauseFunc // cancels the run
+	phase   context.CancelCauseFunc // cancels the current stream or tool
+	pending []string                // interventions not yet delivered
+	items   int
+	active  *Agent // the agent whose monologue runs now
+}
+
+// NewSession creates a session. sink gets every event, in order, from the
+// goroutine running the session; it must not block for long.
+func NewSession(id string, cfg Config, sink func(Event)) *Session {
+	if cfg.Model == nil || cfg.Prompts == nil {
+		panic("loop.NewSession: Model and Prompts are required")
+	}
+	cfg.Profile = cmp.Or(cfg.Profile, "default")
+	cfg.Sandbox = cmp.Or(cfg.Sandbox, "local")
+	cfg.Limits.Misformat = cmp.Or(cfg.Limits.Misformat, 3)
+	cfg.Limits.Repeat = cmp.Or(cfg.Limits.Repeat, 3)
+	cfg.Limits.CriticalRetries = cmp.Or(cfg.Limits.CriticalRetries, 1)
+	cfg.Limits.CriticalRetryDelay = cmp.Or(cfg.Limits.CriticalRetryDelay, time.Second)
+	if cfg.Hooks == nil {
+		h, err := hooks.Resolve(Builtins(), nil, hooks.Options{})
+		if err != nil {
+			panic("loop.NewSession: built-in extensions: " + err.Error())
+		}
+		cfg.Hooks = h
+	}
+	if cfg.UtilityModel == nil {
+		cfg.UtilityModel = cfg.Model
+	}
+	if cfg.CountTokens == nil {
+		cfg.CountTokens = llm.CountTokens
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if sink == nil {
+		sink = func(Event) {}
+	}
+	s := &Session{id: id, cfg: cfg, sink: sink, tools: map[string]Tool{}, Data: map[string]any{}}
+	for _, t := range cfg.Tools {
+		s.tools[t.Name()] = t
+	}
+	s.agent0 = s.newAgent(0, cfg.Profile, nil)
+	return s
+}
+
+// ID is the session id.
+func (s *Session) ID() string { return s.id }
+
+// Agent0 is the top agent.
+func (s *Session) Agent0() *Agent { return s.agent0 }
+
+// Workspace is the directory the session works in.
+func (s *Session) Workspace() string { return s.cfg.Workspace }
+
+// Running reports whether a run is in progress.
+func (s *Session) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
+
+// Run hands msg to agent 0 and runs until the agent answers with the
+// response tool, the run is cancelled, or it fails; it returns the answer.
+// Events describe every step, from run_started to run_ended.
+func (s *Session) Run(ctx context.Context, msg string) (string, error) {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return "", ErrBusy
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	s.running, s.cancel, s.pending = true, cancel, nil
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running, s.cancel, s.phase, s.pending = false, nil, nil, nil
+		s.mu.Unlock()
+		cancel(nil)
+	}()
+
+	item := s.newItem("run")
+	a := s.agent0
+	a.emit(Event{Type: EventRunStarted, Item: item, Text: msg})
+	answer, err := a.processChain(rctx, msg)
+	end := Event{Type: EventRunEnded, Item: item, StopReason: StopResponse}
+	switch {
+	case err == nil:
+	case errors.Is(context.Cause(rctx), ErrCancelled) || (ctx.Err() != nil && errors.Is(err, context.Canceled)):
+		end.StopReason, err = StopCancelled, ErrCancelled
+	default:
+		end.StopReason, end.Error = StopError, err.Error()
+	}
+	a.emit(end)
+	return answer, err
+}
+
+// Warn reports a warning (for example a failing extension script) as an
+// event of the agent that is running, or of agent 0.
+func (s *Session) Warn(text string) {
+	s.mu.Lock()
+	a := s.active
+	s.mu.Unlock()
+	if a == nil {
+		a = s.agent0
+	}
+	a.warn("", text)
+}
+
+// Intervene delivers msg to the running agent at its next checkpoint (a
+// stream chunk, a tool boundary, tool output): what it produced so far is
+// kept in history, the message is added, and the loop continues.
+func (s *Session) Intervene(msg string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return ErrNotRunning
+	}
+	s.pending = append(s.pending, msg)
+	if s.phase != nil {
+		s.phase(ErrIntervened)
+	}
+	return nil
+}
+
+// Cancel ends the current run promptly; what it started is killed. It is a
+// no-op when nothing runs.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel(ErrCancelled)
+	}
+}
+
+// beginPhase derives a context for a stream or a tool execution that an
+// intervention cancels; end must be called when the phase is over.
+func (s *Session) beginPhase(ctx context.Context) (pctx context.Context, end func()) {
+	pctx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	s.phase = cancel
+	if len(s.pending) > 0 {
+		cancel(ErrIntervened)
+	}
+	s.mu.Unlock()
+	return pctx, func() {
+		s.mu.Lock()
+		s.phase = nil
+		s.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// takeIntervention returns the pending user messages, if any.
+func (s *Session) takeIntervention() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending
+	s.pending = nil
+	return p
+}
+
+func (s *Session) newItem(kind string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items++
+	return fmt.Sprintf("%s-%d", kind, s.items)
+}
+
+func (s *Session) emit(e Event) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.seq++
+	e.Seq = s.seq
+	e.Session = s.id
+	e.Time = s.cfg.Now()
+	s.sink(e)
+}
+
+func (s *Session) vars(a *Agent) map[string]any {
+	return map[string]any{
+		"agent_name":   fmt.Sprintf("A%d", a.Number),
+		"agent_number": a.Number,
+		"profile":      a.Profile,
+		"workdir_path": s.cfg.Workspace,
+		"sandbox":      s.cfg.Sandbox,
+		"os":           runtime.GOOS,
+		"date_time":    s.cfg.Now().Format("2006-01-02 15:04:05 -07:00"),
+	}
+}
+
+func (s *Session) setActive(a *Agent) {
+	s.mu.Lock()
+	s.active = a
+	s.mu.Unlock()
+}

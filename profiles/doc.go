@@ -1,0 +1,90 @@
+// Package profiles renders the agent's prompt files: the built-in default set embedded in the
+// binary, overridden file by file by the prompt folders of a profile, with Agent Zero's file
+// names, lookup order and template syntax, so an Agent Zero profile folder works unchanged.
+//
+// # Lookup
+//
+// [New] takes prompt directories highest priority first; [DefaultFS] is always searched last.
+// The first directory holding a file name wins. Names may contain slashes ("sub/x.md"), looked up
+// relative to each directory.
+//
+// # Template syntax
+//
+//   - {{name}} (spaces inside the braces allowed) is replaced by vars["name"]. Strings are written
+//     as they are; integers and floats in their shortest form (3, 1.5); bools as true/false; nil
+//     as nothing; fmt.Stringer and error values by their String/Error text; lists, maps and
+//     structs as compact JSON. A placeholder whose var is not passed stays in the output as
+//     written, as in Agent Zero.
+//   - {{if expr}} … {{elif expr}} … {{else}} … {{endif}}, nested freely. An expression combines
+//     var names, string ('…' or "…"), number and True/False/None (or true/false/null) literals
+//     with ==, !=, <, >, <=, >=, in, not in, and, or, not, unary minus and parentheses, with
+//     Python's precedence, chained comparisons and truthiness (0, "", empty lists and maps, nil
+//     and false are false). A name not among the vars is None. Ordering values of different
+//     kinds is an error ([ErrEval]); comparing them for equality is false. No function calls,
+//     attribute access or arithmetic: the evaluator is a small parser, never an eval. A block
+//     tag alone on its line removes the whole line, so conditional sections leave no blank lines.
+//   - {{ include "file.md" }} (or single quotes) renders another file, looked up through the
+//     same directory list from the top, with the same vars. Includes nest; a chain that comes
+//     back to a file already being rendered fails with [ErrIncludeCycle]; a missing file fails
+//     with [ErrNotFound], naming the missing file and the including file and line.
+//   - {{ include original }} renders the file of the same name from the next lower-priority
+//     directory than the one the current file came from, so an override can extend the default
+//     instead of copying it; overrides at several levels chain. With no lower file it renders
+//     nothing, as in Agent Zero.
+//   - A file that is, apart from surrounding whitespace, one ```json or ~~~json fenced block is a
+//     JSON template (Agent Zero's fw.* message files). Render returns the block's content without
+//     the fence. A placeholder where a JSON value belongs is written as JSON (strings quoted and
+//     escaped, maps and lists encoded, a var not passed as null); a placeholder inside a JSON
+//     string is written escaped without quotes (a var not passed as nothing). The output is
+//     checked with encoding/json and an invalid result is an [ErrSyntax] error.
+//   - Anything else in double braces ({{#each}}, a stray "{{") is plain text.
+//
+// Differences from Agent Zero's helpers/files.py: {{else}} and {{elif}} exist; a var's value is
+// never scanned for tags, so a message containing {{ include "…" }} stays text; named includes
+// inside an "original" file are searched through the whole list, so a profile's other overrides
+// still apply there; a missing include, an unterminated {{if}} and an invalid condition are
+// errors instead of text left in the prompt; a condition naming an unknown var treats it as None
+// instead of leaving the block unprocessed; a placeholder inside a JSON string stays valid JSON.
+// A same-named *.py VariablesPlugin next to a prompt is Python code that cannot run here: it is
+// ignored, and its vars must be passed by the caller.
+//
+// # The default prompt set
+//
+// The engine passes these vars to every render: agent_name ("A0", "A1", …), agent_number (int),
+// profile ("default"), workdir_path (the workspace's absolute path), sandbox ("local" or
+// "docker"), os ("linux", …) and date_time. Files and the further vars they use:
+//
+// System prompt:
+//   - agent.system.main.md: the manual; includes in order agent.system.main.role.md (agent_name,
+//     agent_number), agent.system.main.environment.md (sandbox, os, workdir_path),
+//     agent.system.main.communication.md (the JSON reply format, with an example; it includes
+//     agent.system.main.communication_additions.md, the "closing brace ends the turn" rules, as
+//     Agent Zero's does, so profiles replacing it keep them), agent.system.main.solving.md,
+//     agent.system.main.tips.md (workdir_path) and agent.system.main.specifics.md (empty here;
+//     profiles override it).
+//   - agent.system.tools.md (tools: the rendered tool prompts, concatenated).
+//   - agent.system.tool.response.md (workdir_path; includes agent.system.response_tool_tips.md),
+//     agent.system.tool.code_exe.md and agent.system.tool.input.md: one per tool, collected with
+//     Names("agent.system.tool.*.md").
+//   - agent.system.response_tool_tips.md, agent.system.main.communication_additions.md: no vars;
+//     Agent Zero profiles include them.
+//   - agent.system.datetime.md (date_time).
+//
+// Messages built by the engine:
+//   - fw.user_message.md (message): JSON {"user": message}.
+//   - fw.intervention.md (message): JSON {"system_message": …, "user_intervention": message}.
+//   - fw.warning.md (message): JSON {"system_warning": message}.
+//   - fw.msg_misformat.md, fw.msg_repeat.md, fw.msg_timeout.md: no vars.
+//   - fw.msg_critical_error.md (error_message).
+//   - fw.tool_not_found.md (tool_name, tools: the available tool names).
+//   - agent.context.extras.md (extras): "[EXTRAS]" then the extras.
+//
+// Notes from code_execution_tool and input:
+//   - fw.code.info.md (info): wraps a note as "[SYSTEM: info]".
+//   - fw.code.no_output.md, fw.code.reset.md: no vars.
+//   - fw.code.running.md (session).
+//   - fw.code.pause_dialog.md, fw.code.no_out_time.md, fw.code.pause_time.md,
+//     fw.code.max_time.md (timeout, in seconds).
+//   - fw.code.runtime_wrong.md (runtime): JSON {"system_warning": …}.
+//   - fw.code.exit_code.md (exit_code).
+package profiles

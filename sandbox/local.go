@@ -1,0 +1,367 @@
+package sandbox
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// LocalOptions configures [NewLocal]. Only Dir is required.
+type LocalOptions struct {
+	// Dir is the working directory of new shells; it must exist.
+	Dir string
+	// Shell is the bash binary, default "/bin/bash". It must be bash: the
+	// protocol relies on PROMPT_COMMAND, $'...' quoting and job control.
+	Shell string
+	// Env is extra environment, appended after os.Environ() and the shell
+	// defaults (see [NewLocal]), so it can override both.
+	Env []string
+	// MaxOutput caps Result.Output and the output buffered between Waits;
+	// default [DefaultMaxOutput].
+	MaxOutput int
+	// InterruptGrace is how long Interrupt waits after SIGINT before
+	// SIGKILL; default [DefaultInterruptGrace].
+	InterruptGrace time.Duration
+	// Logger receives debug logs (never command text or output); nil is
+	// silent.
+	Logger *slog.Logger
+}
+
+// shellEnv is added to every local shell's environment. TERM=dumb keeps
+// programs from printing colours and cursor motion and from starting
+// full-screen interfaces; the pagers are disabled because nobody can press
+// q; HISTFILE=/dev/null keeps bash from loading the user's history at
+// start-up (the init script then turns history off).
+var shellEnv = []string{
+	"TERM=dumb",
+	"PAGER=cat",
+	"GIT_PAGER=cat",
+	"MANPAGER=cat",
+	"SYSTEMD_PAGER=cat",
+	"HISTFILE=/dev/null",
+	"PROMPT_COMMAND=",
+}
+
+// The terminal size programs see; wide enough that tools which wrap or
+// truncate to the terminal width rarely do.
+const (
+	termRows = 50
+	termCols = 160
+)
+
+// exitDrain is how long output is still read after the shell exited, in
+// case a process it left behind (one that escaped into its own session)
+// keeps the terminal open.
+const exitDrain = 200 * time.Millisecond
+
+// Local is the backend that runs bash on the host, in a pseudo-terminal,
+// in [LocalOptions.Dir]. It does not isolate commands from the host.
+type Local struct {
+	opts  LocalOptions
+	shell string // resolved path of opts.Shell
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	shells map[*Shell]struct{}
+	closed bool
+}
+
+var _ Backend = (*Local)(nil)
+
+// NewLocal checks opts and returns a local backend. Shells run
+// `bash --noprofile --norc --noediting -i` in their own session with job
+// control, so each command gets its own process group, with TERM=dumb,
+// PAGER=cat, GIT_PAGER=cat, MANPAGER=cat, no history file, empty prompts,
+// and the terminal not echoing input.
+func NewLocal(opts LocalOptions) (*Local, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("local sandbox: LocalOptions.Dir is required")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("local sandbox: dir %q: %w", opts.Dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("local sandbox: dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("local sandbox: dir %q is not a directory", dir)
+	}
+	opts.Dir = dir
+	opts.Shell = cmp.Or(opts.Shell, "/bin/bash")
+	shell, err := exec.LookPath(opts.Shell)
+	if err != nil {
+		return nil, fmt.Errorf("local sandbox: shell: %w: %v", ErrUnavailable, err)
+	}
+	opts.Env = slices.Clone(opts.Env)
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Local{opts: opts, shell: shell, log: logger, shells: make(map[*Shell]struct{})}, nil
+}
+
+// Name returns "local".
+func (l *Local) Name() string { return "local" }
+
+// Workdir returns the absolute directory shells start in.
+func (l *Local) Workdir() string { return l.opts.Dir }
+
+// OpenShell starts a new bash and waits until it is ready for commands;
+// ctx bounds only this start-up.
+func (l *Local) OpenShell(ctx context.Context) (*Shell, error) {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("open local shell: %w", ErrClosed)
+	}
+	term, err := l.startTerminal()
+	if err != nil {
+		return nil, fmt.Errorf("open local shell: %w: %v", ErrUnavailable, err)
+	}
+	log := l.log.With("backend", "local", "shell_pid", term.pid)
+	s := newShell(term, shellConfig{maxOutput: l.opts.MaxOutput, grace: l.opts.InterruptGrace, logger: log})
+	if err := s.handshake(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open local shell: %w", err)
+	}
+	s.onClose = l.forget
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		_ = s.Close()
+		return nil, fmt.Errorf("open local shell: %w", ErrClosed)
+	}
+	l.shells[s] = struct{}{}
+	l.mu.Unlock()
+	log.Debug("shell opened", "dir", l.opts.Dir)
+	return s, nil
+}
+
+// Close closes every shell the backend opened; later OpenShell calls fail
+// with [ErrClosed].
+func (l *Local) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	shells := make([]*Shell, 0, len(l.shells))
+	for s := range l.shells {
+		shells = append(shells, s)
+	}
+	l.mu.Unlock()
+	var errs []error
+	for _, s := range shells {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (l *Local) forget(s *Shell) {
+	l.mu.Lock()
+	delete(l.shells, s)
+	l.mu.Unlock()
+}
+
+func (l *Local) startTerminal() (*localTerm, error) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		return nil, fmt.Errorf("open pty: %w", err)
+	}
+	defer tty.Close()
+	if err := pty.Setsize(master, &pty.Winsize{Rows: termRows, Cols: termCols}); err != nil {
+		master.Close()
+		return nil, fmt.Errorf("set pty size: %w", err)
+	}
+	// Echo off before bash starts, so not even the init script is echoed.
+	if err := setProtocolModes(int(tty.Fd())); err != nil {
+		master.Close()
+		return nil, fmt.Errorf("set terminal modes: %w", err)
+	}
+
+	cmd := exec.Command(l.shell, "--noprofile", "--norc", "--noediting", "-i")
+	cmd.Dir = l.opts.Dir
+	// PWD lets bash keep the logical path of Dir when it contains symlinks.
+	cmd.Env = slices.Concat(os.Environ(), shellEnv, []string{"PWD=" + l.opts.Dir}, l.opts.Env)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	// A session of its own, with the pty as controlling terminal: bash
+	// turns on job control, and Close can find everything by session id.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		master.Close()
+		return nil, fmt.Errorf("start %s: %w", l.shell, err)
+	}
+	f, err := pollable(master)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
+	t := &localTerm{f: f, cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
+	go t.waitShell()
+	return t, nil
+}
+
+// pollable replaces the pty master by a non-blocking copy registered with
+// Go's poller. creack/pty hands out a blocking *os.File; a Read blocked in
+// read(2) on it would survive Close and leak the reader goroutine, and read
+// deadlines would not work.
+func pollable(master *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(master.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	master.Close()
+	if err != nil {
+		return nil, fmt.Errorf("dup pty: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("pty non-blocking: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
+}
+
+// setProtocolModes makes the line discipline what the protocol expects:
+// no echo, canonical input, signal characters on. It changes nothing (and
+// makes no write) when the modes are already right.
+func setProtocolModes(fd int) error {
+	t, err := unix.IoctlGetTermios(fd, ioctlReadTermios)
+	if err != nil {
+		return err
+	}
+	want := *t
+	want.Lflag &^= unix.ECHO | unix.ECHONL
+	want.Lflag |= unix.ICANON | unix.ISIG
+	if want.Lflag == t.Lflag {
+		return nil
+	}
+	return unix.IoctlSetTermios(fd, ioctlWriteTermios, &want)
+}
+
+// localTerm is the [terminal] of a local bash.
+type localTerm struct {
+	f       *os.File // pty master, pollable; never call f.Fd() (it makes f blocking)
+	cmd     *exec.Cmd
+	pid     int // bash; also its process group and session id
+	exited  chan struct{}
+	status  string // how bash ended; written before exited is closed
+	closing atomic.Bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// waitShell owns cmd.Wait. When bash ends (killed, or the model typed
+// `exit`), what it left behind is killed too, and reading stops after a
+// short drain even if an escaped process keeps the terminal open.
+func (t *localTerm) waitShell() {
+	defer close(t.exited)
+	err := t.cmd.Wait()
+	t.status = "exit status 0"
+	if err != nil {
+		t.status = err.Error()
+	}
+	sweepSession(t.pid)
+	_ = t.f.SetReadDeadline(time.Now().Add(exitDrain))
+}
+
+func (t *localTerm) Read(p []byte) (int, error) {
+	n, err := t.f.Read(p)
+	if err == nil || t.closing.Load() {
+		return n, err
+	}
+	// EIO (no process has the terminal open any more) usually arrives just
+	// before cmd.Wait returns; wait briefly to report how the shell ended.
+	select {
+	case <-t.exited:
+		return n, fmt.Errorf("shell ended: %s", t.status)
+	case <-time.After(time.Second):
+		return n, err
+	}
+}
+
+func (t *localTerm) Write(p []byte) (int, error) { return t.f.Write(p) }
+
+// control runs fn on the master's descriptor without taking it out of the
+// poller (which f.Fd would do).
+func (t *localTerm) control(fn func(fd int) error) error {
+	sc, err := t.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := sc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
+func (t *localTerm) foreground() (int, bool, error) {
+	select {
+	case <-t.exited:
+		return 0, false, fmt.Errorf("shell ended: %s", t.status)
+	default:
+	}
+	var pgrp int
+	err := t.control(func(fd int) error {
+		var err error
+		pgrp, err = unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+		return err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("TIOCGPGRP: %w", err)
+	}
+	if pgrp <= 0 {
+		return 0, false, fmt.Errorf("no foreground process group (%d)", pgrp)
+	}
+	return pgrp, pgrp == t.pid, nil
+}
+
+func (t *localTerm) kill(pgrp int, sig syscall.Signal) error {
+	if pgrp == t.pid && sig != syscall.SIGINT {
+		return errShellGroup
+	}
+	select {
+	case <-t.exited:
+		return fmt.Errorf("shell ended: %s", t.status)
+	default:
+	}
+	if err := unix.Kill(-pgrp, sig); err != nil {
+		return fmt.Errorf("kill -%s -%d: %w", sig, pgrp, err)
+	}
+	return nil
+}
+
+// resetModes works on the master: on Linux, termios requests on a pty
+// master act on its slave, so no descriptor of the slave is kept open.
+func (t *localTerm) resetModes() error { return t.control(setProtocolModes) }
+
+func (t *localTerm) close() error {
+	t.closeOnce.Do(func() {
+		t.closing.Store(true)
+		select {
+		case <-t.exited:
+			// bash is gone and waitShell already swept its session.
+		default:
+			if pgrp, isShell, err := t.foreground(); err == nil && !isShell {
+				_ = unix.Kill(-pgrp, unix.SIGKILL)
+			}
+			_ = unix.Kill(-t.pid, unix.SIGKILL)
+			sweepSession(t.pid)
+		}
+		t.closeErr = t.f.Close()
+		<-t.exited
+	})
+	return t.closeErr
+}

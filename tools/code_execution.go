@@ -1,0 +1,269 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/sandbox"
+)
+
+// CodeExecution is Agent Zero's `code_execution_tool`: commands run in
+// numbered persistent shells of the sandbox, one set of shells per agent.
+// Its `input` companion (InputTool) types into those same shells.
+type CodeExecution struct {
+	backend  sandbox.Backend
+	timeouts Timeouts
+
+	mu     sync.Mutex
+	shells map[shellKey]*sandbox.Shell
+}
+
+// Timeouts are the waiting rules of the terminal and output runtimes.
+type Timeouts struct {
+	Terminal sandbox.Timeouts
+	Output   sandbox.Timeouts
+}
+
+type shellKey struct {
+	agent *loop.Agent
+	n     int
+}
+
+// NewCodeExecution returns the tool; zero Timeouts fields mean Agent
+// Zero's defaults.
+func NewCodeExecution(b sandbox.Backend, t Timeouts) *CodeExecution {
+	if t.Terminal == (sandbox.Timeouts{}) {
+		t.Terminal = sandbox.DefaultTimeouts
+	}
+	if t.Output == (sandbox.Timeouts{}) {
+		t.Output = sandbox.OutputTimeouts
+	}
+	return &CodeExecution{backend: b, timeouts: t, shells: map[shellKey]*sandbox.Shell{}}
+}
+
+var _ loop.Tool = (*CodeExecution)(nil)
+
+func (*CodeExecution) Name() string { return "code_execution_tool" }
+func (*CodeExecution) Kind() string { return "execute" }
+
+type codeArgs struct {
+	Runtime      string `json:"runtime"`
+	Code         string `json:"code"`
+	Session      *int   `json:"session"`
+	AllowRunning bool   `json:"allow_running"`
+	Reset        bool   `json:"reset"`
+}
+
+// Execute runs one request of the model.
+func (ce *CodeExecution) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	var args codeArgs
+	if err := call.DecodeArgs(&args); err != nil {
+		return loop.ToolResult{IsError: true, Text: err.Error()}, nil
+	}
+	n := 0
+	if args.Session != nil {
+		n = *args.Session
+	}
+	rt := strings.ToLower(strings.TrimSpace(args.Runtime))
+	if rt == "" {
+		rt = "terminal"
+	}
+	if args.Reset && rt != "reset" {
+		ce.closeShell(call.Agent, n)
+	}
+	var command string
+	switch rt {
+	case "terminal":
+		command = args.Code
+	case "python":
+		command = "python3 -c " + shellQuote(args.Code)
+	case "nodejs":
+		command = "node -e " + shellQuote(args.Code)
+	case "output":
+		sh := ce.existing(call.Agent, n)
+		if sh == nil || !sh.Running() {
+			return ce.note(call, "fw.code.no_output.md", nil, ""), nil
+		}
+		return ce.wait(ctx, call, n, sh, ce.timeouts.Output)
+	case "reset":
+		ce.closeShell(call.Agent, n)
+		return loop.ToolResult{Text: call.Agent.Prompt("fw.code.reset.md", nil)}, nil
+	default:
+		return loop.ToolResult{IsError: true, Text: call.Agent.Prompt("fw.code.runtime_wrong.md", map[string]any{"runtime": args.Runtime})}, nil
+	}
+	if strings.TrimSpace(command) == "" {
+		return loop.ToolResult{IsError: true, Text: "tool_args.code is empty: put the command or code to run in it"}, nil
+	}
+	return ce.run(ctx, call, n, command, args.AllowRunning)
+}
+
+// run starts command in shell n and waits for it. A busy shell is reported
+// to the model unless allowRunning, in which case the text is typed into
+// the running program.
+func (ce *CodeExecution) run(ctx context.Context, call *loop.ToolCall, n int, command string, allowRunning bool) (loop.ToolResult, error) {
+	for attempt := 0; ; attempt++ {
+		sh, err := ce.shell(ctx, call.Agent, n)
+		if err != nil {
+			return loop.ToolResult{}, err
+		}
+		if sh.Running() {
+			if !allowRunning {
+				return loop.ToolResult{IsError: true, Text: call.Agent.Prompt("fw.code.running.md", map[string]any{"session": n})}, nil
+			}
+			if err := sh.Input(command); err != nil {
+				return loop.ToolResult{IsError: true, Text: "could not type into session " + strconv.Itoa(n) + ": " + err.Error()}, nil
+			}
+			return ce.wait(ctx, call, n, sh, ce.timeouts.Terminal)
+		}
+		err = sh.Start(command)
+		if errors.Is(err, sandbox.ErrUnavailable) || errors.Is(err, sandbox.ErrClosed) {
+			ce.closeShell(call.Agent, n) // the shell died: start a fresh one, once
+			if attempt == 0 {
+				continue
+			}
+		}
+		if err != nil {
+			return loop.ToolResult{IsError: true, Text: "could not start the command in session " + strconv.Itoa(n) + ": " + err.Error()}, nil
+		}
+		return ce.wait(ctx, call, n, sh, ce.timeouts.Terminal)
+	}
+}
+
+// wait reads the command's output, streaming it as tool progress, and turns
+// the way the wait ended into a note for the model.
+func (ce *CodeExecution) wait(ctx context.Context, call *loop.ToolCall, n int, sh *sandbox.Shell, t sandbox.Timeouts) (loop.ToolResult, error) {
+	res, err := sh.Wait(ctx, t, func(s string) { call.Progress(ctx, s) })
+	out := strings.TrimRight(res.Output, "\n")
+	switch {
+	case err == nil:
+	case ctx.Err() != nil && loop.Intervened(ctx):
+		// The user spoke: the command keeps running, the model decides.
+		return ce.note(call, "fw.code.running.md", map[string]any{"session": n}, out), nil
+	case ctx.Err() != nil:
+		// Cancelled: kill what this run started; the shell survives.
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if ierr := sh.Interrupt(ictx); ierr != nil {
+			ce.closeShell(call.Agent, n)
+		}
+		return loop.ToolResult{Text: out}, nil
+	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrClosed):
+		ce.closeShell(call.Agent, n)
+		return loop.ToolResult{Text: strings.TrimSpace(out + "\n[SYSTEM: the shell of session " + strconv.Itoa(n) + " exited; a new one starts with the next command]")}, nil
+	default:
+		return loop.ToolResult{}, fmt.Errorf("session %d: %w", n, err)
+	}
+	if res.Done {
+		if res.ExitCode != 0 {
+			out = strings.TrimSpace(out + "\n" + call.Agent.Prompt("fw.code.exit_code.md", map[string]any{"exit_code": res.ExitCode}))
+		}
+		if out == "" {
+			return ce.note(call, "fw.code.no_output.md", nil, ""), nil
+		}
+		return loop.ToolResult{Text: out}, nil
+	}
+	secs := func(d time.Duration) int { return int(d.Round(time.Second) / time.Second) }
+	switch res.Reason {
+	case sandbox.Dialog:
+		return ce.note(call, "fw.code.pause_dialog.md", map[string]any{"timeout": secs(t.Dialog)}, out), nil
+	case sandbox.FirstOutputTimeout:
+		return ce.note(call, "fw.code.no_out_time.md", map[string]any{"timeout": secs(t.FirstOutput)}, out), nil
+	case sandbox.BetweenOutputTimeout:
+		return ce.note(call, "fw.code.pause_time.md", map[string]any{"timeout": secs(t.BetweenOutput)}, out), nil
+	default:
+		return ce.note(call, "fw.code.max_time.md", map[string]any{"timeout": secs(t.Max)}, out), nil
+	}
+}
+
+// note appends a system note (rendered from a fw.code.* prompt, wrapped in
+// fw.code.info.md) to the output.
+func (ce *CodeExecution) note(call *loop.ToolCall, name string, vars map[string]any, out string) loop.ToolResult {
+	info := call.Agent.Prompt("fw.code.info.md", map[string]any{"info": call.Agent.Prompt(name, vars)})
+	return loop.ToolResult{Text: strings.TrimSpace(out + "\n" + info)}
+}
+
+func (ce *CodeExecution) existing(a *loop.Agent, n int) *sandbox.Shell {
+	ce.mu.Lock()
+	defer ce.mu.Unlock()
+	return ce.shells[shellKey{a, n}]
+}
+
+func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sandbox.Shell, error) {
+	ce.mu.Lock()
+	defer ce.mu.Unlock()
+	if sh := ce.shells[shellKey{a, n}]; sh != nil {
+		return sh, nil
+	}
+	sh, err := ce.backend.OpenShell(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open shell %d: %w", n, err)
+	}
+	ce.shells[shellKey{a, n}] = sh
+	return sh, nil
+}
+
+func (ce *CodeExecution) closeShell(a *loop.Agent, n int) {
+	ce.mu.Lock()
+	sh := ce.shells[shellKey{a, n}]
+	delete(ce.shells, shellKey{a, n})
+	ce.mu.Unlock()
+	if sh != nil {
+		_ = sh.Close()
+	}
+}
+
+// Close closes every shell the tool opened.
+func (ce *CodeExecution) Close() error {
+	ce.mu.Lock()
+	shells := slices.Collect(maps.Values(ce.shells))
+	clear(ce.shells)
+	ce.mu.Unlock()
+	var errs []error
+	for _, sh := range shells {
+		errs = append(errs, sh.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Input is Agent Zero's `input` tool: it types into the program running in
+// a code execution session (or runs the text as a command when none runs).
+type Input struct{ ce *CodeExecution }
+
+// InputTool returns the `input` tool bound to ce's shells.
+func (ce *CodeExecution) InputTool() Input { return Input{ce: ce} }
+
+var _ loop.Tool = Input{}
+
+func (Input) Name() string { return "input" }
+func (Input) Kind() string { return "execute" }
+
+func (in Input) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	var args struct {
+		Keyboard *string `json:"keyboard"`
+		Session  *int    `json:"session"`
+	}
+	if err := call.DecodeArgs(&args); err != nil {
+		return loop.ToolResult{IsError: true, Text: err.Error()}, nil
+	}
+	if args.Keyboard == nil {
+		return loop.ToolResult{IsError: true, Text: "tool_args.keyboard is required: the text to type"}, nil
+	}
+	n := 0
+	if args.Session != nil {
+		n = *args.Session
+	}
+	return in.ce.run(ctx, call, n, *args.Keyboard, true)
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
