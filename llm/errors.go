@@ -29,17 +29,16 @@ var (
 type APIError struct {
 	StatusCode int
 	Message    string
-
-	// keyless records that no key was sent, so a 401 can say "set it" rather
-	// than "it was rejected".
-	keyless bool
+	// NoKey is true when the client had no API key to send, so a 401 says
+	// "set it" rather than "it was rejected".
+	NoKey bool
 }
 
 // Error implements error. For 401/403 it names the variable to check, never the key.
 func (e *APIError) Error() string {
 	msg := fmt.Sprintf("model API error %d: %s", e.StatusCode, e.Message)
 	switch {
-	case (e.StatusCode == 401 || e.StatusCode == 403) && e.keyless:
+	case (e.StatusCode == 401 || e.StatusCode == 403) && e.NoKey:
 		msg += " (no API key was sent; set OPENAI_API_KEY)"
 	case e.StatusCode == 401 || e.StatusCode == 403:
 		msg += " (the API key was rejected; check OPENAI_API_KEY)"

@@ -54,7 +54,7 @@ func TestAPIErrorString(t *testing.T) {
 		want string
 	}{
 		{&APIError{StatusCode: 401, Message: "bad key"}, "model API error 401: bad key (the API key was rejected; check OPENAI_API_KEY)"},
-		{&APIError{StatusCode: 401, Message: "bad key", keyless: true}, "model API error 401: bad key (no API key was sent; set OPENAI_API_KEY)"},
+		{&APIError{StatusCode: 401, Message: "bad key", NoKey: true}, "model API error 401: bad key (no API key was sent; set OPENAI_API_KEY)"},
 		{&APIError{StatusCode: 500, Message: "oops"}, "model API error 500: oops"},
 	}
 	for _, tt := range tests {

@@ -37,17 +37,18 @@ func (c *Client) Stream(ctx context.Context, req Request, fn StreamFunc) (Result
 		if err == nil {
 			return col.result(), nil
 		}
-		col.flushQuiet()
 		if !a.retryable || a.chunks > 0 || attempt >= c.opts.MaxRetries || ctx.Err() != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("model request failed after %d attempts: %w", attempt+1, err)
 			}
+			col.flushQuiet()
 			return col.result(), err
 		}
 		delay := retryDelay(attempt, c.opts.RetryDelay, c.opts.MaxRetryDelay, a.header, time.Now(), rand.Int64N)
 		c.opts.Logger.DebugContext(ctx, "model request retry",
 			"model", c.opts.Model, "attempt", attempt+1, "status", a.status, "delay", delay)
 		if err := sleep(ctx, delay); err != nil {
+			// Nothing arrived yet, so there is nothing to flush.
 			return col.result(), fmt.Errorf("model request: waiting to retry: %w", err)
 		}
 	}
@@ -144,7 +145,7 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 		return fmt.Errorf("model stream canceled after %d chunks: %w", a.chunks, ctxErr)
 	}
 	if a.status >= 400 {
-		ae := &APIError{StatusCode: a.status, Message: redact(errorMessage(a.errBody, a.status), c.opts.APIKey), keyless: c.opts.APIKey == ""}
+		ae := &APIError{StatusCode: a.status, Message: redact(errorMessage(a.errBody, a.status), c.opts.APIKey), NoKey: c.opts.APIKey == ""}
 		a.retryable = ae.Retryable()
 		return ae
 	}

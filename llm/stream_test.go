@@ -277,6 +277,21 @@ func TestStreamRetries(t *testing.T) {
 	}
 }
 
+// TestStreamThinkAfterRetry checks that a failed attempt leaves the think
+// splitter untouched for the retry.
+func TestStreamThinkAfterRetry(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{Status: 503}, llmtest.Reply{Hangup: true},
+		llmtest.Reply{Content: "<think>a</think>b", ChunkSize: 2})
+	res, err := newClient(t, srv).Stream(testCtx(t), hello, nil)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	if res.Reasoning != "a" || res.Content != "b" {
+		t.Errorf("Reasoning %q Content %q, want a and b", res.Reasoning, res.Content)
+	}
+}
+
 func TestStreamNoRetryAfterFirstChunk(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t,
@@ -310,7 +325,7 @@ func TestStreamEarlyStop(t *testing.T) {
 		Reasoning: "first I think",
 		Content:   strings.Repeat("word ", total),
 		ChunkSize: 5,
-		Delay:     llmtest.Duration(2 * time.Millisecond),
+		Delay:     llmtest.Duration(5 * time.Millisecond), // 500 ms if the body were drained
 	})
 	var got []llm.Delta
 	start := time.Now()
@@ -324,7 +339,7 @@ func TestStreamEarlyStop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
-	if elapsed := time.Since(start); elapsed > 150*time.Millisecond {
+	if elapsed := time.Since(start); elapsed > 300*time.Millisecond {
 		t.Errorf("Stream took %v after stopping: the body was not closed at once", elapsed)
 	}
 	want := llm.Result{Reasoning: "first I think", Content: "word ", Stopped: true}

@@ -38,12 +38,24 @@ func mainPrompt(_ context.Context, p hooks.Payload) error {
 	if !ok {
 		return nil
 	}
-	text, err := sp.Agent.Render("agent.system.main.md", nil)
+	text, err := cached(sp.Loop, "main", func() (string, error) { return sp.Agent.Render("agent.system.main.md", nil) })
 	if err != nil {
 		return fmt.Errorf("main prompt: %w", err)
 	}
 	*sp.System = append(*sp.System, text)
 	return nil
+}
+
+// cached renders a system prompt part once per monologue.
+func cached(ld *LoopData, key string, render func() (string, error)) (string, error) {
+	if text, ok := ld.rendered[key]; ok {
+		return text, nil
+	}
+	text, err := render()
+	if err == nil {
+		ld.rendered[key] = text
+	}
+	return text, err
 }
 
 // toolsPrompt adds agent.system.tools.md with every agent.system.tool.*.md
@@ -54,15 +66,17 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 		return nil
 	}
 	a := sp.Agent
-	var parts []string
-	for _, name := range a.session.cfg.Prompts.Names("agent.system.tool.*.md") {
-		text, err := a.Render(name, nil)
-		if err != nil {
-			return fmt.Errorf("tools prompt: %w", err)
+	text, err := cached(sp.Loop, "tools", func() (string, error) {
+		var parts []string
+		for _, name := range a.session.cfg.Prompts.Names("agent.system.tool.*.md") {
+			text, err := a.Render(name, nil)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, strings.TrimSpace(text))
 		}
-		parts = append(parts, strings.TrimSpace(text))
-	}
-	text, err := a.Render("agent.system.tools.md", map[string]any{"tools": strings.Join(parts, "\n\n")})
+		return a.Render("agent.system.tools.md", map[string]any{"tools": strings.Join(parts, "\n\n")})
+	})
 	if err != nil {
 		return fmt.Errorf("tools prompt: %w", err)
 	}

@@ -8,18 +8,19 @@ import (
 type Message struct {
 	AI      bool
 	Content string
-	Tokens  int // counted once, when the message is added
 }
 
-// History is an agent's conversation. Token counts are cached per message
-// and the model-facing output (consecutive same-role messages merged, as
+// History is an agent's conversation. Token counts are computed at most
+// once per message, and only when asked for (BPE counting costs far more
+// than the rest of a turn), and the model-facing output (consecutive same-role messages merged, as
 // Agent Zero's output_langchain does) is maintained incrementally, so
 // building a prompt does not depend on re-reading the whole history.
 type History struct {
-	msgs   []Message
-	out    []llm.Message
-	tokens int
-	count  func(string) int
+	msgs    []Message
+	out     []llm.Message
+	tokens  int // sum over msgs[:counted]
+	counted int
+	count   func(string) int
 }
 
 func newHistory(count func(string) int) *History {
@@ -31,9 +32,7 @@ func (h *History) Add(ai bool, content string) {
 	if content == "" {
 		content = "empty" // some providers reject empty messages
 	}
-	m := Message{AI: ai, Content: content, Tokens: h.count(content)}
-	h.msgs = append(h.msgs, m)
-	h.tokens += m.Tokens
+	h.msgs = append(h.msgs, Message{AI: ai, Content: content})
 	role := llm.User
 	if ai {
 		role = llm.Assistant
@@ -51,8 +50,14 @@ func (h *History) Messages() []Message { return h.msgs }
 // Len is the number of messages.
 func (h *History) Len() int { return len(h.msgs) }
 
-// Tokens is the sum of the messages' token counts.
-func (h *History) Tokens() int { return h.tokens }
+// Tokens is the sum of the messages' token counts. Each message is counted
+// once, the first time Tokens needs it.
+func (h *History) Tokens() int {
+	for ; h.counted < len(h.msgs); h.counted++ {
+		h.tokens += h.count(h.msgs[h.counted].Content)
+	}
+	return h.tokens
+}
 
 // Output returns the model-facing messages (not to be modified).
 func (h *History) Output() []llm.Message { return h.out }

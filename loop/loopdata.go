@@ -33,6 +33,10 @@ type LoopData struct {
 	ParamsPersistent map[string]any
 	// CurrentTool is the tool call being executed, if any.
 	CurrentTool *ToolCall
+
+	// rendered caches the built-in system prompt parts for the monologue:
+	// their files and variables do not change within one.
+	rendered map[string]string
 }
 
 func newLoopData(userMessage string) *LoopData {
@@ -43,6 +47,7 @@ func newLoopData(userMessage string) *LoopData {
 		ExtrasPersistent: NewExtras(),
 		ParamsTemporary:  map[string]any{},
 		ParamsPersistent: map[string]any{},
+		rendered:         map[string]string{},
 	}
 }
 

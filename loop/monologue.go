@@ -430,7 +430,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, tool Tool, req toolRe
 		return "", false, err
 	}
 	call.Args = bp.Args
-	args, _ := json.Marshal(call.Args)
+	args := marshalArgs(call.Args)
 	title := req.Headline
 	if title == "" {
 		title = req.Raw
@@ -549,4 +549,16 @@ func quote(s string) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// marshalArgs encodes tool arguments for events without HTML escaping, so
+// commands read as written ("a && b", not "a \u0026\u0026 b").
+func marshalArgs(args map[string]any) json.RawMessage {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return json.RawMessage(strings.TrimSuffix(b.String(), "\n"))
 }

@@ -354,10 +354,12 @@ func (t *localTerm) close() error {
 		case <-t.exited:
 			// bash is gone and waitShell already swept its session.
 		default:
-			if pgrp, isShell, err := t.foreground(); err == nil && !isShell {
+			// The shell first, so it cannot report on the jobs dying.
+			pgrp, isShell, err := t.foreground()
+			_ = unix.Kill(-t.pid, unix.SIGKILL)
+			if err == nil && !isShell {
 				_ = unix.Kill(-pgrp, unix.SIGKILL)
 			}
-			_ = unix.Kill(-t.pid, unix.SIGKILL)
 			sweepSession(t.pid)
 		}
 		t.closeErr = t.f.Close()

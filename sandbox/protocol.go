@@ -47,8 +47,8 @@ func newNonce() string {
 //     line; __zero_n is cleared after printing so the second call is silent.
 //   - __zero_ret gives each command the previous command's $?, so
 //     `false` then `echo $?` prints 1 as in a terminal.
-//   - The helpers run inside `{ ...; } 2>/dev/null` so `set -x` does not
-//     trace them into the output.
+//   - The helpers run inside `{ ...; } 2>/dev/null`, so after `set -x` the
+//     trace shows the command (and the `eval` that runs it), not them.
 func initScript(nonce string) string {
 	return strings.Join([]string{
 		"stty -echo 2>/dev/null",

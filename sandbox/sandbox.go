@@ -25,8 +25,9 @@ type Backend interface {
 	// Workdir is the directory new shells start in.
 	Workdir() string
 	// OpenShell starts a new persistent shell. ctx bounds only the start-up,
-	// not the shell's life. Failures wrap [ErrUnavailable], or [ErrClosed]
-	// after Close.
+	// not the shell's life. Failures wrap [ErrUnavailable] (the shell could
+	// not be started or did not answer), ctx's error, or [ErrClosed] after
+	// Close.
 	OpenShell(ctx context.Context) (*Shell, error)
 	// Close closes every shell the backend opened.
 	Close() error

@@ -282,10 +282,10 @@ func (s *Shell) Wait(ctx context.Context, t Timeouts, out func(string)) (Result,
 		emit(piece)
 
 		switch {
+		case closed: // a completion now is only the shell reporting its jobs being killed
+			return finish(ShellEnded, ErrClosed)
 		case done:
 			return Result{Output: res.String(), Done: true, ExitCode: exit, Reason: Completed}, nil
-		case closed:
-			return finish(ShellEnded, ErrClosed)
 		case dead != nil:
 			return finish(ShellEnded, dead)
 		case ctx.Err() != nil:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -89,6 +90,15 @@ func (r *renderer) event(e loop.Event) {
 		if e.Method != "" {
 			detail += ":" + e.Method
 		}
+		var args map[string]any
+		_ = json.Unmarshal(e.Args, &args)
+		if code, ok := args["code"].(string); ok && strings.TrimSpace(code) != "" {
+			r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+detail, dim))
+			for _, l := range strings.Split(strings.TrimRight(code, "\n"), "\n") {
+				r.line(r.style("  $ "+l, dim))
+			}
+			return
+		}
 		r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+detail+" "+summarizeArgs(e.Args), dim))
 	case loop.EventToolOutputDelta:
 		r.enter("output", "")
@@ -145,8 +155,8 @@ func summarizeArgs(raw []byte) string {
 		return ""
 	}
 	s = strings.ReplaceAll(s, `\n`, " ")
-	if len(s) > 160 {
-		s = s[:157] + "..."
+	if r := []rune(s); len(r) > 160 {
+		s = string(r[:157]) + "..."
 	}
 	return s
 }

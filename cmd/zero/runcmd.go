@@ -92,6 +92,7 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	var sink func(loop.Event)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
 		sink = func(e loop.Event) {
 			if err := enc.Encode(e); err != nil {
 				logger.Warn("write event", "err", err)

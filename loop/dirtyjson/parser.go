@@ -50,10 +50,10 @@ type frame struct {
 //
 // The zero Parser is ready to use. A Parser is not safe for concurrent use.
 type Parser struct {
-	// raw is the input from the root's '{' on. Strings in the tree are substrings of raw or of arena,
+	// The input from the root's '{' on (see src). Strings in the tree are substrings of it or of arena,
 	// both of which only ever grow, so handing them out never copies and never aliases later writes.
-	raw      string
-	rawb     strings.Builder // backs raw from the second chunk on; the first chunk is used as is
+	first    string // the chunk holding the root's '{', used as is while it is all there is
+	rawb     text   // first and every later chunk, once there is a second chunk
 	buffered bool
 	pos      int // next byte of raw to read
 	state    state
@@ -67,7 +67,7 @@ type Parser struct {
 	// The token being read.
 	quote byte
 	key   bool // the string is a key
-	start int  // raw offset of the string text not yet in arena; first non-blank byte of a triple or bare token (-1: none yet)
+	start int  // string: raw offset of the text not yet in arena; triple or bare: first non-blank byte (triple: -1 until one)
 	tEnd  int  // end of the last non-blank byte of a triple or bare token
 	esc   bool // the string had an escape, so its text is being built in arena
 	aOff  int  // arena offset of the string's text
@@ -75,8 +75,8 @@ type Parser struct {
 
 	wrapPending int // wrapper braces still allowed after a wrapped object closed
 
-	arena strings.Builder // decoded text of strings that contain escapes
-	dirty bool            // fed since the pending token was last put into the tree
+	arena text // decoded text of strings that contain escapes
+	dirty bool // fed since the pending token was last put into the tree
 }
 
 // NewParser returns a parser waiting for the root object.
@@ -93,7 +93,7 @@ func (p *Parser) Feed(chunk string) {
 		if i < 0 {
 			return // still prose: nothing to keep
 		}
-		p.raw = chunk[i:]
+		p.first = chunk[i:]
 		p.root = make(map[string]any)
 		p.stack = append(p.stack, frame{obj: p.root})
 		p.pos = 1
@@ -101,15 +101,25 @@ func (p *Parser) Feed(chunk string) {
 	} else {
 		if !p.buffered {
 			p.buffered = true
-			p.rawb.Grow(2 * (len(p.raw) + len(chunk)))
-			p.rawb.WriteString(p.raw)
+			p.rawb.grow(max(4<<10, 2*(len(p.first)+len(chunk))))
+			p.rawb.write(p.first)
 		}
-		p.rawb.WriteString(chunk)
-		p.raw = p.rawb.String()
+		p.rawb.write(chunk)
 	}
 	p.dirty = true
-	for p.pos < len(p.raw) && p.state < stDone && p.step() {
+	raw := p.src()
+	for p.pos < len(raw) && p.state < stDone && p.step(raw) {
 	}
+}
+
+// src returns the input from the root's '{' on. The step functions get it as a parameter rather than
+// from a field: storing a string header in the parser on every chunk costs a GC write barrier, which
+// showed up in the chunked benchmark.
+func (p *Parser) src() string {
+	if p.buffered {
+		return p.rawb.from(0)
+	}
+	return p.first
 }
 
 // Value returns the current root: map[string]any for objects, []any, string, float64, bool and nil
@@ -136,9 +146,9 @@ func (p *Parser) Done() bool { return p.state == stDone }
 // Agent Zero's extract_json_root_string returns), and before that the text from '{' fed so far.
 func (p *Parser) Consumed() string {
 	if p.state >= stDone {
-		return p.raw[:p.end]
+		return p.src()[:p.end]
 	}
-	return p.raw
+	return p.src()
 }
 
 // Parse parses s in one go. It returns the root object, complete or not, and whether it was closed. The
@@ -155,73 +165,73 @@ func Parse(s string) (map[string]any, bool, error) {
 
 // step advances from p.pos by at least one byte or one state change. It returns false when it cannot
 // decide without bytes that have not arrived yet.
-func (p *Parser) step() bool {
+func (p *Parser) step(raw string) bool {
 	switch p.state {
 	case stKey:
-		return p.stepKey()
+		return p.stepKey(raw)
 	case stAfterKey:
-		return p.stepAfterKey()
+		return p.stepAfterKey(raw)
 	case stValue:
-		return p.stepValue()
+		return p.stepValue(raw)
 	case stAfterValue:
-		return p.stepAfterValue()
+		return p.stepAfterValue(raw)
 	case stQuoteOpen:
-		return p.stepQuoteOpen()
+		return p.stepQuoteOpen(raw)
 	case stString:
-		return p.stepString()
+		return p.stepString(raw)
 	case stTriple:
-		return p.stepTriple()
+		return p.stepTriple(raw)
 	case stBare:
-		return p.stepBare()
+		return p.stepBare(raw)
 	case stBarePause:
-		return p.stepBarePause()
+		return p.stepBarePause(raw)
 	case stBareKey:
-		return p.stepBareKey()
+		return p.stepBareKey(raw)
 	case stLineComment:
-		if i := strings.IndexByte(p.raw[p.pos:], '\n'); i >= 0 {
+		if i := strings.IndexByte(raw[p.pos:], '\n'); i >= 0 {
 			p.pos += i + 1
 			p.state = p.ret
 		} else {
-			p.pos = len(p.raw)
+			p.pos = len(raw)
 		}
 		return true
 	case stBlockComment:
-		if i := strings.Index(p.raw[p.pos:], "*/"); i >= 0 {
+		if i := strings.Index(raw[p.pos:], "*/"); i >= 0 {
 			p.pos += i + 2
 			p.state = p.ret
 			return true
 		}
 		// The last byte may be the '*' of a "*/" split across chunks.
-		p.pos = max(p.pos, len(p.raw)-1)
+		p.pos = max(p.pos, len(raw)-1)
 		return false
 	case stAfterWrapped:
-		return p.stepAfterWrapped()
+		return p.stepAfterWrapped(raw)
 	}
 	return false
 }
 
 // blank outcomes.
 const (
-	blankNone = iota // p.raw[p.pos] is significant
+	blankNone = iota // the byte at p.pos is significant
 	blankSkip        // something was skipped or a comment entered: step again
 	blankWait        // need more input to tell
 )
 
 // blank skips whitespace at p.pos and enters comments.
-func (p *Parser) blank() int {
-	c := p.raw[p.pos]
+func (p *Parser) blank(raw string) int {
+	c := raw[p.pos]
 	switch {
 	case isSpace(c):
 		p.pos++
-		for p.pos < len(p.raw) && isSpace(p.raw[p.pos]) {
+		for p.pos < len(raw) && isSpace(raw[p.pos]) {
 			p.pos++
 		}
 		return blankSkip
 	case c == '/':
-		if p.pos+1 >= len(p.raw) {
+		if p.pos+1 >= len(raw) {
 			return blankWait
 		}
-		switch p.raw[p.pos+1] {
+		switch raw[p.pos+1] {
 		case '/':
 			p.ret, p.state = p.state, stLineComment
 		case '*':
@@ -232,7 +242,7 @@ func (p *Parser) blank() int {
 		p.pos += 2
 		return blankSkip
 	case c >= utf8.RuneSelf:
-		switch n := unicodeSpace(p.raw[p.pos:]); {
+		switch n := unicodeSpace(raw[p.pos:]); {
 		case n < 0:
 			return blankWait
 		case n > 0:
@@ -243,15 +253,15 @@ func (p *Parser) blank() int {
 	return blankNone
 }
 
-func (p *Parser) stepKey() bool {
-	switch p.blank() {
+func (p *Parser) stepKey(raw string) bool {
+	switch p.blank(raw) {
 	case blankSkip:
 		return true
 	case blankWait:
 		return false
 	}
 	f := p.top()
-	switch c := p.raw[p.pos]; c {
+	switch c := raw[p.pos]; c {
 	case '}':
 		p.closeBrace()
 	case ']':
@@ -283,8 +293,7 @@ func (p *Parser) stepKey() bool {
 	return true
 }
 
-func (p *Parser) stepBareKey() bool {
-	raw := p.raw
+func (p *Parser) stepBareKey(raw string) bool {
 	for i := p.pos; i < len(raw); i++ {
 		switch raw[i] {
 		case ' ', '\t', '\n', '\r', '\v', '\f', ':', ',', '{', '[', '}', ']':
@@ -298,14 +307,14 @@ func (p *Parser) stepBareKey() bool {
 	return true
 }
 
-func (p *Parser) stepAfterKey() bool {
-	switch p.blank() {
+func (p *Parser) stepAfterKey(raw string) bool {
+	switch p.blank(raw) {
 	case blankSkip:
 		return true
 	case blankWait:
 		return false
 	}
-	switch p.raw[p.pos] {
+	switch raw[p.pos] {
 	case ':':
 		p.pos++
 		p.state = stValue
@@ -322,14 +331,14 @@ func (p *Parser) stepAfterKey() bool {
 	return true
 }
 
-func (p *Parser) stepValue() bool {
-	switch p.blank() {
+func (p *Parser) stepValue(raw string) bool {
+	switch p.blank(raw) {
 	case blankSkip:
 		return true
 	case blankWait:
 		return false
 	}
-	c := p.raw[p.pos]
+	c := raw[p.pos]
 	switch c {
 	case '}':
 		p.closeBrace()
@@ -368,14 +377,14 @@ func (p *Parser) stepValue() bool {
 	return true
 }
 
-func (p *Parser) stepAfterValue() bool {
-	switch p.blank() {
+func (p *Parser) stepAfterValue(raw string) bool {
+	switch p.blank(raw) {
 	case blankSkip:
 		return true
 	case blankWait:
 		return false
 	}
-	switch p.raw[p.pos] {
+	switch raw[p.pos] {
 	case ',':
 		p.pos++
 		p.state = p.entryState()
@@ -399,14 +408,14 @@ func (p *Parser) entryState() state {
 	return stKey
 }
 
-func (p *Parser) stepAfterWrapped() bool {
-	switch p.blank() {
+func (p *Parser) stepAfterWrapped(raw string) bool {
+	switch p.blank(raw) {
 	case blankSkip:
 		return true
 	case blankWait:
 		return false
 	}
-	if p.raw[p.pos] == '}' {
+	if raw[p.pos] == '}' {
 		p.pos++
 		p.end = p.pos
 		p.wrapPending--
@@ -421,8 +430,8 @@ func (p *Parser) stepAfterWrapped() bool {
 }
 
 // stepQuoteOpen decides, with up to two bytes of lookahead, between "text", "" and """text""".
-func (p *Parser) stepQuoteOpen() bool {
-	raw, q := p.raw, p.quote
+func (p *Parser) stepQuoteOpen(raw string) bool {
+	q := p.quote
 	if raw[p.pos] != q {
 		p.beginString(q, false)
 		return true
@@ -449,13 +458,13 @@ func (p *Parser) beginString(q byte, key bool) {
 	p.state = stString
 }
 
-func (p *Parser) stepString() bool {
-	raw, q := p.raw, p.quote
+func (p *Parser) stepString(raw string) bool {
+	q := p.quote
 	for i := p.pos; i < len(raw); i++ {
 		switch raw[i] {
 		case q:
 			p.pos = i
-			s := p.stringSoFar()
+			s := p.stringSoFar(raw)
 			p.pos = i + 1
 			if p.key {
 				p.setKey(s)
@@ -467,7 +476,7 @@ func (p *Parser) stepString() bool {
 			return true
 		case '\\':
 			p.pos = i
-			return p.escape()
+			return p.escape(raw)
 		}
 	}
 	p.pos = len(raw)
@@ -475,18 +484,18 @@ func (p *Parser) stepString() bool {
 }
 
 // stringSoFar returns the text of the string being read, up to p.pos.
-func (p *Parser) stringSoFar() string {
+func (p *Parser) stringSoFar(raw string) string {
 	if !p.esc {
-		return p.raw[p.start:p.pos]
+		return raw[p.start:p.pos]
 	}
-	p.arena.WriteString(p.raw[p.start:p.pos])
+	p.arena.write(raw[p.start:p.pos])
 	p.start = p.pos
-	return p.arena.String()[p.aOff:]
+	return p.arena.from(p.aOff)
 }
 
 // escape decodes the escape at p.pos, or returns false when its end has not arrived yet.
-func (p *Parser) escape() bool {
-	raw, i := p.raw, p.pos
+func (p *Parser) escape(raw string) bool {
+	i := p.pos
 	if i+1 >= len(raw) {
 		return false
 	}
@@ -540,10 +549,10 @@ func (p *Parser) escape() bool {
 	}
 	if !p.esc {
 		p.esc = true
-		p.aOff = p.arena.Len()
+		p.aOff = p.arena.n
 	}
-	p.arena.WriteString(raw[p.start:i])
-	p.arena.WriteRune(r)
+	p.arena.write(raw[p.start:i])
+	p.arena.writeRune(r)
 	p.pos = i + n
 	p.start = p.pos
 	return true
@@ -577,8 +586,8 @@ func unhex(c byte) rune {
 	return -1
 }
 
-func (p *Parser) stepTriple() bool {
-	raw, q := p.raw, p.quote
+func (p *Parser) stepTriple(raw string) bool {
+	q := p.quote
 	for i := p.pos; i < len(raw); i++ {
 		c := raw[i]
 		if c == q {
@@ -587,7 +596,7 @@ func (p *Parser) stepTriple() bool {
 				return false
 			}
 			if raw[i+1] == q && raw[i+2] == q {
-				p.setSlot(p.tripleSoFar())
+				p.setSlot(p.tripleSoFar(raw))
 				p.pos = i + 3
 				p.state = stAfterValue
 				return true
@@ -604,24 +613,23 @@ func (p *Parser) stepTriple() bool {
 	return true
 }
 
-func (p *Parser) tripleSoFar() string {
+func (p *Parser) tripleSoFar(raw string) string {
 	if p.start < 0 {
 		return ""
 	}
-	return p.raw[p.start:p.tEnd]
+	return raw[p.start:p.tEnd]
 }
 
-func (p *Parser) stepBare() bool {
-	raw := p.raw
+func (p *Parser) stepBare(raw string) bool {
 	for i := p.pos; i < len(raw); i++ {
 		c := raw[i]
 		switch c {
 		case ',', '}', ']', '\n', '\r':
 			p.pos = i
-			p.finishBare()
+			p.finishBare(raw)
 			return true
 		case ' ', '\t', '\v', '\f':
-			if p.blankInBare(i, 1) {
+			if p.blankInBare(raw, i, 1) {
 				return true
 			}
 			continue
@@ -633,7 +641,7 @@ func (p *Parser) stepBare() bool {
 				}
 				if d := raw[i+1]; d == '/' || d == '*' {
 					p.pos = i
-					p.finishBare()
+					p.finishBare(raw)
 					return true
 				}
 			}
@@ -645,7 +653,7 @@ func (p *Parser) stepBare() bool {
 				return false
 			}
 			if n > 0 {
-				if p.blankInBare(i, n) {
+				if p.blankInBare(raw, i, n) {
 					return true
 				}
 				i += n - 1
@@ -663,8 +671,8 @@ func (p *Parser) stepBare() bool {
 
 // blankInBare handles n bytes of whitespace at raw[i] inside an unquoted value. It reports true when
 // the token so far is a number or literal, which then pauses to see what follows.
-func (p *Parser) blankInBare(i, n int) bool {
-	if _, ok := literal(p.raw[p.start:p.tEnd], p.num); ok {
+func (p *Parser) blankInBare(raw string, i, n int) bool {
+	if _, ok := literal(raw[p.start:p.tEnd], p.num); ok {
 		p.pos = i + n
 		p.state = stBarePause
 		return true
@@ -687,25 +695,25 @@ func unicodeSpace(s string) int {
 
 // stepBarePause decides whether a number or literal followed by blanks ends there (a quote or bracket
 // follows: a missing comma) or is the start of longer text.
-func (p *Parser) stepBarePause() bool {
-	switch p.raw[p.pos] {
+func (p *Parser) stepBarePause(raw string) bool {
+	switch raw[p.pos] {
 	case ' ', '\t', '\v', '\f':
 		p.pos++
 		return true
 	case ',', '}', ']', '\n', '\r', '"', '\'', '`', '{', '[':
-		p.finishBare()
+		p.finishBare(raw)
 		return true
 	case '/':
-		if p.pos+1 >= len(p.raw) {
+		if p.pos+1 >= len(raw) {
 			return false
 		}
-		if d := p.raw[p.pos+1]; d == '/' || d == '*' {
-			p.finishBare()
+		if d := raw[p.pos+1]; d == '/' || d == '*' {
+			p.finishBare(raw)
 			return true
 		}
 	default:
-		if p.raw[p.pos] >= utf8.RuneSelf {
-			switch n := unicodeSpace(p.raw[p.pos:]); {
+		if raw[p.pos] >= utf8.RuneSelf {
+			switch n := unicodeSpace(raw[p.pos:]); {
 			case n < 0:
 				return false
 			case n > 0:
@@ -719,22 +727,23 @@ func (p *Parser) stepBarePause() bool {
 	return true
 }
 
-func (p *Parser) finishBare() {
-	p.setSlot(classify(p.raw[p.start:p.tEnd], p.num))
+func (p *Parser) finishBare(raw string) {
+	p.setSlot(classify(raw[p.start:p.tEnd], p.num))
 	p.state = stAfterValue
 }
 
 // expose puts the token being read into the tree with the text read so far.
 func (p *Parser) expose() {
+	raw := p.src()
 	switch p.state {
 	case stString:
 		if !p.key {
-			p.setSlot(trimPartialRune(p.stringSoFar()))
+			p.setSlot(trimPartialRune(p.stringSoFar(raw)))
 		}
 	case stTriple:
-		p.setSlot(trimPartialRune(p.tripleSoFar()))
+		p.setSlot(trimPartialRune(p.tripleSoFar(raw)))
 	case stBare, stBarePause:
-		p.setSlot(classify(trimPartialRune(p.raw[p.start:p.tEnd]), p.num))
+		p.setSlot(classify(trimPartialRune(raw[p.start:p.tEnd]), p.num))
 	}
 }
 

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkStartupVersion measures `zero --version` end to end: process
+// start, Go runtime init, package init and exit, on the real binary.
+func BenchmarkStartupVersion(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "zero")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := exec.Command(bin, "--version").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

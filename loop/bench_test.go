@@ -1,0 +1,67 @@
+package loop_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/profiles"
+)
+
+// instantModel answers every request at once: turns-1 no-op tool requests,
+// then the response.
+type instantModel struct {
+	turns int
+	n     int
+	noop  []string
+	final string
+}
+
+func (m *instantModel) Stream(_ context.Context, _ llm.Request, fn llm.StreamFunc) (llm.Result, error) {
+	text := m.final
+	if m.n < m.turns-1 {
+		text = m.noop[m.n]
+	}
+	m.n++
+	if err := fn(llm.Delta{Kind: llm.Content, Text: text}); err != nil && err != llm.ErrStop {
+		return llm.Result{}, err
+	}
+	return llm.Result{Content: text, Stopped: true, Usage: llm.Usage{PromptTokens: 1, CompletionTokens: 1, TotalTokens: 2}}, nil
+}
+
+// benchmarkTurns measures the engine's own cost per message-loop turn: an
+// in-process model that answers instantly and a no-op tool, with a history
+// of about size messages. Runs of 10 turns start from a fresh session whose
+// history is pre-filled outside the timer, so the history stays near size.
+func benchmarkTurns(b *testing.B, size int) {
+	const turnsPerRun = 10
+	noop := make([]string, turnsPerRun)
+	for i := range noop {
+		noop[i] = toolReq(fmt.Sprintf("step %d", i), "noop", map[string]any{"i": i})
+	}
+	final := respond("done")
+	filler := strings.Repeat("some earlier conversation text ", 8)
+	prompts := profiles.New()
+	tools := []loop.Tool{responseTool, noopTool("noop")}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += turnsPerRun {
+		b.StopTimer()
+		model := &instantModel{turns: turnsPerRun, noop: noop, final: final}
+		sess := loop.NewSession("bench", loop.Config{Model: model, Prompts: prompts, Tools: tools, Workspace: "/work"}, func(loop.Event) {})
+		for i := range size {
+			sess.Agent0().History.Add(i%2 == 1, filler)
+		}
+		b.StartTimer()
+		if _, err := sess.Run(ctx, "benchmark task"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTurn10(b *testing.B)   { benchmarkTurns(b, 10) }
+func BenchmarkTurn1000(b *testing.B) { benchmarkTurns(b, 1000) }
