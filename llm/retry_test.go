@@ -1,7 +1,15 @@
 package llm
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -68,6 +76,34 @@ func TestRetryDelay(t *testing.T) {
 			got := retryDelay(tt.attempt, time.Second, time.Minute, tt.header, now, tt.jitter)
 			if got != tt.want {
 				t.Errorf("retryDelay(%d) = %v, want %v", tt.attempt, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTransientConnErr(t *testing.T) {
+	t.Parallel()
+	wrap := func(err error) error { return &url.Error{Op: "Post", URL: "http://x/v1/chat/completions", Err: err} }
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), true},
+		{"reset", wrap(syscall.ECONNRESET), true},
+		{"EOF", wrap(io.EOF), true},
+		{"unexpected EOF", io.ErrUnexpectedEOF, true},
+		{"timeout", wrap(&net.DNSError{Err: "i/o timeout", IsTimeout: true}), true},
+		{"unknown host", wrap(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "nope.invalid", IsNotFound: true}}), false},
+		{"bad certificate", wrap(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), false},
+		{"hostname mismatch", wrap(x509.HostnameError{Host: "x"}), false},
+		{"unsupported scheme", wrap(errors.New(`unsupported protocol scheme "ftp"`)), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := transientConnErr(tt.err); got != tt.want {
+				t.Errorf("transientConnErr(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 		})
 	}

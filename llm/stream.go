@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -132,7 +136,6 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 		// An error after the finish chunk (say, a cut before the usage chunk)
 		// loses nothing of the answer.
 		if err := col.flush(); err != nil {
-			_ = stream.Close()
 			if errors.Is(err, ErrStop) {
 				col.stopped = true
 				return nil
@@ -158,7 +161,7 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 		a.retryable = true
 		return c.cut(0, nil)
 	case a.status == 0:
-		a.retryable = true
+		a.retryable = transientConnErr(err)
 		return fmt.Errorf("model connection failed: %w", c.safe(err))
 	case a.body != nil && a.body.err != nil:
 		a.retryable = true
@@ -167,6 +170,35 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 		// A malformed chunk or an error event: the server will say the same again.
 		return fmt.Errorf("model stream: %w", c.safe(err))
 	}
+}
+
+// transientConnErr reports whether a request that got no response may
+// succeed if tried again: refused, reset, dropped and timed-out connections
+// may; a bad certificate, an unknown host or a malformed URL will not.
+func transientConnErr(err error) bool {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err // *url.Error claims to be a net.Error whatever it wraps
+	}
+	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
+		return false
+	}
+	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+		return false
+	}
+	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+		return false
+	}
+	if d, ok := errors.AsType[*net.DNSError](err); ok {
+		return !d.IsNotFound
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return true
+	}
+	if _, ok := errors.AsType[*net.OpError](err); ok {
+		return true
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // ctxError returns the context error when the call was canceled or timed

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/zeroagent/zero/internal/proctest"
 )
 
 // These tests run real bash in a real pseudo-terminal.
@@ -422,24 +424,13 @@ func TestLocalBackgroundJobsKilled(t *testing.T) {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for processAlive(pid) {
+		for !proctest.Gone(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("background job %d survived (exit=%v)", pid, viaExit)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-}
-
-// processAlive reports whether pid runs (a zombie waiting for its reaper
-// counts as dead).
-func processAlive(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	return i >= 0 && !strings.HasPrefix(string(stat[i+1:]), " Z") && !strings.HasPrefix(string(stat[i+1:]), " X")
 }
 
 func TestLocalCloseDuringWait(t *testing.T) {

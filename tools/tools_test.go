@@ -3,15 +3,13 @@ package tools_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
@@ -196,27 +194,16 @@ func TestCancelKillsCommand(t *testing.T) {
 		_, err := h.sess.Run(ctx(t), "go")
 		done <- err
 	}()
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		if p, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && p > 0 {
-			pid = p
-			break
-		}
-	}
-	if pid == 0 {
+	pid, ok := proctest.ReadPID(pidFile, 10*time.Second)
+	if !ok {
 		t.Fatal("the command never started")
 	}
 	h.sess.Cancel()
 	if err := <-done; !errors.Is(err, loop.ErrCancelled) {
 		t.Fatalf("Run = %v, want ErrCancelled", err)
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		// The process may be a zombie for a moment before its parent reaps it.
-		time.Sleep(200 * time.Millisecond)
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("the command (pid %d) survived the cancel: %v", pid, err)
-		}
+	if !proctest.WaitGone(pid, 5*time.Second) {
+		t.Errorf("the command (pid %d) survived the cancel", pid)
 	}
 }
 

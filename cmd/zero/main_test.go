@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
 )
@@ -147,5 +148,40 @@ func TestVersion(t *testing.T) {
 	out, err := zeroCmd(t, nil, "--version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "zero ") {
 		t.Fatalf("zero --version = %q, %v", out, err)
+	}
+}
+
+// Ctrl-C cancels the run: the command the agent started is killed, the
+// last event says cancelled, and the exit status is 130.
+func TestRunInterruptCancels(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["wait"], "headline": "Sleeping", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "sh -c 'echo $$ > pid; exec sleep 300'"}}`},
+	)
+	ws := t.TempDir()
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "sleep")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid, ok := proctest.ReadPID(ws+"/pid", 20*time.Second)
+	if !ok {
+		t.Fatal("the command never started")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want 130; stderr:\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var last loop.Event
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != loop.EventRunEnded || last.StopReason != loop.StopCancelled {
+		t.Errorf("last event = %s (%v)", lines[len(lines)-1], err)
+	}
+	if !proctest.WaitGone(pid, 5*time.Second) {
+		t.Errorf("the command (pid %d) survived Ctrl-C", pid)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/zeroagent/zero/hooks"
@@ -75,13 +76,23 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	ce := tools.NewCodeExecution(backend, tools.Timeouts{})
 	defer ce.Close()
 
-	var sess *loop.Session
+	// Extension warnings become warning events; those found while resolving
+	// (before the session exists) are held until it does.
+	var (
+		warnMu sync.Mutex
+		sess   *loop.Session
+		early  []string
+	)
 	hookSet, err := hooks.Resolve(loop.Builtins(), hooks.Layers(ws, *profile, userConfigDir()), hooks.Options{
 		Logger: logger.With("component", "hooks"),
 		OnWarning: func(w hooks.Warning) {
-			if sess != nil {
-				sess.Warn(w.Error())
+			warnMu.Lock()
+			defer warnMu.Unlock()
+			if sess == nil {
+				early = append(early, w.Error())
+				return
 			}
+			sess.Warn(w.Error())
 		},
 	})
 	if err != nil {
@@ -101,7 +112,7 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	} else {
 		sink = newRenderer(stdout, isTerminal(stdout)).event
 	}
-	sess = loop.NewSession(newID(), loop.Config{
+	session := loop.NewSession(newID(), loop.Config{
 		Model:     client,
 		Prompts:   profiles.New(),
 		Tools:     []loop.Tool{tools.Response{}, ce, ce.InputTool()},
@@ -111,6 +122,12 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		Profile:   *profile,
 		Logger:    logger.With("component", "loop"),
 	}, sink)
+	warnMu.Lock()
+	sess = session
+	for _, w := range early {
+		sess.Warn(w)
+	}
+	warnMu.Unlock()
 
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -24,9 +24,10 @@
 //   - Unquoted values: a token read up to ',', '}', ']' or the end of the line (a ':' does not end it,
 //     so "http://x" and "Note: y" survive; Agent Zero cuts at ':' and also swallows the delimiter,
 //     so it cannot close an object whose last value is unquoted). Trailing whitespace is trimmed and a
-//     " //" or " /*" starts a comment. A token that spells a number or a literal and is then followed,
-//     after blanks, by a quote, '{' or '[' ends there, so `{"a": true "b": 1}` has two keys; otherwise
-//     the blanks belong to the token and `{"a": 10 apples}` gives "10 apples".
+//     " //" or " /*" starts a comment. In an array, a token that spells a number or a literal ends at
+//     a blank, so [1 2 3] has three numbers. In an object, such a token ends there only if a quote,
+//     '{' or '[' follows the blanks, so `{"a": true "b": 1}` has two keys; otherwise the blanks belong
+//     to the token and `{"a": 10 apples}` gives "10 apples".
 //   - Literals in any letter case: true, false, null, none, undefined (the last three give nil).
 //   - Numbers (always float64, like encoding/json into any) with a leading '+', "1.", ".5", "-0", leading
 //     zeros and exponents. A number token that is out of float64 range, or longer than 256 bytes, is

@@ -670,9 +670,15 @@ func (p *Parser) stepBare(raw string) bool {
 }
 
 // blankInBare handles n bytes of whitespace at raw[i] inside an unquoted value. It reports true when
-// the token so far is a number or literal, which then pauses to see what follows.
+// the token so far is a number or literal: in an array that ends it ([1 2 3] lacks commas); in an
+// object it pauses to see what follows.
 func (p *Parser) blankInBare(raw string, i, n int) bool {
 	if _, ok := literal(raw[p.start:p.tEnd], p.num); ok {
+		if p.top().isArr {
+			p.pos = i
+			p.finishBare(raw)
+			return true
+		}
 		p.pos = i + n
 		p.state = stBarePause
 		return true
@@ -693,8 +699,8 @@ func unicodeSpace(s string) int {
 	return 0
 }
 
-// stepBarePause decides whether a number or literal followed by blanks ends there (a quote or bracket
-// follows: a missing comma) or is the start of longer text.
+// stepBarePause decides whether a number or literal in an object, followed by blanks, ends there (a
+// quote or bracket follows: a missing comma before the next key) or is the start of longer text.
 func (p *Parser) stepBarePause(raw string) bool {
 	switch raw[p.pos] {
 	case ' ', '\t', '\v', '\f':

@@ -60,6 +60,8 @@ var toleratedCases = []parseCase{
 		want: M{"a": "hello", "b": 2.0}, done: true},
 	{name: "unquoted values in an array", in: `{"a": [x, y z ,w]}`,
 		want: M{"a": A{"x", "y z", "w"}}, done: true},
+	{name: "array without commas", in: `{"a": [1 2 -3.5 true null "x" 'y' [4 5] {"b": 6} z w 7]}`,
+		want: M{"a": A{1.0, 2.0, -3.5, true, nil, "x", "y", A{4.0, 5.0}, M{"b": 6.0}, "z w 7"}}, done: true},
 	{name: "unquoted value with a comment", in: "{\"a\": hello // c\n, \"b\": x /* d */}",
 		want: M{"a": "hello", "b": "x"}, done: true},
 	{name: "unquoted value with an apostrophe", in: `{a: it's fine}`,

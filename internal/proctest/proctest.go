@@ -1,0 +1,48 @@
+// Package proctest helps tests check that processes they caused are gone.
+package proctest
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Gone reports whether process pid no longer runs: it does not exist, or
+// it is a zombie (a killed orphan stays one until init reaps it, which a
+// container's init may never do).
+func Gone(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
+}
+
+// WaitGone polls until pid is gone or d has passed, and reports whether it
+// is gone.
+func WaitGone(pid int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		if Gone(pid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// ReadPID polls until the file at path holds a pid, for at most d.
+func ReadPID(path string, d time.Duration) (int, bool) {
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			return pid, true
+		}
+		if time.Now().After(deadline) {
+			return 0, false
+		}
+	}
+}
