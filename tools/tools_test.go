@@ -260,3 +260,25 @@ func TestWrongArgTypes(t *testing.T) {
 		t.Errorf("a wrong argument type should be explained to the model:\n%s", text)
 	}
 }
+
+// The stream is closed at the first complete tool request: the server sees
+// the client go away instead of streaming the rest of a rambling reply.
+func TestEarlyStopClosesStream(t *testing.T) {
+	t.Parallel()
+	ramble := strings.Repeat(" and then some more text the model should never have sent", 40)
+	r := answer("short and done")
+	r.Content += ramble
+	r.ChunkSize = 16
+	r.Delay = llmtest.Duration(2 * time.Millisecond)
+	h := newHarness(t, tools.Timeouts{}, r)
+	if got, err := h.sess.Run(ctx(t), "go"); err != nil || got != "short and done" {
+		t.Fatalf("Run = %q, %v", got, err)
+	}
+	reqs := h.srv.Requests()
+	if len(reqs) != 1 || !reqs[0].ClientClosed {
+		t.Fatalf("the server should see the client close the stream: %+v", reqs)
+	}
+	if total := len(r.Content) / 16; reqs[0].ChunksSent > total/4 {
+		t.Errorf("sent %d of %d chunks: the stream was not stopped early", reqs[0].ChunksSent, total)
+	}
+}

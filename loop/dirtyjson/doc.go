@@ -41,7 +41,8 @@
 //     Zero reads the key as `tool_name"`). After the inner object's '}', as many extra '}' as there were
 //     extra '{' are consumed if they follow (blanks and comments may come between); if something else
 //     follows, the wrapper is closed implicitly. For the root this means Done is reported at the
-//     wrapper's '}', or at the first other significant byte after the inner '}'.
+//     wrapper's '}', or at the first other significant byte after the inner '}'. A '{' or '[' where a
+//     key is expected in an object that already has keys is kept as the value of the key "".
 //   - Truncation at any byte: the value read so far is returned and Done is false. A key appears only
 //     once it is complete (with a nil value until its value starts); a value appears as soon as it
 //     starts, and a string grows as it is read, never ending in half a UTF-8 sequence.
