@@ -54,6 +54,9 @@ func (a *Agent) monologue(ctx context.Context) (answer string, err error) {
 	}
 	st := &monologueState{}
 	for {
+		if ctx.Err() != nil {
+			return "", context.Cause(ctx)
+		}
 		ld.Iteration++
 		ld.ParamsTemporary = map[string]any{}
 		item := a.session.newItem("msg")
