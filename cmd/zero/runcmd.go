@@ -33,8 +33,8 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		model     = fs.String("model", "", "the chat model (default: $ZERO_MODEL)")
 		baseURL   = fs.String("base-url", "", "the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)")
 		jsonOut   = fs.Bool("json", false, "print one JSON event per line instead of the live view")
-		profile   = fs.String("profile", "default", "the agent profile")
 	)
+	const profile = "default" // profiles beyond the default come with the profile loader
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: zero run [flags] MESSAGE\n\nRuns one task and shows it live; exits 0 when the agent answered.\n\nFlags:")
 		fs.PrintDefaults()
@@ -83,7 +83,7 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		sess   *loop.Session
 		early  []string
 	)
-	hookSet, err := hooks.Resolve(loop.Builtins(), hooks.Layers(ws, *profile, userConfigDir()), hooks.Options{
+	hookSet, err := hooks.Resolve(loop.Builtins(), hooks.Layers(ws, profile, userConfigDir()), hooks.Options{
 		Logger: logger.With("component", "hooks"),
 		OnWarning: func(w hooks.Warning) {
 			warnMu.Lock()
@@ -119,7 +119,7 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		Hooks:     hookSet,
 		Workspace: ws,
 		Sandbox:   backend.Name(),
-		Profile:   *profile,
+		Profile:   profile,
 		Logger:    logger.With("component", "loop"),
 	}, sink)
 	warnMu.Lock()
