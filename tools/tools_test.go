@@ -282,3 +282,17 @@ func TestEarlyStopClosesStream(t *testing.T) {
 		t.Errorf("sent %d of %d chunks: the stream was not stopped early", reqs[0].ChunksSent, total)
 	}
 }
+
+func TestNodejsRuntime(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, tools.Timeouts{},
+		call("code_execution_tool", `{"runtime": "nodejs", "code": "const s = \"it's five\"; console.log(s.length * 3, '=', 'twenty-seven')"}`),
+		answer("ok"),
+	)
+	if _, err := h.sess.Run(ctx(t), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if text := requestText(h, 1); !strings.Contains(text, "27 = twenty-seven") {
+		t.Errorf("node should run the code, quotes intact:\n%s", text)
+	}
+}
