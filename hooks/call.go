@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -143,7 +144,11 @@ func (s *Set) runScript(ctx context.Context, point string, e *extension, p Paylo
 // It retries briefly on ETXTBSY: a script written just before (by the user's editor, or a test)
 // can still be open for writing in a child another goroutine is forking.
 func (s *Set) start(ctx context.Context, point string, e *extension, input []byte, stdout *capBuffer, stderr *tailBuffer) (*exec.Cmd, error) {
-	env := append(os.Environ(), s.opts.Env...)
+	base := s.opts.BaseEnv
+	if base == nil {
+		base = os.Environ()
+	}
+	env := slices.Concat(base, s.opts.Env)
 	env = append(env, "ZERO_HOOK_POINT="+point, "ZERO_HOOK_EXTENSION="+e.name)
 	for try := 1; ; try++ {
 		cmd := exec.CommandContext(ctx, e.path)

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,8 +29,11 @@ type Options struct {
 	// sentinels in errors.go). It may be called from several goroutines at once when Call is.
 	// nil ignores warnings (they are still logged).
 	OnWarning func(Warning)
-	// Env is extra environment for scripts ("KEY=value"), added after the process environment, so
-	// it wins over it. Scripts also get ZERO_HOOK_POINT and ZERO_HOOK_EXTENSION.
+	// BaseEnv is the environment scripts inherit; nil means os.Environ(). The engine passes a
+	// scrubbed copy so that its secrets (the model's API key) never reach a script.
+	BaseEnv []string
+	// Env is extra environment for scripts ("KEY=value"), added after BaseEnv, so it wins over
+	// it. Scripts also get ZERO_HOOK_POINT and ZERO_HOOK_EXTENSION.
 	Env []string
 	// Logger receives debug records of script runs and a record per warning; nil discards them.
 	// Payload contents and script output never go to the log.
@@ -131,6 +135,7 @@ func Resolve(reg *Registry, layers []Layer, opts Options) (*Set, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	opts.Env = slices.Clone(opts.Env)
+	opts.BaseEnv = slices.Clone(opts.BaseEnv)
 	s := &Set{points: map[string][]extension{}, opts: opts}
 
 	builtins, declared := reg.snapshot()
@@ -273,8 +278,14 @@ func ignoredFile(name string) bool {
 	return strings.HasPrefix(name, ".") || strings.HasSuffix(name, "~")
 }
 
+// warn reports w to OnWarning; the log gets it at warning level only when
+// nobody else will show it.
 func (s *Set) warn(w Warning) {
-	s.opts.Logger.Warn("hook extension skipped", append(warnAttrs(w), "point", w.Point, "extension", w.Extension, "path", w.Path)...)
+	level := slog.LevelWarn
+	if s.opts.OnWarning != nil {
+		level = slog.LevelDebug
+	}
+	s.opts.Logger.Log(context.Background(), level, "hook extension skipped", append(warnAttrs(w), "point", w.Point, "extension", w.Extension, "path", w.Path)...)
 	if s.opts.OnWarning != nil {
 		s.opts.OnWarning(w)
 	}

@@ -99,13 +99,26 @@ func (a *Agent) call(ctx context.Context, point string, p hooks.Payload) error {
 	return a.hooks().Call(ctx, point, p)
 }
 
+// cleanupCtx is the context for work that must still happen after the run
+// was cancelled (history writes and their extensions): the run's own while
+// it lives, then a detached one with a short deadline, so a cancel stays
+// prompt.
+func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+}
+
 // histAdd adds a message to the history after hist_add_before extensions.
-// History writes must land even when the run was cancelled, so they run
-// the extensions on a context detached from the run's cancellation.
+// A failing extension is reported and the content kept as it was: history
+// never loses a message.
 func (a *Agent) histAdd(ctx context.Context, ai bool, content string) {
 	if a.hooks().Has(hooks.HistAddBefore) {
 		p := &HistAddPayload{Agent: a, AI: ai, Content: content}
-		if err := a.hooks().Call(context.WithoutCancel(ctx), hooks.HistAddBefore, p); err != nil {
+		hctx, cancel := cleanupCtx(ctx)
+		defer cancel()
+		if err := a.hooks().Call(hctx, hooks.HistAddBefore, p); err != nil {
 			a.warn("", fmt.Sprintf("hist_add_before: %v", err))
 		} else {
 			content = p.Content
@@ -134,10 +147,14 @@ func (a *Agent) histAddWarning(ctx context.Context, msg string) {
 	a.histAdd(ctx, false, a.mustRender("fw.warning.md", map[string]any{"message": msg}))
 }
 
+// histAddToolResult adds a tool result, capped to Limits.ToolResult (head
+// and tail kept), as the JSON object Agent Zero stores.
 func (a *Agent) histAddToolResult(ctx context.Context, tool, result string) {
-	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: result}
+	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: capText(result, a.session.cfg.Limits.ToolResult)}
 	if a.hooks().Has(hooks.HistAddToolResult) {
-		if err := a.hooks().Call(context.WithoutCancel(ctx), hooks.HistAddToolResult, p); err != nil {
+		hctx, cancel := cleanupCtx(ctx)
+		defer cancel()
+		if err := a.hooks().Call(hctx, hooks.HistAddToolResult, p); err != nil {
 			a.warn("", fmt.Sprintf("hist_add_tool_result: %v", err))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -19,21 +20,31 @@ type monologueState struct {
 	unusable      int    // consecutive replies without a usable tool request
 	repeats       int    // consecutive repeats of the same request
 	lastCanonical string // the previous request, canonical JSON
+	lastResult    string // the previous tool result
 	critical      int    // unexpected errors retried so far
 }
 
 // processChain is Agent Zero's _process_chain: the user message, the
-// monologue, and process_chain_end.
+// monologue, and process_chain_end. A message that arrives after the last
+// checkpoint of a monologue starts the next one, so none is lost.
 func (a *Agent) processChain(ctx context.Context, msg string) (string, error) {
 	a.histAddUser(ctx, msg, false)
-	answer, err := a.monologue(ctx)
-	if ctx.Err() == nil {
-		p := &AgentPayload{Agent: a, Response: answer}
-		if herr := a.call(ctx, hooks.ProcessChainEnd, p); herr != nil && err == nil {
-			err = herr
+	for {
+		answer, err := a.monologue(ctx)
+		if err != nil {
+			return answer, err
 		}
+		if pending := a.session.takeIntervention(); len(pending) > 0 {
+			for _, m := range pending {
+				a.histAddUser(ctx, m, false)
+			}
+			continue
+		}
+		if err := a.call(ctx, hooks.ProcessChainEnd, &AgentPayload{Agent: a, Response: answer}); err != nil {
+			return answer, err
+		}
+		return answer, nil
 	}
-	return answer, err
 }
 
 // monologue runs message-loop turns until a tool breaks the loop.
@@ -97,6 +108,7 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 	var rep *RepairableError
 	switch {
 	case errors.Is(err, ErrIntervened):
+		st.repeats, st.lastCanonical = 0, "" // "do that again" is not a loop
 		return nil
 	case errors.Is(err, ErrMisformat), errors.Is(err, ErrRepeat):
 		a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
@@ -167,7 +179,7 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 	if err := a.checkIntervention(ctx, ""); err != nil {
 		return "", false, err
 	}
-	reply, parsed, err := a.callModel(ctx, ld, msgs, item)
+	r, err := a.callModel(ctx, ld, msgs, item)
 	if err != nil {
 		return "", false, err
 	}
@@ -175,50 +187,86 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 		if err := a.call(ctx, point, &LoopPayload{Agent: a, Loop: ld}); err != nil {
 			return "", false, err
 		}
-		if err := a.checkIntervention(ctx, reply); err != nil {
+		if err := a.checkIntervention(ctx, r.text); err != nil {
 			return "", false, err
 		}
 	}
 
-	req, verr := validateToolRequest(parsed)
-	if verr != nil {
-		a.histAddAI(ctx, reply)
-		return "", false, a.unusable(ctx, st, item, reply, a.mustRender("fw.msg_misformat.md", nil)+"\n"+verr.Error())
+	a.histAddAI(ctx, r.text) // whatever the model said stays in history
+	req, verr := validateToolRequest(r.parsed)
+	switch {
+	case verr != nil:
+		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+verr.Error())
+	case !r.done && r.finish == "length":
+		// Cut off by the token limit: running the truncated request could
+		// run half a command.
+		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+
+			"\nYour reply was cut off by the output token limit before the tool request was complete; send a shorter one.")
 	}
-	canonical := dirtyjson.Canonical(parsed)
-	if canonical == st.lastCanonical {
-		a.histAddAI(ctx, reply)
-		st.repeats++
-		if st.repeats >= a.session.cfg.Limits.Repeat {
-			return "", false, fmt.Errorf("%w: %d times in a row it asked for %s again; last reply began: %s",
-				ErrRepeat, st.repeats+1, req.Name, quote(reply))
-		}
-		msg := a.mustRender("fw.msg_repeat.md", nil)
-		a.warn(item, msg)
-		a.histAddWarning(ctx, msg)
-		return "", false, nil
-	}
-	st.repeats, st.lastCanonical = 0, canonical
-	a.histAddAI(ctx, reply)
-
 	tool := a.session.tools[req.Name]
 	if tool == nil {
-		return "", false, a.unusable(ctx, st, item, reply, a.mustRender("fw.tool_not_found.md",
+		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.tool_not_found.md",
 			map[string]any{"tool_name": req.Raw, "tools": strings.Join(a.session.toolNames(), ", ")}))
 	}
 	st.unusable = 0
-	return a.runTool(ctx, ld, tool, req)
+
+	canonical := dirtyjson.Canonical(r.parsed)
+	repeat := canonical == st.lastCanonical
+	if repeat && !repeatSafe(tool, req) {
+		return "", false, a.repeated(ctx, st, item, req, r.text)
+	}
+	if !repeat {
+		st.repeats = 0
+	}
+	st.lastCanonical = canonical
+	prev := st.lastResult
+	answer, done, err := a.runTool(ctx, ld, st, tool, req)
+	if err == nil && !done && repeat {
+		if st.lastResult == prev { // polling that shows no change any more
+			return "", false, a.repeated(ctx, st, item, req, r.text)
+		}
+		st.repeats = 0
+	}
+	return answer, done, err
+}
+
+// RepeatSafe is implemented by tools some of whose calls are meant to be
+// repeated, such as reading more output of a running command. An identical
+// request for such a call runs again, and counts as a repeat only when it
+// also brings the same result.
+type RepeatSafe interface {
+	RepeatSafe(method string, args map[string]any) bool
+}
+
+func repeatSafe(t Tool, req toolRequest) bool {
+	rs, ok := t.(RepeatSafe)
+	return ok && rs.RepeatSafe(req.Method, req.Args)
+}
+
+// repeated handles a repeated tool request: Agent Zero's warning, or the
+// end of the run once Limits.Repeat identical requests came in a row.
+func (a *Agent) repeated(ctx context.Context, st *monologueState, item string, req toolRequest, reply string) error {
+	st.repeats++
+	if st.repeats+1 >= a.session.cfg.Limits.Repeat {
+		return fmt.Errorf("%w: it asked for %s %d times in a row; last reply began: %s",
+			ErrRepeat, req.Raw, st.repeats+1, quote(reply))
+	}
+	msg := a.mustRender("fw.msg_repeat.md", nil)
+	a.warn(item, msg)
+	a.histAddWarning(ctx, msg)
+	return nil
 }
 
 // unusable handles a reply that holds no usable tool request: a warning to
-// the model, or the end of the run once the limit is reached.
+// the model, or the end of the run once Limits.Misformat such replies came
+// in a row.
 func (a *Agent) unusable(ctx context.Context, st *monologueState, item, reply, warning string) error {
 	st.unusable++
 	if st.unusable >= a.session.cfg.Limits.Misformat {
 		return fmt.Errorf("%w: %d replies in a row without a valid tool request (%s); last reply began: %s",
 			ErrMisformat, st.unusable, firstLine(warning), quote(reply))
 	}
-	a.warn(item, warning)
+	a.warn(item, warning+"\n(the reply began: "+quote(reply)+")")
 	a.histAddWarning(ctx, warning)
 	return nil
 }
@@ -265,14 +313,22 @@ type streamView struct {
 	response    int
 }
 
+// modelReply is what callModel got: the reply to keep in history and the
+// tool request parsed from it.
+type modelReply struct {
+	text   string
+	parsed any
+	done   bool   // the request object was closed
+	finish string // the model's finish reason ("stop", "length", ...)
+}
+
 // callModel streams the model's reply, emitting reasoning, thoughts,
 // headline and response deltas as they arrive, and stops the stream at the
-// first complete, valid tool request. It returns the reply to keep in
-// history and the parsed request.
-func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message, item string) (string, any, error) {
+// first complete, valid tool request.
+func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message, item string) (modelReply, error) {
 	cp := &ModelCallPayload{Agent: a, Messages: msgs}
 	if err := a.call(ctx, hooks.ChatModelCallBefore, cp); err != nil {
-		return "", nil, err
+		return modelReply{}, err
 	}
 	var (
 		parser    = dirtyjson.NewParser()
@@ -340,23 +396,23 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 			if strings.TrimSpace(reply) != "" {
 				a.histAddAI(ctx, reply)
 			}
-			return "", nil, context.Cause(ctx)
+			return modelReply{}, context.Cause(ctx)
 		case intervened:
 			a.deliver(ctx, reply, a.session.takeIntervention())
-			return "", nil, ErrIntervened
+			return modelReply{}, ErrIntervened
 		}
-		return "", nil, fmt.Errorf("model call: %w", err)
+		return modelReply{}, fmt.Errorf("model call: %w", err)
 	}
 	a.emitUsage(item, cp.Messages, res)
 	cp.Response, cp.Reasoning, cp.after = res.Content, res.Reasoning, true
 	if err := a.call(ctx, hooks.ChatModelCallAfter, cp); err != nil {
-		return "", nil, err
+		return modelReply{}, err
 	}
 	if reply == "" && res.Content != "" {
 		reply = res.Content // a model that streamed nothing but answered
 		parser.Feed(reply)
 	}
-	return reply, parser.Value(), nil
+	return modelReply{text: reply, parsed: parser.Value(), done: parser.Done(), finish: res.FinishReason}, nil
 }
 
 func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
@@ -420,20 +476,21 @@ func (a *Agent) emitStreamed(root map[string]any, v *streamView) {
 }
 
 // runTool executes the requested tool with its extension points, events
-// and intervention checkpoints.
-func (a *Agent) runTool(ctx context.Context, ld *LoopData, tool Tool, req toolRequest) (string, bool, error) {
+// and intervention checkpoints, in Agent Zero's order: the arguments are
+// shown (tool_output_update per argument, so an extension can mask them),
+// then tool_execute_before may rewrite or block them, the tool runs, and
+// tool_execute_after sees the result.
+func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, tool Tool, req toolRequest) (string, bool, error) {
 	call := &ToolCall{ID: a.session.newItem("tool"), Name: req.Name, Method: req.Method, Args: req.Args, Agent: a, Loop: ld}
 	ld.CurrentTool = call
 	defer func() { ld.CurrentTool = nil }()
 	if err := a.checkIntervention(ctx, ""); err != nil {
 		return "", false, err
 	}
-	bp := &ToolBeforePayload{Agent: a, Loop: ld, ToolName: req.Name, Method: req.Method, Args: req.Args}
-	if err := a.call(ctx, hooks.ToolExecuteBefore, bp); err != nil {
+	shown, err := a.showArgs(ctx, req)
+	if err != nil {
 		return "", false, err
 	}
-	call.Args = bp.Args
-	args := marshalArgs(call.Args)
 	title := req.Headline
 	if title == "" {
 		title = req.Raw
@@ -442,11 +499,26 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, tool Tool, req toolRe
 	if k, ok := tool.(interface{ Kind() string }); ok {
 		kind = k.Kind()
 	}
-	a.emit(Event{Type: EventToolCall, Item: call.ID, Tool: req.Name, Method: req.Method, Args: args, Kind: kind, Title: title})
+	a.emit(Event{Type: EventToolCall, Item: call.ID, Tool: req.Name, Method: req.Method, Args: shown, Kind: kind, Title: title})
+	if err := a.checkIntervention(ctx, ""); err != nil {
+		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: "not run: the user sent a message"})
+		return "", false, err
+	}
+	bp := &ToolBeforePayload{Agent: a, Loop: ld, ToolName: req.Name, Method: req.Method, Args: req.Args}
+	if err := a.call(ctx, hooks.ToolExecuteBefore, bp); err != nil {
+		return "", false, err
+	}
+	call.Args = bp.Args
 	if bp.Block != "" {
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: bp.Block})
 		a.histAddToolResult(ctx, req.Raw, bp.Block)
+		st.lastResult = bp.Block
 		return "", false, nil
+	}
+	if ctx.Err() != nil { // cancelled while extensions ran: do not start anything
+		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: "not run: cancelled"})
+		a.histAddToolResult(ctx, req.Raw, "[not run: cancelled by the user]")
+		return "", false, context.Cause(ctx)
 	}
 
 	pctx, endPhase := a.session.beginPhase(ctx)
@@ -469,7 +541,10 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, tool Tool, req toolRe
 	}
 	if err != nil && !intervened {
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: err.Error()})
-		a.histAddToolResult(ctx, req.Raw, "error: "+err.Error())
+		var rep *RepairableError
+		if !errors.As(err, &rep) { // a repairable error reaches the model as a warning instead
+			a.histAddToolResult(ctx, req.Raw, "error: "+err.Error())
+		}
 		return "", false, fmt.Errorf("tool %s: %w", req.Name, err)
 	}
 	if err != nil && res.Text == "" {
@@ -484,6 +559,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, tool Tool, req toolRe
 		status = ToolFailed
 	}
 	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text})
+	st.lastResult = res.Text
 	if res.BreakLoop {
 		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})
 		return res.Text, true, nil
@@ -494,6 +570,34 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, tool Tool, req toolRe
 		return "", false, ErrIntervened
 	}
 	return "", false, a.checkIntervention(ctx, "")
+}
+
+// showArgs is Agent Zero's before_execution: each argument value passes
+// through tool_output_update before it is shown, so extensions can mask
+// secrets in what the editor displays.
+func (a *Agent) showArgs(ctx context.Context, req toolRequest) (json.RawMessage, error) {
+	if !a.hooks().Has(hooks.ToolOutputUpdate) {
+		return marshalArgs(req.Args), nil
+	}
+	shown := make(map[string]any, len(req.Args))
+	for _, k := range slices.Sorted(maps.Keys(req.Args)) {
+		v := req.Args[k]
+		text, ok := v.(string)
+		if !ok {
+			text = string(marshalArgs(map[string]any{"v": v}))
+			text = strings.TrimSuffix(strings.TrimPrefix(text, `{"v":`), "}")
+		}
+		p := &ToolOutputPayload{Agent: a, ToolName: req.Name, Content: text}
+		if err := a.hooks().Call(ctx, hooks.ToolOutputUpdate, p); err != nil {
+			return nil, err
+		}
+		if p.Content == text {
+			shown[k] = v
+		} else {
+			shown[k] = p.Content
+		}
+	}
+	return marshalArgs(shown), nil
 }
 
 // toolRequest is a validated tool request.

@@ -304,7 +304,9 @@ func (p *ToolBeforePayload) ApplyScript(answer json.RawMessage) error {
 	return err
 }
 
-// ToolOutputPayload is the payload of tool_output_update (read-only).
+// ToolOutputPayload is the payload of tool_output_update: a tool's
+// argument values as they are about to be shown (before the tool runs), then
+// its live output. Scripts may rewrite what is shown: {"content": "..."}.
 type ToolOutputPayload struct {
 	Agent    *Agent
 	ToolName string
@@ -320,7 +322,11 @@ func (p *ToolOutputPayload) ScriptInput() any {
 }
 
 func (p *ToolOutputPayload) ApplyScript(answer json.RawMessage) error {
-	_, err := decodeAnswer(answer)
+	m, err := decodeAnswer(answer, "content")
+	if err != nil {
+		return err
+	}
+	_, err = field(m, "content", &p.Content)
 	return err
 }
 

@@ -38,6 +38,12 @@ type Limits struct {
 	CriticalRetries int
 	// CriticalRetryDelay is the pause before such a retry (default 1 s).
 	CriticalRetryDelay time.Duration
+	// ToolResult caps the bytes of one tool result kept in history; the
+	// head and tail are kept (default 64 KiB, about 16k tokens).
+	ToolResult int
+	// LiveOutput caps the bytes of one tool call streamed to the editor as
+	// tool_output_delta (default 1 MiB).
+	LiveOutput int
 }
 
 // Config is what a session needs. Model and Prompts are required.
@@ -100,6 +106,8 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 	cfg.Limits.Repeat = cmp.Or(cfg.Limits.Repeat, 3)
 	cfg.Limits.CriticalRetries = cmp.Or(cfg.Limits.CriticalRetries, 1)
 	cfg.Limits.CriticalRetryDelay = cmp.Or(cfg.Limits.CriticalRetryDelay, time.Second)
+	cfg.Limits.ToolResult = cmp.Or(cfg.Limits.ToolResult, 64<<10)
+	cfg.Limits.LiveOutput = cmp.Or(cfg.Limits.LiveOutput, 1<<20)
 	if cfg.Hooks == nil {
 		h, err := hooks.Resolve(Builtins(), nil, hooks.Options{})
 		if err != nil {
@@ -158,12 +166,7 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	s.running, s.cancel, s.pending = true, cancel, nil
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.running, s.cancel, s.phase, s.pending = false, nil, nil, nil
-		s.mu.Unlock()
-		cancel(nil)
-	}()
+	defer cancel(nil)
 
 	item := s.newItem("run")
 	a := s.agent0
@@ -176,6 +179,16 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 		end.StopReason, err = StopCancelled, ErrCancelled
 	default:
 		end.StopReason, end.Error = StopError, err.Error()
+	}
+	// Messages sent when the run could no longer take them (it failed, was
+	// cancelled, or they came in its very last instant) are reported, not
+	// dropped silently.
+	s.mu.Lock()
+	undelivered := s.pending
+	s.running, s.cancel, s.phase, s.pending = false, nil, nil, nil
+	s.mu.Unlock()
+	for _, m := range undelivered {
+		a.warn(item, fmt.Sprintf("message not delivered, the run had ended: %q", m))
 	}
 	a.emit(end)
 	return answer, err

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/zeroagent/zero/hooks"
 )
@@ -43,28 +42,45 @@ type ToolCall struct {
 	Agent  *Agent
 	Loop   *LoopData
 
-	progress strings.Builder
+	progress headTail // what the tool printed, bounded
+	streamed int      // bytes sent as tool_output_delta
 }
 
-// Progress reports live output of the tool: it is streamed to the editor as
-// tool_output_delta, passed to tool_output_update extensions, and kept so
-// that an intervention can save what the tool produced so far.
+// Progress reports live output of the tool: tool_output_update extensions
+// may rewrite it (to mask a secret, say), then it is streamed to the editor
+// as tool_output_delta and kept, bounded, so that an intervention can save
+// what the tool produced so far. A flood of output is streamed up to
+// Limits.LiveOutput bytes, then only summarised, so memory stays bounded.
 func (c *ToolCall) Progress(ctx context.Context, text string) {
 	if text == "" {
 		return
 	}
-	c.progress.WriteString(text)
 	a := c.Agent
-	a.emit(Event{Type: EventToolOutputDelta, Item: c.ID, Text: text})
 	if a.hooks().Has(hooks.ToolOutputUpdate) {
 		p := &ToolOutputPayload{Agent: a, ToolName: c.Name, Content: text}
-		if err := a.hooks().Call(ctx, hooks.ToolOutputUpdate, p); err != nil && ctx.Err() == nil {
-			a.warn(c.ID, fmt.Sprintf("tool_output_update: %v", err))
+		if err := a.hooks().Call(ctx, hooks.ToolOutputUpdate, p); err != nil {
+			if ctx.Err() == nil {
+				a.warn(c.ID, fmt.Sprintf("tool_output_update: %v", err))
+			}
+		} else {
+			text = p.Content
 		}
 	}
+	if c.progress.max == 0 {
+		c.progress.max = a.session.cfg.Limits.ToolResult
+	}
+	c.progress.WriteString(text)
+	if limit := a.session.cfg.Limits.LiveOutput; c.streamed < limit {
+		if n := limit - c.streamed; len(text) > n {
+			text = text[:runeFloor(text, n)] + "\n[... live output stops here; the result keeps the end ...]\n"
+		}
+		a.emit(Event{Type: EventToolOutputDelta, Item: c.ID, Text: text})
+	}
+	c.streamed += len(text)
 }
 
-// Output returns everything reported through Progress so far.
+// Output returns what the tool reported through Progress, its head and
+// tail when it was long.
 func (c *ToolCall) Output() string { return c.progress.String() }
 
 // Render renders a prompt file of the agent's profile (fw.code.*.md, ...).
@@ -91,7 +107,9 @@ func (c *ToolCall) DecodeArgs(v any) error {
 
 func jsonTypeName(kind string) string {
 	switch kind {
-	case "int", "int64", "int32", "float64", "float32", "uint", "uint64":
+	case "int", "int64", "int32", "uint", "uint64", "uint32":
+		return "an integer"
+	case "float64", "float32":
 		return "a number"
 	case "bool":
 		return "a boolean"

@@ -26,7 +26,11 @@ type LocalOptions struct {
 	// Shell is the bash binary, default "/bin/bash". It must be bash: the
 	// protocol relies on PROMPT_COMMAND, $'...' quoting and job control.
 	Shell string
-	// Env is extra environment, appended after os.Environ() and the shell
+	// BaseEnv is the environment shells inherit; nil means os.Environ().
+	// The caller passes a scrubbed copy to keep its secrets (the model's
+	// API key) out of the agent's reach.
+	BaseEnv []string
+	// Env is extra environment, appended after BaseEnv and the shell
 	// defaults (see [NewLocal]), so it can override both.
 	Env []string
 	// MaxOutput caps Result.Output and the output buffered between Waits;
@@ -108,6 +112,7 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 		return nil, fmt.Errorf("local sandbox: shell: %w: %v", ErrUnavailable, err)
 	}
 	opts.Env = slices.Clone(opts.Env)
+	opts.BaseEnv = slices.Clone(opts.BaseEnv)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -195,7 +200,11 @@ func (l *Local) startTerminal() (*localTerm, error) {
 	cmd := exec.Command(l.shell, "--noprofile", "--norc", "--noediting", "-i")
 	cmd.Dir = l.opts.Dir
 	// PWD lets bash keep the logical path of Dir when it contains symlinks.
-	cmd.Env = slices.Concat(os.Environ(), shellEnv, []string{"PWD=" + l.opts.Dir}, l.opts.Env)
+	base := l.opts.BaseEnv
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = slices.Concat(base, shellEnv, []string{"PWD=" + l.opts.Dir}, l.opts.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	// A session of its own, with the pty as controlling terminal: bash
 	// turns on job control, and Close can find everything by session id.

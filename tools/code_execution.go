@@ -105,11 +105,24 @@ func (ce *CodeExecution) Execute(ctx context.Context, call *loop.ToolCall) (loop
 	return ce.run(ctx, call, n, command, args.AllowRunning)
 }
 
+// RepeatSafe lets the model poll a running command with identical
+// `output` requests: they are run again and count as a repeat only when
+// nothing changed.
+func (*CodeExecution) RepeatSafe(_ string, args map[string]any) bool {
+	rt, _ := args["runtime"].(string)
+	return strings.EqualFold(strings.TrimSpace(rt), "output")
+}
+
+var _ loop.RepeatSafe = (*CodeExecution)(nil)
+
 // run starts command in shell n and waits for it. A busy shell is reported
 // to the model unless allowRunning, in which case the text is typed into
 // the running program.
 func (ce *CodeExecution) run(ctx context.Context, call *loop.ToolCall, n int, command string, allowRunning bool) (loop.ToolResult, error) {
 	for attempt := 0; ; attempt++ {
+		if ctx.Err() != nil { // the user spoke or cancelled before anything started
+			return loop.ToolResult{Text: "[not started: " + context.Cause(ctx).Error() + "]"}, nil
+		}
 		sh, err := ce.shell(ctx, call.Agent, n)
 		if err != nil {
 			return loop.ToolResult{}, err
@@ -157,7 +170,8 @@ func (ce *CodeExecution) wait(ctx context.Context, call *loop.ToolCall, n int, s
 		return loop.ToolResult{Text: out}, nil
 	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrClosed):
 		ce.closeShell(call.Agent, n)
-		return loop.ToolResult{Text: strings.TrimSpace(out + "\n[SYSTEM: the shell of session " + strconv.Itoa(n) + " exited; a new one starts with the next command]")}, nil
+		return loop.ToolResult{Text: strings.TrimSpace(out + "\n[SYSTEM: the shell of session " + strconv.Itoa(n) +
+			" ended (" + err.Error() + "); a new one starts with the next command]")}, nil
 	default:
 		return loop.ToolResult{}, fmt.Errorf("session %d: %w", n, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"strings"
@@ -183,5 +184,64 @@ func TestRunInterruptCancels(t *testing.T) {
 	}
 	if !proctest.WaitGone(pid, 5*time.Second) {
 		t.Errorf("the command (pid %d) survived Ctrl-C", pid)
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args  []string
+		words []string
+		json  bool
+		ws    string
+	}{
+		{[]string{"say hi", "--json"}, []string{"say hi"}, true, ""},
+		{[]string{"--json", "say", "hi", "--workspace", "/w"}, []string{"say", "hi"}, true, "/w"},
+		{[]string{"fix", "--", "--json", "-x"}, []string{"fix", "--json", "-x"}, false, ""},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		j := fs.Bool("json", false, "")
+		ws := fs.String("workspace", "", "")
+		words, err := parseInterspersed(fs, tt.args)
+		if err != nil || strings.Join(words, "|") != strings.Join(tt.words, "|") || *j != tt.json || *ws != tt.ws {
+			t.Errorf("parseInterspersed(%q) = %q, json=%v ws=%q, %v", tt.args, words, *j, *ws, err)
+		}
+	}
+}
+
+// The agent's shell and extension scripts never see Zero's API key.
+func TestAgentCannotSeeAPIKey(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["env"], "headline": "Env", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "env; echo end-of-env"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["done"], "headline": "Done", "tool_name": "response", "tool_args": {"text": "done"}}`},
+	)
+	ws := t.TempDir()
+	script := ws + "/.zero/extensions/message_loop_start/_50_env"
+	if err := os.MkdirAll(ws+"/.zero/extensions/message_loop_start", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nenv > \"$ZERO_TEST_ENV_OUT\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	envOut := t.TempDir() + "/hook-env"
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_API_KEY=sk-very-secret-key", "OPENAI_BASE_URL=" + srv.URL(), "ZERO_TEST_ENV_OUT=" + envOut},
+		"run", "--json", "--workspace", ws, "show env")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("zero run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "end-of-env") || !strings.Contains(string(out), "PATH=") {
+		t.Fatalf("the env command did not run:\n%s", out)
+	}
+	hookEnv, err := os.ReadFile(envOut)
+	if err != nil || !strings.Contains(string(hookEnv), "PATH=") {
+		t.Fatalf("the extension script did not run: %v", err)
+	}
+	reqs := srv.Requests()
+	for name, text := range map[string]string{"output": string(out), "hook env": string(hookEnv), "model request": string(reqs[len(reqs)-1].Body)} {
+		if strings.Contains(text, "sk-very-secret-key") {
+			t.Errorf("the API key reached the %s", name)
+		}
 	}
 }

@@ -17,6 +17,8 @@ type renderer struct {
 	color bool
 	block string // what is being streamed now: "reasoning", "thoughts", "response", "output"
 	atBOL bool   // the cursor is at the beginning of a line
+	// lastError is the last error shown, so the caller need not repeat it.
+	lastError string
 }
 
 func newRenderer(w io.Writer, color bool) *renderer {
@@ -137,6 +139,7 @@ func (r *renderer) event(e loop.Event) {
 		r.line(r.style(prefix+"! "+e.Text, yellow))
 	case loop.EventError:
 		r.line(r.style(prefix+"error: "+e.Text, red))
+		r.lastError = e.Text
 	case loop.EventSubordinateStarted:
 		r.line(r.style(fmt.Sprintf("→ agent A%d started (%s)", e.Agent, e.Profile), dim))
 	case loop.EventSubordinateEnded:

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,13 +40,14 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "Usage: zero run [flags] MESSAGE\n\nRuns one task and shows it live; exits 0 when the agent answered.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	words, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	message := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	message := strings.TrimSpace(strings.Join(words, " "))
 	if message == "" {
 		fmt.Fprintln(stderr, "zero run: no message: say what the agent should do, e.g. zero run \"list the Go files here\"")
 		return 2
@@ -67,7 +69,8 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
-	backend, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: ws, Logger: logger.With("component", "sandbox")})
+	env := agentEnviron(os.Environ())
+	backend, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: ws, BaseEnv: env, Logger: logger.With("component", "sandbox")})
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
@@ -84,7 +87,8 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		early  []string
 	)
 	hookSet, err := hooks.Resolve(loop.Builtins(), hooks.Layers(ws, profile, userConfigDir()), hooks.Options{
-		Logger: logger.With("component", "hooks"),
+		Logger:  logger.With("component", "hooks"),
+		BaseEnv: env,
 		OnWarning: func(w hooks.Warning) {
 			warnMu.Lock()
 			defer warnMu.Unlock()
@@ -100,7 +104,10 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return 1
 	}
 
-	var sink func(loop.Event)
+	var (
+		sink func(loop.Event)
+		view *renderer // nil with --json
+	)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -110,7 +117,8 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			}
 		}
 	} else {
-		sink = newRenderer(stdout, isTerminal(stdout)).event
+		view = newRenderer(stdout, isTerminal(stdout))
+		sink = view.event
 	}
 	session := loop.NewSession(newID(), loop.Config{
 		Model:     client,
@@ -133,7 +141,8 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	defer stop()
 	go func() {
 		<-sctx.Done()
-		sess.Cancel() // Ctrl-C: end the run cleanly, killing what it started
+		stop()        // a second Ctrl-C kills the process at once
+		sess.Cancel() // the first ends the run cleanly, killing what it started
 	}()
 	_, err = sess.Run(context.WithoutCancel(ctx), message)
 	stop()
@@ -146,11 +155,47 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		}
 		return 130
 	default:
-		if !*jsonOut {
+		// Said once: the live view on a terminal already showed the error.
+		if view != nil && !(view.color && view.lastError == err.Error()) {
 			fmt.Fprintln(stderr, "zero:", err)
 		}
 		return 1
 	}
+}
+
+// parseInterspersed parses flags wherever they stand, so that
+// `zero run "task" --json` works as people type it; after "--" everything
+// is message.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var tail []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, tail = args[:i], args[i+1:]
+	}
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if args = fs.Args(); len(args) == 0 {
+			return append(words, tail...), nil
+		}
+		words, args = append(words, args[0]), args[1:]
+	}
+}
+
+// agentEnviron is the environment the agent's shells and extension scripts
+// get: Zero's own model configuration, the API key above all, is not
+// theirs to see.
+func agentEnviron(environ []string) []string {
+	env := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "ZERO_MODEL":
+		default:
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 func resolveWorkspace(dir string) (string, error) {
