@@ -15,6 +15,10 @@ var (
 	// finished (no finish_reason and no [DONE]), e.g. the connection was cut.
 	ErrStreamCut = errors.New("model stream ended unexpectedly")
 
+	// ErrIdleTimeout means the server sent no data for [Options.IdleTimeout].
+	// After the first chunk it comes wrapped together with [ErrStreamCut].
+	ErrIdleTimeout = errors.New("no data from the model")
+
 	// ErrStop is returned by a [StreamFunc] to end the stream early. [Client.Stream]
 	// treats it as success and sets [Result.Stopped].
 	ErrStop = errors.New("llm: stop stream")

@@ -95,6 +95,7 @@ const (
 	DefaultMaxRetries    = 3
 	DefaultRetryDelay    = time.Second
 	DefaultMaxRetryDelay = 60 * time.Second
+	DefaultIdleTimeout   = 5 * time.Minute
 )
 
 // Options configures a [Client]. Only Model is required.
@@ -107,6 +108,14 @@ type Options struct {
 	RetryDelay    time.Duration // base backoff (exponential with jitter); 0 = default 1s
 	MaxRetryDelay time.Duration // cap for backoff and for Retry-After; 0 = default 60s
 	Logger        *slog.Logger  // nil = discard
+
+	// IdleTimeout aborts a request when a read of the response body (the
+	// first starts right after the headers) waits this long for data; time
+	// spent in the StreamFunc is not counted. Before the first chunk the abort
+	// is retried like a dropped connection; after it the stream is cut
+	// ([ErrStreamCut] and [ErrIdleTimeout]). Any bytes count as data,
+	// including SSE keep-alive comments. 0 = default 5m (reasoning models can think silently for minutes); negative = no limit.
+	IdleTimeout time.Duration
 }
 
 // Client streams chat completions from one model. It is safe for concurrent use.
@@ -133,6 +142,12 @@ func New(opts Options) (*Client, error) {
 	}
 	opts.RetryDelay = cmp.Or(opts.RetryDelay, DefaultRetryDelay)
 	opts.MaxRetryDelay = cmp.Or(opts.MaxRetryDelay, DefaultMaxRetryDelay)
+	switch {
+	case opts.IdleTimeout == 0:
+		opts.IdleTimeout = DefaultIdleTimeout
+	case opts.IdleTimeout < 0:
+		opts.IdleTimeout = 0 // internally 0 means no limit
+	}
 	opts.Logger = cmp.Or(opts.Logger, discardLogger)
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = defaultHTTPClient()
@@ -157,7 +172,8 @@ func (c *Client) Model() string { return c.opts.Model }
 
 // defaultHTTPClient bounds the wait for response headers (a server that
 // accepts and never answers must not hang a turn) but not the body, because
-// a reasoning model may stream for many minutes.
+// a reasoning model may stream for many minutes; a body that goes silent is
+// caught by Options.IdleTimeout instead.
 func defaultHTTPClient() *http.Client {
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t = t.Clone()

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -25,7 +26,8 @@ import (
 
 // Stream sends the request with stream=true (and stream_options.include_usage)
 // and calls fn per delta; fn may be nil. Transient failures (408, 409, 429,
-// 5xx, connection errors, a stream that ends empty) are retried with backoff,
+// 5xx, connection errors, a stream that ends empty or stays silent for
+// [Options.IdleTimeout]) are retried with backoff,
 // but only while no chunk has arrived: after that a retry would replay text
 // the caller already acted on. On any error Stream still returns the partial
 // Result received so far.
@@ -64,12 +66,21 @@ type attemptState struct {
 	header    http.Header // for Retry-After
 	errBody   []byte      // body of a >=400 response
 	body      *watchBody  // body of a 2xx response
+	idle      *idleWatch  // nil when there is no idle limit
 	chunks    int
 	retryable bool
 }
 
 func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewParams, col *collector, a *attemptState) error {
 	start := time.Now()
+	// The request runs on its own context so that the idle watch can abort
+	// it without touching ctx, which stays the caller's to cancel.
+	actx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	if c.opts.IdleTimeout > 0 {
+		a.idle = &idleWatch{d: c.opts.IdleTimeout, abort: abort}
+		defer a.idle.disarm()
+	}
 	// The middleware runs on this goroutine inside NewStreaming, so it may
 	// write a without locking.
 	capture := func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
@@ -81,18 +92,18 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 		if resp.StatusCode >= 400 {
 			// Kept so the error message is built from the body by us: openai-go
 			// only understands {"error":{...}}, while Ollama sends {"error":"..."}.
-			a.errBody, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			a.errBody, _ = io.ReadAll(io.LimitReader(&watchBody{rc: resp.Body, idle: a.idle}, 64<<10))
 			_ = resp.Body.Close()
 			resp.Body = io.NopCloser(bytes.NewReader(a.errBody))
 			return resp, nil
 		}
-		a.body = &watchBody{rc: resp.Body, tail: []byte("\n")}
+		a.body = &watchBody{rc: resp.Body, idle: a.idle, tail: []byte("\n")}
 		resp.Body = a.body
 		return resp, nil
 	}
 	c.opts.Logger.DebugContext(ctx, "model request",
 		"model", c.opts.Model, "messages", len(params.Messages))
-	stream := c.svc.NewStreaming(ctx, params, option.WithMiddleware(capture))
+	stream := c.svc.NewStreaming(actx, params, option.WithMiddleware(capture))
 	defer stream.Close()
 
 	err := c.consume(ctx, stream, col, a)
@@ -143,6 +154,20 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 			return fmt.Errorf("model stream callback: %w", err)
 		}
 		return nil
+	}
+	// ctx is checked before the idle watch: when the caller cancels, that is
+	// the answer, whatever else happened at the same moment.
+	if ctx.Err() != nil {
+		return fmt.Errorf("model stream canceled after %d chunks: %w", a.chunks, ctx.Err())
+	}
+	if a.idle != nil && a.idle.fired.Load() && a.status < 400 {
+		if a.chunks > 0 {
+			return c.cut(a.chunks, a.idle.err())
+		}
+		// Headers came but nothing after: the server or the path to it hung,
+		// which a new connection may well not.
+		a.retryable = true
+		return fmt.Errorf("model stream stalled before the first chunk: %w", a.idle.err())
 	}
 	if ctxErr := ctxError(ctx, err); ctxErr != nil {
 		return fmt.Errorf("model stream canceled after %d chunks: %w", a.chunks, ctxErr)
@@ -393,11 +418,49 @@ func truncate(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// watchBody wraps a 2xx stream body to see what openai-go's decoder hides:
+// idleWatch aborts an attempt when one body read waits longer than d. Only
+// the wait inside Read is timed, so a slow StreamFunc (which runs between
+// reads, while the data waits in the socket buffer) never trips it.
+type idleWatch struct {
+	d     time.Duration
+	abort context.CancelCauseFunc
+	timer *time.Timer
+	fired atomic.Bool
+}
+
+// arm and disarm bracket one Read. Reads of one attempt happen on one
+// goroutine, so the timer field needs no lock; only fire runs elsewhere.
+func (w *idleWatch) arm() {
+	if w.timer == nil {
+		w.timer = time.AfterFunc(w.d, w.fire)
+		return
+	}
+	w.timer.Reset(w.d)
+}
+
+func (w *idleWatch) disarm() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+func (w *idleWatch) fire() {
+	w.fired.Store(true)
+	w.abort(w.err())
+}
+
+// err is the cause reported for a fired watch, e.g. "no data from the model for 5m0s".
+func (w *idleWatch) err() error {
+	return fmt.Errorf("%w for %v", ErrIdleTimeout, w.d)
+}
+
+// watchBody wraps a stream body to see what openai-go's decoder hides:
 // whether "data: [DONE]" went by (a clean end the decoder reports exactly
-// like EOF), the transport error of a failed read, and the byte count.
+// like EOF), the transport error of a failed read, and the byte count. It
+// also times each read for the idle watch, if any.
 type watchBody struct {
 	rc   io.ReadCloser
+	idle *idleWatch
 	n    int64
 	done bool
 	err  error
@@ -410,7 +473,13 @@ type watchBody struct {
 var doneMarkers = [...][]byte{[]byte("\ndata: [DONE]"), []byte("\ndata:[DONE]")}
 
 func (w *watchBody) Read(p []byte) (int, error) {
+	if w.idle != nil {
+		w.idle.arm()
+	}
 	n, err := w.rc.Read(p)
+	if w.idle != nil {
+		w.idle.disarm()
+	}
 	if n > 0 {
 		w.n += int64(n)
 		if !w.done {

@@ -188,14 +188,6 @@ func TestStreamRetries(t *testing.T) {
 		check   func(t *testing.T, err error)
 	}{
 		{
-			name: "429 with Retry-After capped by MaxRetryDelay",
-			replies: []llmtest.Reply{
-				{Status: 429, Message: "slow down", RetryAfter: "1"},
-				{Content: "ok"},
-			},
-			wantN: 2,
-		},
-		{
 			name:    "500 then success",
 			replies: []llmtest.Reply{{Status: 500, Message: "boom"}, {Content: "ok"}},
 			wantN:   2,
@@ -274,6 +266,188 @@ func TestStreamRetries(t *testing.T) {
 				tt.check(t, err)
 			}
 		})
+	}
+}
+
+// TestStreamRetryAfter checks that the server's Retry-After sets the wait:
+// the fallback backoff here is about 1 ms, so a wait at or above the lower
+// bound can only come from the header, and the upper bound shows the cap.
+func TestStreamRetryAfter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		retryAfter string
+		maxDelay   time.Duration
+		atLeast    time.Duration
+		below      time.Duration
+	}{
+		{name: "fractional seconds honoured", retryAfter: "0.3", maxDelay: 2 * time.Second, atLeast: 300 * time.Millisecond, below: 2 * time.Second},
+		{name: "long value capped by MaxRetryDelay", retryAfter: "30", maxDelay: 100 * time.Millisecond, atLeast: 100 * time.Millisecond, below: time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t,
+				llmtest.Reply{Status: 429, Message: "slow down", RetryAfter: tt.retryAfter},
+				llmtest.Reply{Content: "ok"},
+			)
+			c := newClient(t, srv, func(o *llm.Options) {
+				o.RetryDelay = time.Millisecond
+				o.MaxRetryDelay = tt.maxDelay
+			})
+			start := time.Now()
+			res, err := c.Stream(testCtx(t), hello, nil)
+			elapsed := time.Since(start)
+			if err != nil || res.Content != "ok" {
+				t.Fatalf("Stream = %q, %v; want ok after one retry", res.Content, err)
+			}
+			if elapsed < tt.atLeast || elapsed >= tt.below {
+				t.Errorf("took %v, want at least %v (the Retry-After wait) and below %v", elapsed, tt.atLeast, tt.below)
+			}
+			if n := len(srv.Requests()); n != 2 {
+				t.Errorf("server got %d requests, want 2", n)
+			}
+		})
+	}
+}
+
+// TestStreamIdleTimeout stalls the server before and after the first chunk.
+// Every server here would hang for 5 minutes, so a test that finishes at
+// all shows the idle limit worked.
+func TestStreamIdleTimeout(t *testing.T) {
+	t.Parallel()
+	const idle = 100 * time.Millisecond
+	stall := llmtest.Duration(5 * time.Minute)
+	tests := []struct {
+		name     string
+		replies  []llmtest.Reply
+		idle     time.Duration
+		retries  int
+		want     llm.Result
+		wantErr  string // exact error text; "" = success
+		wantCut  bool   // errors.Is ErrStreamCut
+		wantN    int
+		atLeast  time.Duration
+		callback func(llm.Delta) error
+	}{
+		{
+			name:    "silent before the first chunk is retried",
+			replies: []llmtest.Reply{{FirstDelay: stall}, {Content: "ok"}},
+			want:    llm.Result{Content: "ok", FinishReason: "stop"},
+			wantN:   2,
+			atLeast: idle,
+		},
+		{
+			name:    "silent before the first chunk, no retries left",
+			replies: []llmtest.Reply{{FirstDelay: stall}, {Content: "unused"}},
+			retries: -1,
+			wantErr: "model stream stalled before the first chunk: no data from the model for 100ms",
+			wantN:   1,
+			atLeast: idle,
+		},
+		{
+			name:    "Delay 5m after the role chunk cuts the stream",
+			replies: []llmtest.Reply{{Content: "never sent", Delay: stall}, {Content: "unused"}},
+			wantErr: "model stream ended unexpectedly after 1 chunks: no data from the model for 100ms",
+			wantCut: true,
+			wantN:   1,
+			atLeast: idle,
+		},
+		{
+			name: "stall mid-answer keeps the partial result",
+			replies: []llmtest.Reply{
+				{Reasoning: "hmm", Content: "abcdefghijkl", ChunkSize: 4, StallAfter: 2},
+				{Content: "unused"},
+			},
+			want:    llm.Result{Reasoning: "hmm", Content: "abcdefgh"},
+			wantErr: "model stream ended unexpectedly after 4 chunks: no data from the model for 100ms",
+			wantCut: true,
+			wantN:   1,
+			atLeast: idle,
+		},
+		{
+			name: "a slow StreamFunc is not idleness",
+			// The delay keeps the rest out of the first read, so it must be
+			// read after the sleep.
+			replies: []llmtest.Reply{{Content: "abcdefgh", ChunkSize: 2, Delay: llmtest.Duration(idle / 5)}},
+			callback: func(d llm.Delta) error {
+				if d.Text == "ab" {
+					time.Sleep(2 * idle) // the rest arrives and waits in the socket buffer meanwhile
+				}
+				return nil
+			},
+			want:  llm.Result{Content: "abcdefgh", FinishReason: "stop"},
+			wantN: 1,
+		},
+		{
+			name:    "negative IdleTimeout means no limit",
+			replies: []llmtest.Reply{{Content: "ok", Delay: llmtest.Duration(3 * idle)}},
+			idle:    -1,
+			want:    llm.Result{Content: "ok", FinishReason: "stop"},
+			wantN:   1,
+			atLeast: 3 * idle,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t, tt.replies...)
+			c := newClient(t, srv, func(o *llm.Options) {
+				o.IdleTimeout = idle
+				if tt.idle != 0 {
+					o.IdleTimeout = tt.idle
+				}
+				o.MaxRetries = tt.retries
+			})
+			start := time.Now()
+			res, err := c.Stream(testCtx(t), hello, tt.callback)
+			elapsed := time.Since(start)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Stream: %v", err)
+				}
+			} else {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if !errors.Is(err, llm.ErrIdleTimeout) {
+					t.Errorf("err = %v, want it to wrap ErrIdleTimeout", err)
+				}
+				if got := errors.Is(err, llm.ErrStreamCut); got != tt.wantCut {
+					t.Errorf("errors.Is(err, ErrStreamCut) = %v, want %v", got, tt.wantCut)
+				}
+			}
+			if diff := cmp.Diff(tt.want, res, cmpopts.IgnoreFields(llm.Result{}, "Usage")); diff != "" {
+				t.Errorf("Result (-want +got):\n%s", diff)
+			}
+			if elapsed < tt.atLeast || elapsed > time.Second {
+				t.Errorf("took %v, want between %v and 1s", elapsed, tt.atLeast)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != tt.wantN {
+				t.Fatalf("server got %d requests, want %d", len(reqs), tt.wantN)
+			}
+			if tt.atLeast == idle && !reqs[0].ClientClosed {
+				t.Error("server did not see the stalled request abandoned")
+			}
+		})
+	}
+}
+
+// TestStreamIdleCanceled checks that the caller's cancel is reported as
+// such while the server is silent, not as idleness.
+func TestStreamIdleCanceled(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{FirstDelay: llmtest.Duration(5 * time.Minute)})
+	c := newClient(t, srv, func(o *llm.Options) { o.IdleTimeout = 200 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Stream(ctx, hello, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, llm.ErrIdleTimeout) {
+		t.Fatalf("err = %v, want the context's deadline and no idle error", err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("server got %d requests, want 1", n)
 	}
 }
 

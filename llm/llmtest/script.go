@@ -21,10 +21,12 @@ type Reply struct {
 	Content        string   `json:"content,omitempty"`
 	ChunkSize      int      `json:"chunk_size,omitempty"`  // bytes per delta, never splitting a UTF-8 rune; 0 = 16
 	Delay          Duration `json:"delay,omitempty"`       // sleep before each reasoning/content chunk (JSON: "50ms")
+	FirstDelay     Duration `json:"first_delay,omitempty"` // sleep after sending the response headers, before the first chunk
 	Status         int      `json:"status,omitempty"`      // answer this HTTP status with an OpenAI-style error body instead of a stream
 	Message        string   `json:"message,omitempty"`     // error message for Status
 	RetryAfter     string   `json:"retry_after,omitempty"` // Retry-After header with Status
 	CutAfter       int      `json:"cut_after,omitempty"`   // >0: after this many content chunks, abort the connection (no [DONE], no finish_reason)
+	StallAfter     int      `json:"stall_after,omitempty"` // >0: after this many content chunks (or all, if fewer), send nothing more but keep the connection open until the client leaves
 	Hangup         bool     `json:"hangup,omitempty"`      // abort the connection before any response, like a reset
 	Usage          *Usage   `json:"usage,omitempty"`       // usage in the final chunk; nil = estimated from lengths
 }
@@ -65,8 +67,8 @@ func (r Reply) validate() error {
 		return fmt.Errorf("reasoning_field %q is neither reasoning_content nor reasoning", r.ReasoningField)
 	case r.Status != 0 && (r.Status < 400 || r.Status > 599):
 		return fmt.Errorf("status %d is not an HTTP error status", r.Status)
-	case r.ChunkSize < 0, r.CutAfter < 0, r.Delay < 0:
-		return errors.New("chunk_size, cut_after and delay must not be negative")
+	case r.ChunkSize < 0, r.CutAfter < 0, r.StallAfter < 0, r.Delay < 0, r.FirstDelay < 0:
+		return errors.New("chunk_size, cut_after, stall_after, delay and first_delay must not be negative")
 	}
 	return nil
 }

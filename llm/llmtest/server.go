@@ -360,14 +360,8 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 	}
 	// piece waits Delay (watching for the client leaving), then sends one delta.
 	piece := func(delta map[string]any) error {
-		if d := time.Duration(reply.Delay); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return errAborted
-			case <-t.C:
-			}
+		if err := pause(ctx, time.Duration(reply.Delay)); err != nil {
+			return err
 		}
 		if ctx.Err() != nil {
 			return errAborted
@@ -379,7 +373,17 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 		return nil
 	}
 
-	err := send(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)
+	var err error
+	if d := time.Duration(reply.FirstDelay); d > 0 {
+		// Headers go out first, so the client sees a silent stream rather
+		// than a server slow to answer.
+		if err = rc.Flush(); err == nil {
+			err = pause(ctx, d)
+		}
+	}
+	if err == nil {
+		err = send(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)
+	}
 	field := cmp.Or(reply.ReasoningField, "reasoning_content")
 	for _, p := range split(reply.Reasoning, reply.ChunkSize) {
 		if err != nil {
@@ -397,6 +401,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 			if reply.CutAfter > 0 && contentSent >= reply.CutAfter {
 				panic(http.ErrAbortHandler)
 			}
+			if reply.StallAfter > 0 && contentSent >= reply.StallAfter {
+				<-ctx.Done() // silent but open, until the client gives up
+				err = errAborted
+			}
 		}
 	}
 	if err != nil {
@@ -405,6 +413,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 	}
 	if reply.CutAfter > 0 {
 		panic(http.ErrAbortHandler) // fewer content chunks than CutAfter: still no finish
+	}
+	if reply.StallAfter > 0 { // fewer content chunks than StallAfter: still no finish
+		<-ctx.Done()
+		out.clientClosed = true
+		return
 	}
 	stop := "stop"
 	err = send(map[string]any{}, &stop)
@@ -439,6 +452,21 @@ func (s *Server) complete(w http.ResponseWriter, req chatRequest, reply Reply, p
 		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": "stop"}},
 		"usage":              usageFor(reply, prompt),
 	})
+}
+
+// pause waits d, or returns errAborted as soon as the client goes away.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return errAborted
+	case <-t.C:
+		return nil
+	}
 }
 
 func usageFor(reply Reply, prompt string) Usage {

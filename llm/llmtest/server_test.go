@@ -202,6 +202,31 @@ func TestClientClosed(t *testing.T) {
 	}
 }
 
+// TestFirstDelay checks that the headers go out before the silence, so a
+// client sees a stream that has started and then says nothing.
+func TestFirstDelay(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(t, Reply{Content: "late", FirstDelay: Duration(5 * time.Minute)})
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, srv.URL()+"/chat/completions",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || time.Since(start) > time.Second {
+		t.Errorf("status %d after %v, want 200 at once", resp.StatusCode, time.Since(start))
+	}
+	resp.Body.Close()
+	rec := srv.Requests()[0]
+	if !rec.ClientClosed || rec.ChunksSent != 0 {
+		t.Errorf("ClientClosed %v after %d chunks, want true after none", rec.ClientClosed, rec.ChunksSent)
+	}
+}
+
 func TestOtherRoutes(t *testing.T) {
 	t.Parallel()
 	srv := NewServer(t)
@@ -264,7 +289,8 @@ func TestLoadScript(t *testing.T) {
 	good := write("good.json", `{"replies":[
 		{"content":"hi","delay":"50ms","chunk_size":3},
 		{"match":"x","reasoning":"r","reasoning_field":"reasoning","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}},
-		{"status":429,"message":"slow","retry_after":"1"}
+		{"status":429,"message":"slow","retry_after":"1"},
+		{"content":"abc","first_delay":"1s","stall_after":1}
 	]}`)
 	got, err := LoadScript(good)
 	if err != nil {
@@ -274,6 +300,7 @@ func TestLoadScript(t *testing.T) {
 		{Content: "hi", Delay: Duration(50 * time.Millisecond), ChunkSize: 3},
 		{Match: "x", Reasoning: "r", ReasoningField: "reasoning", Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}},
 		{Status: 429, Message: "slow", RetryAfter: "1"},
+		{Content: "abc", FirstDelay: Duration(time.Second), StallAfter: 1},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("script (-want +got):\n%s", diff)
@@ -284,6 +311,8 @@ func TestLoadScript(t *testing.T) {
 		{"bad duration", `{"replies":[{"delay":"soon"}]}`},
 		{"bad reasoning field", `{"replies":[{"reasoning_field":"thoughts"}]}`},
 		{"bad status", `{"replies":[{"status":200}]}`},
+		{"negative first_delay", `{"replies":[{"first_delay":"-1s"}]}`},
+		{"negative stall_after", `{"replies":[{"stall_after":-1}]}`},
 		{"not json", `replies: []`},
 	}
 	for _, b := range bad {
