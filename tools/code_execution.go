@@ -161,8 +161,9 @@ func (ce *CodeExecution) wait(ctx context.Context, call *loop.ToolCall, n int, s
 		// The user spoke: the command keeps running, the model decides.
 		return ce.note(call, "fw.code.running.md", map[string]any{"session": n}, out), nil
 	case ctx.Err() != nil:
-		// Cancelled: kill what this run started; the shell survives.
-		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		// Cancelled: kill what this run started. The shell survives, unless
+		// the command cannot be stopped (a builtin loop ignoring SIGINT).
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		if ierr := sh.Interrupt(ictx); ierr != nil {
 			ce.closeShell(call.Agent, n)
