@@ -589,3 +589,24 @@ func TestRunWhileRunningIsBusy(t *testing.T) {
 		t.Errorf("Intervene after the run = %v, want ErrNotRunning", err)
 	}
 }
+
+// A response_stream_chunk script rewrites the streamed text before the
+// engine sees it (Agent Zero's secret masking works this way).
+func TestScriptRewritesStreamChunk(t *testing.T) {
+	t.Parallel()
+	ext := t.TempDir()
+	writeScript(t, ext, "response_stream_chunk", "_10_mask", `
+grep -q 'hunter2' && echo '{"chunk": "{\"thoughts\": [\"masked\"], \"tool_name\": \"response\", \"tool_args\": {\"text\": \"the password is ***\"}}"}'
+exit 0`)
+	model := &fakeModel{replies: []reply{{content: `{"thoughts": ["x"], "tool_name": "response", "tool_args": {"text": "the password is hunter2"}}`}}}
+	sess, rec := newSession(t, setup{model: model, layers: []hooks.Layer{{Name: "test", Dir: ext}}})
+	got, err := sess.Run(runCtx(t), "go")
+	if err != nil || got != "the password is ***" {
+		t.Fatalf("Run = %q, %v; warnings %+v", got, err, rec.ofType(loop.EventWarning))
+	}
+	for _, m := range sess.Agent0().History.Messages() {
+		if strings.Contains(m.Content, "hunter2") {
+			t.Errorf("history kept the unmasked chunk: %q", m.Content)
+		}
+	}
+}
