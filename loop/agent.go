@@ -27,6 +27,7 @@ type Agent struct {
 	Subordinate *Agent
 
 	session         *Session
+	setup           *agentSetup
 	loop            *LoopData
 	lastUserMessage string
 	sysTokens       struct {
@@ -35,17 +36,18 @@ type Agent struct {
 	}
 }
 
-func (s *Session) newAgent(number int, profile string, superior *Agent) *Agent {
+func (s *Session) newAgent(number int, superior *Agent, setup *agentSetup) *Agent {
 	a := &Agent{
 		Number:   number,
-		Profile:  profile,
+		Profile:  setup.Profile,
 		History:  newHistory(s.cfg.CountTokens),
 		Data:     map[string]any{},
 		Superior: superior,
 		session:  s,
+		setup:    setup,
 	}
-	if s.cfg.Hooks.Has(hooks.AgentInit) {
-		if err := s.cfg.Hooks.Call(context.Background(), hooks.AgentInit, &AgentPayload{Agent: a}); err != nil {
+	if a.hooks().Has(hooks.AgentInit) {
+		if err := a.hooks().Call(context.Background(), hooks.AgentInit, &AgentPayload{Agent: a}); err != nil {
 			a.warn("", fmt.Sprintf("agent_init: %v", err))
 		}
 	}
@@ -62,7 +64,7 @@ func (a *Agent) LoopData() *LoopData { return a.loop }
 func (a *Agent) Render(name string, vars map[string]any) (string, error) {
 	v := a.session.vars(a)
 	maps.Copy(v, vars)
-	return a.session.cfg.Prompts.Render(name, v)
+	return a.setup.Prompts.Render(name, v)
 }
 
 // mustRender renders a framework prompt; a missing or broken prompt file
@@ -80,7 +82,7 @@ func (a *Agent) mustRender(name string, vars map[string]any) string {
 	return s
 }
 
-func (a *Agent) hooks() *hooks.Set { return a.session.cfg.Hooks }
+func (a *Agent) hooks() *hooks.Set { return a.setup.Hooks }
 
 func (a *Agent) emit(e Event) {
 	e.Agent = a.Number
@@ -128,6 +130,7 @@ func (a *Agent) histAdd(ctx context.Context, ai bool, content string) {
 }
 
 func (a *Agent) histAddUser(ctx context.Context, msg string, intervention bool) {
+	a.History.NewTopic() // a user message starts a new topic
 	name := "fw.user_message.md"
 	if intervention {
 		name = "fw.intervention.md"
@@ -187,7 +190,7 @@ func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (s
 	if err := a.call(ctx, hooks.UtilModelCallBefore, p); err != nil {
 		return "", err
 	}
-	res, err := a.session.cfg.UtilityModel.Stream(ctx, llm.Request{Messages: []llm.Message{
+	res, err := a.setup.UtilityModel.Stream(ctx, llm.Request{Messages: []llm.Message{
 		{Role: llm.System, Content: p.System},
 		{Role: llm.User, Content: p.Message},
 	}}, func(llm.Delta) error { return nil })

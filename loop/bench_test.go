@@ -52,7 +52,7 @@ func benchmarkTurns(b *testing.B, size int) {
 	for done := 0; done < b.N; done += turnsPerRun {
 		b.StopTimer()
 		model := &instantModel{turns: turnsPerRun, noop: noop, final: final}
-		sess := loop.NewSession("bench", loop.Config{Model: model, Prompts: prompts, Tools: tools, Workspace: "/work"}, func(loop.Event) {})
+		sess := loop.NewSession("bench", loop.Config{Setup: loop.Setup{Model: model, Prompts: prompts, Tools: tools}, Workspace: "/work"}, func(loop.Event) {})
 		for i := range size {
 			sess.Agent0().History.Add(i%2 == 1, filler)
 		}

@@ -68,7 +68,7 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 	a := sp.Agent
 	text, err := cached(sp.Loop, "tools", func() (string, error) {
 		var parts []string
-		for _, name := range a.session.cfg.Prompts.Names("agent.system.tool.*.md") {
+		for _, name := range a.setup.Prompts.Names("agent.system.tool.*.md") {
 			text, err := a.Render(name, nil)
 			if err != nil {
 				return "", err

@@ -175,6 +175,8 @@ type setup struct {
 	layers   []hooks.Layer
 	hookOpts hooks.Options
 	limits   loop.Limits
+	// subordinate resolves subordinates' profiles (nil: the superior's setup).
+	subordinate func(profile string) (loop.Setup, error)
 }
 
 // newSession builds a session over the fake model and the real default
@@ -202,16 +204,21 @@ func newSession(t testing.TB, s setup) (*loop.Session, *recorder) {
 		tools = []loop.Tool{responseTool}
 	}
 	sess = loop.NewSession("test", loop.Config{
-		Model:     s.model,
-		Prompts:   profiles.New(),
-		Tools:     tools,
-		Hooks:     set,
-		Workspace: t.TempDir(),
-		Limits:    s.limits,
-		Now:       func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
+		Setup: loop.Setup{
+			Model:   s.model,
+			Prompts: profiles.New(),
+			Tools:   tools,
+			Hooks:   set,
+		},
+		Subordinate: s.subordinate,
+		Workspace:   t.TempDir(),
+		Limits:      s.limits,
+		Now:         func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
 	}, rec.sink)
 	return sess, rec
 }
+
+func testPrompts() loop.Prompts { return profiles.New() }
 
 func runCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

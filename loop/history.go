@@ -17,6 +17,7 @@ type Message struct {
 // building a prompt does not depend on re-reading the whole history.
 type History struct {
 	msgs    []Message
+	topics  []int // index of the first message of each topic after the first
 	out     []llm.Message
 	tokens  int // sum over msgs[:counted]
 	counted int
@@ -42,6 +43,32 @@ func (h *History) Add(ai bool, content string) {
 		return
 	}
 	h.out = append(h.out, llm.Message{Role: role, Content: content})
+}
+
+// NewTopic ends the current topic: what follows is a new one (Agent Zero
+// starts one at every user message and after every delegation; history
+// compression summarises whole topics). An empty topic is not ended.
+func (h *History) NewTopic() {
+	start := 0
+	if n := len(h.topics); n > 0 {
+		start = h.topics[n-1]
+	}
+	if len(h.msgs) > start {
+		h.topics = append(h.topics, len(h.msgs))
+	}
+}
+
+// Topics is the number of topics (the current one included once it has
+// a message).
+func (h *History) Topics() int {
+	n, last := len(h.topics), 0
+	if n > 0 {
+		last = h.topics[n-1]
+	}
+	if len(h.msgs) > last {
+		n++
+	}
+	return n
 }
 
 // Messages returns the history entries (not to be modified).

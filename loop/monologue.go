@@ -203,10 +203,10 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+
 			"\nYour reply was cut off by the output token limit before the tool request was complete; send a shorter one.")
 	}
-	tool := a.session.tools[req.Name]
+	tool := a.setup.tools[req.Name]
 	if tool == nil {
 		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.tool_not_found.md",
-			map[string]any{"tool_name": req.Raw, "tools": strings.Join(a.session.toolNames(), ", ")}))
+			map[string]any{"tool_name": req.Raw, "tools": strings.Join(a.setup.names, ", ")}))
 	}
 	st.unusable = 0
 
@@ -338,7 +338,7 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		h         = a.hooks()
 	)
 	pctx, endPhase := a.session.beginPhase(ctx)
-	res, err := a.session.cfg.Model.Stream(pctx, llm.Request{Messages: cp.Messages}, func(d llm.Delta) error {
+	res, err := a.setup.Model.Stream(pctx, llm.Request{Messages: cp.Messages}, func(d llm.Delta) error {
 		if err := context.Cause(pctx); err != nil {
 			return err
 		}
@@ -628,15 +628,6 @@ func validateToolRequest(v any) (toolRequest, error) {
 	req.Name, req.Method, _ = strings.Cut(req.Raw, ":")
 	req.Headline, _ = m["headline"].(string)
 	return req, nil
-}
-
-func (s *Session) toolNames() []string {
-	names := make([]string, 0, len(s.tools))
-	for n := range s.tools {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // quote returns the start of a reply, on one line, for error messages.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,10 +46,14 @@ type Limits struct {
 	// LiveOutput caps the bytes of one tool call streamed to the editor as
 	// tool_output_delta (default 1 MiB).
 	LiveOutput int
+	// SubordinateDepth is the deepest agent number call_subordinate may
+	// create (default 5: agents 0 to 5).
+	SubordinateDepth int
 }
 
-// Config is what a session needs. Model and Prompts are required.
-type Config struct {
+// Setup is what an agent of one profile works with.
+type Setup struct {
+	Profile string // default "default"
 	Model   Model
 	Prompts Prompts
 	// UtilityModel is used for summaries and memory; nil means Model.
@@ -55,12 +61,24 @@ type Config struct {
 	Tools        []Tool
 	// Hooks are the resolved extensions (see Builtins); nil runs the
 	// built-ins only.
-	Hooks     *hooks.Set
+	Hooks *hooks.Set
+}
+
+// Config is what a session needs. Model and Prompts are required.
+type Config struct {
+	// Setup is agent 0's.
+	Setup
+	// Subordinate resolves the setup of a subordinate's profile
+	// (call_subordinate); nil gives subordinates their superior's setup
+	// under the requested profile name.
+	Subordinate func(profile string) (Setup, error)
+	// Vars are extra prompt variables (for example agent_profiles, the
+	// list the call_subordinate prompt shows).
+	Vars      map[string]any
 	Workspace string
 	// Sandbox names the backend that runs commands ("local", "docker"),
 	// for the prompts.
 	Sandbox string
-	Profile string // default "default"
 	Limits  Limits
 	// CountTokens counts tokens of a message; nil uses llm.CountTokens.
 	CountTokens func(string) int
@@ -75,7 +93,6 @@ type Config struct {
 type Session struct {
 	id     string
 	cfg    Config
-	tools  map[string]Tool
 	sink   func(Event)
 	agent0 *Agent
 
@@ -88,8 +105,11 @@ type Session struct {
 	mu      sync.Mutex
 	running bool
 	cancel  context.CancelCauseFunc // cancels the run
-	phase   context.CancelCauseFunc // cancels the current stream or tool
-	pending []string                // interventions not yet delivered
+	// phases cancel the streams and tools in progress, innermost last: a
+	// superior's call_subordinate below its subordinate's model stream.
+	// An intervention interrupts only the innermost, the agent at work.
+	phases  []*phase
+	pending []string // interventions not yet delivered
 	items   int
 	active  *Agent // the agent whose monologue runs now
 }
@@ -100,7 +120,6 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 	if cfg.Model == nil || cfg.Prompts == nil {
 		panic("loop.NewSession: Model and Prompts are required")
 	}
-	cfg.Profile = cmp.Or(cfg.Profile, "default")
 	cfg.Sandbox = cmp.Or(cfg.Sandbox, "local")
 	cfg.Limits.Misformat = cmp.Or(cfg.Limits.Misformat, 3)
 	cfg.Limits.Repeat = cmp.Or(cfg.Limits.Repeat, 3)
@@ -108,16 +127,7 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 	cfg.Limits.CriticalRetryDelay = cmp.Or(cfg.Limits.CriticalRetryDelay, time.Second)
 	cfg.Limits.ToolResult = cmp.Or(cfg.Limits.ToolResult, 64<<10)
 	cfg.Limits.LiveOutput = cmp.Or(cfg.Limits.LiveOutput, 1<<20)
-	if cfg.Hooks == nil {
-		h, err := hooks.Resolve(Builtins(), nil, hooks.Options{})
-		if err != nil {
-			panic("loop.NewSession: built-in extensions: " + err.Error())
-		}
-		cfg.Hooks = h
-	}
-	if cfg.UtilityModel == nil {
-		cfg.UtilityModel = cfg.Model
-	}
+	cfg.Limits.SubordinateDepth = cmp.Or(cfg.Limits.SubordinateDepth, 5)
 	if cfg.CountTokens == nil {
 		cfg.CountTokens = llm.CountTokens
 	}
@@ -130,12 +140,37 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 	if sink == nil {
 		sink = func(Event) {}
 	}
-	s := &Session{id: id, cfg: cfg, sink: sink, tools: map[string]Tool{}, Data: map[string]any{}}
-	for _, t := range cfg.Tools {
-		s.tools[t.Name()] = t
-	}
-	s.agent0 = s.newAgent(0, cfg.Profile, nil)
+	s := &Session{id: id, cfg: cfg, sink: sink, Data: map[string]any{}}
+	s.agent0 = s.newAgent(0, nil, newAgentSetup(cfg.Setup))
 	return s
+}
+
+// agentSetup is a Setup with defaults filled and tools indexed.
+type agentSetup struct {
+	Setup
+	tools map[string]Tool
+	names []string // sorted tool names
+}
+
+func newAgentSetup(st Setup) *agentSetup {
+	st.Profile = cmp.Or(st.Profile, "default")
+	if st.Hooks == nil {
+		h, err := hooks.Resolve(Builtins(), nil, hooks.Options{})
+		if err != nil {
+			panic("loop: built-in extensions: " + err.Error())
+		}
+		st.Hooks = h
+	}
+	if st.UtilityModel == nil {
+		st.UtilityModel = st.Model
+	}
+	as := &agentSetup{Setup: st, tools: map[string]Tool{}}
+	for _, t := range st.Tools {
+		as.tools[t.Name()] = t
+		as.names = append(as.names, t.Name())
+	}
+	slices.Sort(as.names)
+	return as
 }
 
 // ID is the session id.
@@ -185,7 +220,7 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	// dropped silently.
 	s.mu.Lock()
 	undelivered := s.pending
-	s.running, s.cancel, s.phase, s.pending = false, nil, nil, nil
+	s.running, s.cancel, s.phases, s.pending = false, nil, nil, nil
 	s.mu.Unlock()
 	for _, m := range undelivered {
 		a.warn(item, fmt.Sprintf("message not delivered, the run had ended: %q", m))
@@ -216,10 +251,29 @@ func (s *Session) Intervene(msg string) error {
 		return ErrNotRunning
 	}
 	s.pending = append(s.pending, msg)
-	if s.phase != nil {
-		s.phase(ErrIntervened)
+	if n := len(s.phases); n > 0 && s.phases[n-1].cancel != nil {
+		s.phases[n-1].cancel(ErrIntervened)
 	}
 	return nil
+}
+
+// phase is a stream or tool execution that an intervention may interrupt;
+// one with a nil cancel is a barrier: a subordinate at work between its own
+// phases, whose superior's call_subordinate must not be interrupted.
+type phase struct{ cancel context.CancelCauseFunc }
+
+// barrier keeps interventions away from the phases below it until the
+// returned func is called.
+func (s *Session) barrier() func() {
+	p := &phase{}
+	s.mu.Lock()
+	s.phases = append(s.phases, p)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.phases = slices.DeleteFunc(s.phases, func(q *phase) bool { return q == p })
+		s.mu.Unlock()
+	}
 }
 
 // Cancel ends the current run promptly; what it started is killed. It is a
@@ -236,15 +290,16 @@ func (s *Session) Cancel() {
 // intervention cancels; end must be called when the phase is over.
 func (s *Session) beginPhase(ctx context.Context) (pctx context.Context, end func()) {
 	pctx, cancel := context.WithCancelCause(ctx)
+	p := &phase{cancel: cancel}
 	s.mu.Lock()
-	s.phase = cancel
+	s.phases = append(s.phases, p)
 	if len(s.pending) > 0 {
 		cancel(ErrIntervened)
 	}
 	s.mu.Unlock()
 	return pctx, func() {
 		s.mu.Lock()
-		s.phase = nil
+		s.phases = slices.DeleteFunc(s.phases, func(q *phase) bool { return q == p })
 		s.mu.Unlock()
 		cancel(nil)
 	}
@@ -277,7 +332,9 @@ func (s *Session) emit(e Event) {
 }
 
 func (s *Session) vars(a *Agent) map[string]any {
-	return map[string]any{
+	v := make(map[string]any, len(s.cfg.Vars)+8)
+	maps.Copy(v, s.cfg.Vars)
+	maps.Copy(v, map[string]any{
 		"agent_name":   fmt.Sprintf("A%d", a.Number),
 		"agent_number": a.Number,
 		"profile":      a.Profile,
@@ -285,7 +342,8 @@ func (s *Session) vars(a *Agent) map[string]any {
 		"sandbox":      s.cfg.Sandbox,
 		"os":           runtime.GOOS,
 		"date_time":    s.cfg.Now().Format("2006-01-02 15:04:05 -07:00"),
-	}
+	})
+	return v
 }
 
 func (s *Session) setActive(a *Agent) {

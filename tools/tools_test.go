@@ -56,9 +56,11 @@ func newHarness(t *testing.T, timeouts tools.Timeouts, replies ...llmtest.Reply)
 	ce := tools.NewCodeExecution(backend, timeouts)
 	t.Cleanup(func() { ce.Close() })
 	h.sess = loop.NewSession("t", loop.Config{
-		Model:     client,
-		Prompts:   profiles.New(),
-		Tools:     []loop.Tool{tools.Response{}, ce, ce.InputTool()},
+		Setup: loop.Setup{
+			Model:   client,
+			Prompts: profiles.New(),
+			Tools:   []loop.Tool{tools.Response{}, ce, ce.InputTool()},
+		},
 		Workspace: h.ws,
 		Limits:    loop.Limits{CriticalRetryDelay: time.Millisecond},
 	}, func(e loop.Event) {
