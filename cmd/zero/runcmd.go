@@ -121,13 +121,15 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		sink = view.event
 	}
 	session := loop.NewSession(newID(), loop.Config{
-		Model:     client,
-		Prompts:   profiles.New(),
-		Tools:     []loop.Tool{tools.Response{}, ce, ce.InputTool()},
-		Hooks:     hookSet,
+		Setup: loop.Setup{
+			Profile: profile,
+			Model:   client,
+			Prompts: profiles.New(),
+			Tools:   []loop.Tool{tools.Response{}, ce, ce.InputTool()},
+			Hooks:   hookSet,
+		},
 		Workspace: ws,
 		Sandbox:   backend.Name(),
-		Profile:   profile,
 		Logger:    logger.With("component", "loop"),
 	}, sink)
 	warnMu.Lock()
