@@ -1,0 +1,290 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Model configures one model role: which OpenAI-compatible endpoint and model to call, where its
+// key comes from, how much it can read and how fast it may be called.
+type Model struct {
+	BaseURL       string    `yaml:"base_url"`       // "" = OpenAI's
+	Model         string    `yaml:"model"`          // "" = not configured
+	APIKeyEnv     string    `yaml:"api_key_env"`    // NAME of the env var holding the key; "" = send no key
+	ContextLength int       `yaml:"context_length"` // tokens the model reads; default 128000 for chat
+	RateLimit     RateLimit `yaml:"rate_limit"`
+}
+
+// RateLimit caps the calls to one model per minute; 0 means no cap.
+type RateLimit struct {
+	Requests     int `yaml:"requests"`
+	InputTokens  int `yaml:"input_tokens"`
+	OutputTokens int `yaml:"output_tokens"`
+}
+
+// Models holds one [Model] per role.
+//
+// Utility (summaries, memory) takes every field that no source sets from Chat, so one endpoint
+// and model serve both unless the user says otherwise. Embedding takes only BaseURL and
+// APIKeyEnv from Chat when unset (embeddings are usually served by the same endpoint); its
+// Model stays "" until configured, meaning "no embedding model".
+type Models struct {
+	Chat      Model `yaml:"chat"`
+	Utility   Model `yaml:"utility"`
+	Embedding Model `yaml:"embedding"`
+}
+
+// Sandbox configures where the agent's commands run.
+type Sandbox struct {
+	Backend string  `yaml:"backend"` // "auto" (default: docker when an engine is reachable, else local), "docker", "local"
+	Image   string  `yaml:"image"`   // default "kalilinux/kali-rolling"
+	Network string  `yaml:"network"` // docker network mode, default "bridge"
+	Memory  string  `yaml:"memory"`  // docker memory limit such as "512m" or "4g"; "" = no limit
+	CPUs    float64 `yaml:"cpus"`    // 0 = no limit
+	Pids    int     `yaml:"pids"`    // 0 = no limit
+	User    string  `yaml:"user"`    // "" = the image's default user
+}
+
+// Limits bound the agent loop.
+type Limits struct {
+	Misformat        int `yaml:"misformat"`         // malformed replies in a row before giving up; default 3, at least 1
+	Repeat           int `yaml:"repeat"`            // identical replies in a row before giving up; default 3, at least 1
+	SubordinateDepth int `yaml:"subordinate_depth"` // how deep call_subordinate may nest; default 5, 0 = no delegation
+	CriticalRetries  int `yaml:"critical_retries"`  // retries after an unexpected error per monologue; default 1
+}
+
+// Config is the whole configuration. Its yaml tags are the keys of the config files; the dotted
+// key of a field joins them, e.g. "models.chat.rate_limit.requests".
+type Config struct {
+	Models   Models  `yaml:"models"`
+	Profile  string  `yaml:"profile"` // default "agent0"
+	Sandbox  Sandbox `yaml:"sandbox"`
+	Approval string  `yaml:"approval"` // "never" (default: run tools without asking), "always", "on-request"
+	Limits   Limits  `yaml:"limits"`
+}
+
+// Default values, exported so help texts can quote them.
+const (
+	DefaultAPIKeyEnv        = "OPENAI_API_KEY"
+	DefaultContextLength    = 128000
+	DefaultProfile          = "agent0"
+	DefaultSandboxBackend   = "auto"
+	DefaultImage            = "kalilinux/kali-rolling"
+	DefaultNetwork          = "bridge"
+	DefaultApproval         = "never"
+	DefaultMisformat        = 3
+	DefaultRepeat           = 3
+	DefaultSubordinateDepth = 5
+	DefaultCriticalRetries  = 1
+)
+
+// Defaults returns the configuration used when no source sets anything. Utility and embedding
+// fields are empty here: Load fills them from chat (see [Models]).
+func Defaults() Config {
+	return Config{
+		Models: Models{Chat: Model{
+			APIKeyEnv:     DefaultAPIKeyEnv,
+			ContextLength: DefaultContextLength,
+		}},
+		Profile:  DefaultProfile,
+		Sandbox:  Sandbox{Backend: DefaultSandboxBackend, Image: DefaultImage, Network: DefaultNetwork},
+		Approval: DefaultApproval,
+		Limits: Limits{
+			Misformat:        DefaultMisformat,
+			Repeat:           DefaultRepeat,
+			SubordinateDepth: DefaultSubordinateDepth,
+			CriticalRetries:  DefaultCriticalRetries,
+		},
+	}
+}
+
+// Sources says where Load reads from. The zero value reads the process environment only.
+type Sources struct {
+	UserDir   string              // directory holding the user's config.yaml; "" = no user file
+	Workspace string              // the workspace; its .zero/config.yaml is the project file; "" = none
+	Getenv    func(string) string // nil = os.Getenv
+	// Flags holds the flags the user actually set (flag.FlagSet.Visit), by dotted key, e.g.
+	// {"models.chat.model": "gpt-4.1", "profile": "developer"}. An empty value is a value: it
+	// overrides lower sources (--base-url "" picks OpenAI over $OPENAI_BASE_URL).
+	Flags map[string]string
+}
+
+// UserFile is the user's config file inside userDir.
+func UserFile(userDir string) string { return filepath.Join(userDir, "config.yaml") }
+
+// ProjectFile is the project's config file inside workspace.
+func ProjectFile(workspace string) string { return filepath.Join(workspace, ".zero", "config.yaml") }
+
+// Effective is the merged configuration and where each value came from. It is not changed after
+// Load, so it is safe for concurrent use.
+type Effective struct {
+	Config // the merged values, defaults filled in
+
+	origins map[string]string // dotted key -> origin
+	getenv  func(string) string
+	files   []fileStatus // the files consulted, for Print
+}
+
+type fileStatus struct {
+	layer string // "user" or "project"
+	path  string
+	found bool
+}
+
+// setting is one value from one source.
+type setting struct {
+	val    any // string, int or float64, matching the leaf's kind
+	origin string
+}
+
+// Load reads the user file, the project file, the environment and the flags, and merges them per
+// key: flags > environment > project > user > defaults. A missing or empty file is fine. Every
+// problem in every source is reported at once: the result is errors.Join of [*Error] values
+// (each matching [ErrInvalid]), or an error wrapping the file system's error when a file exists
+// but cannot be read.
+func Load(src Sources) (*Effective, error) {
+	getenv := src.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	e := &Effective{origins: map[string]string{}, getenv: getenv}
+	vals := defaultSettings()
+	set := map[string]bool{} // keys some source other than the defaults set
+	apply := func(m map[string]setting) {
+		for k, s := range m {
+			vals[k] = s
+			set[k] = true
+		}
+	}
+	var errs []error
+
+	for _, f := range []struct{ layer, dir, path string }{
+		{"user", src.UserDir, UserFile(src.UserDir)},
+		{"project", src.Workspace, ProjectFile(src.Workspace)},
+	} {
+		if f.dir == "" {
+			continue
+		}
+		data, err := os.ReadFile(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			e.files = append(e.files, fileStatus{layer: f.layer, path: f.path})
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("config: read %s file: %w", f.layer, err)
+		}
+		e.files = append(e.files, fileStatus{layer: f.layer, path: f.path, found: true})
+		m, ferrs := parseFile(f.layer, f.path, data)
+		apply(m)
+		errs = append(errs, ferrs...)
+	}
+
+	m, eerrs := fromEnv(getenv)
+	apply(m)
+	errs = append(errs, eerrs...)
+
+	m, ferrs := fromFlags(src.Flags)
+	apply(m)
+	errs = append(errs, ferrs...)
+
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	inheritFromChat(vals, set)
+
+	rv := reflect.ValueOf(&e.Config).Elem()
+	for _, l := range leaves {
+		s := vals[l.key]
+		rv.FieldByIndex(l.index).Set(reflect.ValueOf(s.val))
+		e.origins[l.key] = s.origin
+	}
+	return e, nil
+}
+
+// inheritFromChat fills the utility and embedding fields no source set from chat's, recording
+// where chat's value came from.
+func inheritFromChat(vals map[string]setting, set map[string]bool) {
+	for _, l := range leaves {
+		role, field, ok := strings.Cut(strings.TrimPrefix(l.key, "models."), ".")
+		if !ok || set[l.key] {
+			continue
+		}
+		switch {
+		case role == "utility":
+		case role == "embedding" && (field == "base_url" || field == "api_key_env"):
+		default:
+			continue
+		}
+		chatKey := "models.chat." + field
+		chat := vals[chatKey]
+		vals[l.key] = setting{val: chat.val, origin: "same as " + chatKey + " (" + chat.origin + ")"}
+	}
+}
+
+// defaultSettings is Defaults() by dotted key, each with origin "default".
+func defaultSettings() map[string]setting {
+	d := reflect.ValueOf(Defaults())
+	m := make(map[string]setting, len(leaves))
+	for _, l := range leaves {
+		m[l.key] = setting{val: d.FieldByIndex(l.index).Interface(), origin: "default"}
+	}
+	return m
+}
+
+// Origin tells where the value of a dotted key came from: "default", "user <path>:<line>",
+// "project <path>:<line>", "env NAME", "flag --name", or, for a utility or embedding field
+// taken from chat, "same as models.chat.<field> (<chat's origin>)". It returns "" for a key
+// that is not a value (a section such as "models.chat", or an unknown key).
+func (e *Effective) Origin(key string) string {
+	if e == nil {
+		return ""
+	}
+	return e.origins[key]
+}
+
+// APIKey returns the API key for a role ("chat", "utility" or "embedding"): the value of the
+// environment variable that Models.<role>.APIKeyEnv names, read through Sources.Getenv. It is ""
+// for an unknown role, an empty APIKeyEnv, or an unset variable. The key is read on each call
+// and never stored in the Config, so printing or logging a Config cannot leak it.
+func (e *Effective) APIKey(role string) string {
+	if e == nil {
+		return ""
+	}
+	var name string
+	switch role {
+	case "chat":
+		name = e.Models.Chat.APIKeyEnv
+	case "utility":
+		name = e.Models.Utility.APIKeyEnv
+	case "embedding":
+		name = e.Models.Embedding.APIKeyEnv
+	}
+	if name == "" {
+		return ""
+	}
+	return e.lookup(name)
+}
+
+// lookup reads an environment variable the way Load was told to.
+func (e *Effective) lookup(name string) string {
+	getenv := e.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return strings.TrimSpace(getenv(name))
+}
+
+// Keys returns every dotted key of a value, in the order Print shows them.
+func Keys() []string {
+	keys := make([]string, len(leaves))
+	for i, l := range leaves {
+		keys[i] = l.key
+	}
+	return slices.Clip(keys)
+}

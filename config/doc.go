@@ -1,0 +1,86 @@
+// Package config loads Zero's configuration and remembers where every value came from.
+//
+// # Sources
+//
+// Per key, highest first:
+//
+//  1. flags: [Sources.Flags], by dotted key, only those the user set;
+//  2. the environment (below);
+//  3. the project file, <workspace>/.zero/config.yaml ([ProjectFile]);
+//  4. the user file, <userDir>/config.yaml ([UserFile]), where the caller passes userDir as
+//     $XDG_CONFIG_HOME/zero, else ~/.config/zero;
+//  5. the defaults ([Defaults]).
+//
+// A missing or empty file is fine. [Effective.Origin] tells for each dotted key which source
+// won: "default", "user <path>:<line>", "project <path>:<line>", "env NAME" or "flag --name".
+//
+// # Environment variables
+//
+//	ZERO_MODEL          models.chat.model
+//	OPENAI_BASE_URL     models.chat.base_url
+//	ZERO_UTILITY_MODEL  models.utility.model
+//	ZERO_PROFILE        profile
+//	ZERO_SANDBOX        sandbox.backend
+//	ZERO_APPROVAL       approval
+//
+// An empty variable counts as unset. API keys are never part of the configuration: each model
+// role names the variable that holds its key (api_key_env, default OPENAI_API_KEY), and
+// [Effective.APIKey] reads it when a client is built, so no config file, printout or log line
+// carries a key.
+//
+// # Flags
+//
+// Flags arrive by dotted key. Origins and errors name them as the command line does: --model
+// (models.chat.model), --base-url (models.chat.base_url), --utility-model (models.utility.model),
+// --profile, --sandbox (sandbox.backend) and --approval; any other key as --<dotted key>
+// ([FlagName]).
+//
+// # Model roles
+//
+// Utility takes every field no source sets from chat (origin "same as models.chat.<field>
+// (...)"), so configuring chat alone configures both. Embedding takes only base_url and
+// api_key_env from chat; its model stays "" (no embedding model) until configured.
+//
+// # Files
+//
+// The file's keys are the yaml tags of [Config]:
+//
+//	models:
+//	  chat:
+//	    base_url: http://localhost:11434/v1   # "" = OpenAI
+//	    model: qwen3:32b
+//	    api_key_env: OPENAI_API_KEY           # the variable's NAME
+//	    context_length: 128000
+//	    rate_limit: {requests: 0, input_tokens: 0, output_tokens: 0}   # per minute, 0 = none
+//	  utility: {model: qwen3:8b}
+//	  embedding: {model: nomic-embed-text}
+//	profile: agent0
+//	approval: never            # never | always | on-request
+//	sandbox:
+//	  backend: auto            # auto | docker | local
+//	  image: kalilinux/kali-rolling
+//	  network: bridge
+//	  memory: 4g               # "" = no limit
+//	  cpus: 2
+//	  pids: 512
+//	  user: ""
+//	limits: {misformat: 3, repeat: 3, subordinate_depth: 5, critical_retries: 1}
+//
+// A key with no value ("model:") counts as absent. Anchors, aliases and << merge keys work.
+//
+// # Errors
+//
+// Load checks everything and reports every problem at once, each an [*Error] (matching
+// [ErrInvalid]) that names the file, line and dotted key:
+//
+//	/home/u/.config/zero/config.yaml:7: limits.repeat: must be a number, got "three"
+//	/home/u/.config/zero/config.yaml:3: modles: unknown key (did you mean "models"?)
+//	env ZERO_SANDBOX: sandbox.backend: must be one of "auto", "docker", "local", got "podman"
+//
+// Problems are: malformed YAML, a second YAML document, unknown or duplicate keys, a section
+// given a value or a value given a section, a number that is not one, negative numbers (limits
+// misformat and repeat must be at least 1), a bad enum value, a base_url that is not http(s), an
+// api_key_env that is not a variable name (the message never repeats it, since it is most
+// likely a pasted key), an empty image, network or profile, a profile that is a path, and a
+// sandbox memory that is not a size such as 512m or 4g.
+package config
