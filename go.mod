@@ -7,6 +7,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/tiktoken-go/tokenizer v0.10.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.50.0
 )
 
@@ -17,5 +18,4 @@ require (
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )

@@ -228,3 +228,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (a *Agent) Prompt(name string, vars map[string]any) string {
 	return a.mustRender(name, vars)
 }
+
+// SystemPrompt assembles the system prompt the agent would be sent now, by
+// running the system_prompt extensions (for `zero prompt`).
+func (a *Agent) SystemPrompt(ctx context.Context) (string, error) {
+	ld := newLoopData(a.lastUserMessage)
+	if a.loop != nil {
+		ld = a.loop
+	}
+	var system []string
+	if err := a.call(ctx, hooks.SystemPrompt, &SystemPromptPayload{Agent: a, Loop: ld, System: &system}); err != nil {
+		return "", err
+	}
+	return strings.Join(system, "\n\n"), nil
+}

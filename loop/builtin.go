@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zeroagent/zero/hooks"
@@ -58,8 +59,10 @@ func cached(ld *LoopData, key string, render func() (string, error)) (string, er
 	return text, err
 }
 
-// toolsPrompt adds agent.system.tools.md with every agent.system.tool.*.md
-// of the profile.
+// toolsPrompt adds agent.system.tools.md with the prompt of every tool the
+// agent has (agent.system.tool.<name>.md, or the file the tool names), in
+// file-name order as Agent Zero collects them. A profile that denies a tool
+// thus also hides its description.
 func toolsPrompt(_ context.Context, p hooks.Payload) error {
 	sp, ok := p.(*SystemPromptPayload)
 	if !ok {
@@ -67,9 +70,21 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 	}
 	a := sp.Agent
 	text, err := cached(sp.Loop, "tools", func() (string, error) {
+		files := a.setup.Prompts.Names("agent.system.tool.*.md")
+		var wanted []string
+		for _, name := range a.setup.names {
+			file := "agent.system.tool." + name + ".md"
+			if pf, ok := a.setup.tools[name].(PromptFiler); ok {
+				file = pf.PromptFile()
+			}
+			if slices.Contains(files, file) {
+				wanted = append(wanted, file)
+			}
+		}
+		slices.Sort(wanted)
 		var parts []string
-		for _, name := range a.setup.Prompts.Names("agent.system.tool.*.md") {
-			text, err := a.Render(name, nil)
+		for _, file := range wanted {
+			text, err := a.Render(file, nil)
 			if err != nil {
 				return "", err
 			}
@@ -82,6 +97,12 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 	}
 	*sp.System = append(*sp.System, text)
 	return nil
+}
+
+// PromptFiler is implemented by tools whose prompt file is not named after
+// them (Agent Zero's agent.system.tool.code_exe.md for code_execution_tool).
+type PromptFiler interface {
+	PromptFile() string
 }
 
 // includeCurrentDatetime puts the current date and time into the extras of

@@ -127,7 +127,7 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 	if errors.As(err, &api) && !api.Retryable() {
 		return err // a rejected key or an unknown model does not heal by retrying
 	}
-	if st.critical >= a.session.cfg.Limits.CriticalRetries {
+	if st.critical >= max(a.session.cfg.Limits.CriticalRetries, 0) {
 		return err
 	}
 	st.critical++

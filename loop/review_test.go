@@ -220,3 +220,20 @@ func TestProcessChainEndOnlyOnSuccess(t *testing.T) {
 		t.Errorf("process_chain_end ran %d times after a failed run", calls)
 	}
 }
+
+func TestSystemPrompt(t *testing.T) {
+	t.Parallel()
+	sess, _ := newSession(t, setup{model: &fakeModel{}, tools: []loop.Tool{responseTool}})
+	text, err := sess.Agent0().SystemPrompt(runCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tool_name", "### response"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "### code_execution_tool") {
+		t.Error("the prompt describes a tool the agent does not have")
+	}
+}

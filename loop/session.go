@@ -36,7 +36,7 @@ type Limits struct {
 	// the run (default 3).
 	Repeat int
 	// CriticalRetries is how many unexpected errors per monologue are
-	// retried before the run ends (default 1, as Agent Zero).
+	// retried before the run ends (default 1, as Agent Zero; negative: none).
 	CriticalRetries int
 	// CriticalRetryDelay is the pause before such a retry (default 1 s).
 	CriticalRetryDelay time.Duration
@@ -47,7 +47,7 @@ type Limits struct {
 	// tool_output_delta (default 1 MiB).
 	LiveOutput int
 	// SubordinateDepth is the deepest agent number call_subordinate may
-	// create (default 5: agents 0 to 5).
+	// create (default 5: agents 0 to 5; negative: no subordinates).
 	SubordinateDepth int
 }
 

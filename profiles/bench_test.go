@@ -2,6 +2,8 @@ package profiles
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -73,6 +75,54 @@ func BenchmarkColdRender(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := New().Render("agent.system.main.md", vars); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoad is what creating a subordinate pays to resolve its profile: all six layers
+// present, a user profile in Agent Zero's layout with a Python plugin to report.
+func BenchmarkLoad(b *testing.B) {
+	root := b.TempDir()
+	if err := os.CopyFS(filepath.Join(root, "ws", ".zero"), os.DirFS("testdata/layers/workspace/.zero")); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(root, "user"), os.DirFS("testdata/layers/user")); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(root, "user", "agents", "developer"), os.DirFS("testdata/reviewer")); err != nil {
+		b.Fatal(err)
+	}
+	l := NewLoader(filepath.Join(root, "ws"), filepath.Join(root, "user"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Load("developer"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadAndRender adds the first system prompt render of the new Prompts, which reads and
+// parses the files.
+func BenchmarkLoadAndRender(b *testing.B) {
+	l := NewLoader("", "")
+	vars := standardVars()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := l.Load("agent0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		systemPrompt(b, p.Prompts, vars)
+	}
+}
+
+// BenchmarkList is the cost of the agent_profiles var with only the built-ins.
+func BenchmarkList(b *testing.B) {
+	l := NewLoader("", "")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.List(); err != nil {
 			b.Fatal(err)
 		}
 	}

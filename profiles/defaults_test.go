@@ -25,21 +25,22 @@ func standardVars() map[string]any {
 
 // fileVars are the extra vars each default file is rendered with by its caller.
 var fileVars = map[string]map[string]any{
-	"agent.system.tools.md":    {"tools": "### response\nanswer\n"},
-	"fw.user_message.md":       {"message": "fix the \"build\"\nplease"},
-	"fw.intervention.md":       {"message": "stop, use \"make\"\ninstead"},
-	"fw.warning.md":            {"message": "careful: \"x\"\n"},
-	"fw.msg_critical_error.md": {"error_message": "connection reset"},
-	"fw.tool_not_found.md":     {"tool_name": "shell", "tools": []string{"response", "code_execution_tool", "input"}},
-	"agent.context.extras.md":  {"extras": `{"agent_info": "A0"}`},
-	"fw.code.info.md":          {"info": "process still running"},
-	"fw.code.running.md":       {"session": 2},
-	"fw.code.pause_dialog.md":  {"timeout": 5},
-	"fw.code.no_out_time.md":   {"timeout": 30},
-	"fw.code.pause_time.md":    {"timeout": 15},
-	"fw.code.max_time.md":      {"timeout": 180},
-	"fw.code.runtime_wrong.md": {"runtime": "ru\"by\n"},
-	"fw.code.exit_code.md":     {"exit_code": 2},
+	"agent.system.tools.md":         {"tools": "### response\nanswer\n"},
+	"fw.user_message.md":            {"message": "fix the \"build\"\nplease"},
+	"fw.intervention.md":            {"message": "stop, use \"make\"\ninstead"},
+	"fw.warning.md":                 {"message": "careful: \"x\"\n"},
+	"fw.msg_critical_error.md":      {"error_message": "connection reset"},
+	"fw.tool_not_found.md":          {"tool_name": "shell", "tools": []string{"response", "code_execution_tool", "input"}},
+	"agent.context.extras.md":       {"extras": `{"agent_info": "A0"}`},
+	"fw.code.info.md":               {"info": "process still running"},
+	"fw.code.running.md":            {"session": 2},
+	"fw.code.pause_dialog.md":       {"timeout": 5},
+	"fw.code.no_out_time.md":        {"timeout": 30},
+	"fw.code.pause_time.md":         {"timeout": 15},
+	"fw.code.max_time.md":           {"timeout": 180},
+	"fw.code.runtime_wrong.md":      {"runtime": "ru\"by\n"},
+	"fw.code.exit_code.md":          {"exit_code": 2},
+	"agent.system.tool.call_sub.md": {"agent_profiles": "- developer: Use for programming work.\n- researcher: Use for research.\n"},
 }
 
 func varsFor(name string) map[string]any {
@@ -155,7 +156,7 @@ func TestDefaultSystemPromptBudget(t *testing.T) {
 		}
 		for _, want := range []string{
 			"## Role", "## Environment", "## Reply format", "## Turns and messages", "## Solving tasks", "## Tips",
-			"## Tools", "### response", "### code_execution_tool", "### input",
+			"## Tools", "### response", "### code_execution_tool", "### input", "### call_subordinate",
 			`"tool_name"`, `"tool_args"`, `"thoughts"`, `"headline"`, "closing brace", "/home/dev/project",
 		} {
 			if !strings.Contains(sys, want) {

@@ -1,12 +1,40 @@
-// Package profiles renders the agent's prompt files: the built-in default set embedded in the
-// binary, overridden file by file by the prompt folders of a profile, with Agent Zero's file
-// names, lookup order and template syntax, so an Agent Zero profile folder works unchanged.
+// Package profiles holds agent profiles and renders their prompt files: the built-in default set
+// embedded in the binary, overridden file by file by the prompt folders of a profile, with Agent
+// Zero's file names, lookup order and template syntax, so an Agent Zero profile folder works
+// unchanged.
+//
+// # Profiles
+//
+// A profile is a folder in Agent Zero's layout: agent.yaml ([Spec]: title, description, context
+// — when to use it — plus Zero's model overrides per role, tool filter and sandbox user) and
+// prompts/*.md overriding prompt files by name. A [Loader] finds a profile's folders in three
+// profile layers and its prompts in six layers, highest priority first:
+//
+//	project+profile   <workspace>/.zero/agents/<name>/   agent.yaml and prompts/
+//	project           <workspace>/.zero/prompts/         prompts only, for every profile
+//	user+profile      <userDir>/agents/<name>/           agent.yaml and prompts/
+//	user              <userDir>/prompts/                 prompts only, for every profile
+//	built-in profile  embedded agents/<name>/            agent.yaml and prompts/
+//	built-in          embedded default prompts           prompts only
+//
+// A profile exists if any profile layer has a folder for it. Its agent.yaml files are merged
+// from the lowest layer up, each replacing the keys it sets (see [Profile.Spec]); unknown keys
+// and wrong types are [ErrInvalidSpec] errors naming the file, the line and the key. The
+// built-in profiles are agent0 (the top agent, which talks to the user and delegates),
+// default (the base prompts unchanged), developer, researcher and hacker (security work in a
+// Kali Linux container).
+//
+// What Agent Zero runs as Python cannot run here. A variables plugin (a *.py beside a prompt),
+// Python tools and extensions, and an agent.json without agent.yaml are reported as
+// [Diagnostic] values naming the file; the vars Agent Zero's plugins supplied (workdir_path,
+// agent_profiles, date_time and the rest of [NativeVars]) are passed by the engine natively.
 //
 // # Lookup
 //
 // [New] takes prompt directories highest priority first; [DefaultFS] is always searched last.
 // The first directory holding a file name wins. Names may contain slashes ("sub/x.md"), looked up
-// relative to each directory.
+// relative to each directory. [Loader.Load] builds a [Prompts] over the existing layer folders
+// of a profile.
 //
 // # Template syntax
 //
@@ -46,13 +74,15 @@
 // errors instead of text left in the prompt; a condition naming an unknown var treats it as None
 // instead of leaving the block unprocessed; a placeholder inside a JSON string stays valid JSON.
 // A same-named *.py VariablesPlugin next to a prompt is Python code that cannot run here: it is
-// ignored, and its vars must be passed by the caller.
+// ignored ([Loader.Load] reports it as a [Diagnostic]), and its vars must be passed by the caller.
 //
 // # The default prompt set
 //
 // The engine passes these vars to every render: agent_name ("A0", "A1", …), agent_number (int),
-// profile ("default"), workdir_path (the workspace's absolute path), sandbox ("local" or
-// "docker"), os ("linux", …) and date_time. Files and the further vars they use:
+// profile (the profile's name), workdir_path (the workspace's absolute path), sandbox ("local"
+// or "docker"), os ("linux", …), date_time and agent_profiles (the profiles a subordinate may
+// use, one "- name: context" line each, as [FormatProfileList] writes them). Files and the
+// further vars they use:
 //
 // System prompt:
 //   - agent.system.main.md: the manual; includes in order agent.system.main.role.md (agent_name,
@@ -64,7 +94,9 @@
 //     profiles override it).
 //   - agent.system.tools.md (tools: the rendered tool prompts, concatenated).
 //   - agent.system.tool.response.md (workdir_path; includes agent.system.response_tool_tips.md),
-//     agent.system.tool.code_exe.md and agent.system.tool.input.md: one per tool, collected with
+//     agent.system.tool.code_exe.md, agent.system.tool.input.md and
+//     agent.system.tool.call_sub.md (workdir_path, agent_profiles; the list is left out when
+//     agent_profiles is empty or not passed): one per tool, collected with
 //     Names("agent.system.tool.*.md").
 //   - agent.system.response_tool_tips.md, agent.system.main.communication_additions.md: no vars;
 //     Agent Zero profiles include them.
@@ -87,4 +119,11 @@
 //     fw.code.max_time.md (timeout, in seconds).
 //   - fw.code.runtime_wrong.md (runtime): JSON {"system_warning": …}.
 //   - fw.code.exit_code.md (exit_code).
+//
+// # Prompt budget
+//
+// The system prompt (agent.system.main.md, then agent.system.tools.md holding every
+// agent.system.tool.*.md) of the default set and of every built-in profile stays under 3,000
+// tokens, Agent Zero's own budget. The tests check it with the len/4 estimate and with the
+// o200k_base tokenizer; a built-in prompt edit that breaks the budget fails the build.
 package profiles

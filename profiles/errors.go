@@ -16,3 +16,11 @@ var ErrIncludeCycle = errors.New("prompt include cycle")
 // ErrEval reports a condition that parsed but could not be evaluated with the given vars, such as
 // ordering a string against a number.
 var ErrEval = errors.New("prompt condition evaluation error")
+
+// ErrNoProfile reports that no layer has a folder for the requested profile, or that the name
+// cannot be a profile name (empty, "..", or containing a path separator).
+var ErrNoProfile = errors.New("profile not found")
+
+// ErrInvalidSpec reports an agent.yaml that is not valid YAML or does not fit [Spec]: an unknown
+// key, a wrong type, an unknown model role. The error names the file, the line and the key.
+var ErrInvalidSpec = errors.New("invalid agent.yaml")

@@ -3,6 +3,7 @@ package profiles
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,23 @@ func FuzzExpr(f *testing.F) {
 		}
 		if _, err := e.eval(vars); err != nil && !errors.Is(err, ErrEval) {
 			t.Fatalf("eval(%q): unexpected error %v", src, err)
+		}
+	})
+}
+
+// FuzzParseSpec feeds arbitrary agent.yaml content to the checker and decoder: no panic, and an
+// error always wraps ErrInvalidSpec and names the file.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{
+		"title: x\nmodels:\n  chat: {model: m}\ntools: {allow: [a], deny: []}\nsandbox: {user: 1}\n",
+		"- a\n", "title: [x]\n", "models: {chta: {}}\n", "a: &x [1]\nb: *x\n", "title: !!binary aGk=\n", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		_, err := parseSpec("fuzz/agent.yaml", []byte(src))
+		if err != nil && (!errors.Is(err, ErrInvalidSpec) || !strings.Contains(err.Error(), "fuzz/agent.yaml")) {
+			t.Errorf("error %v does not wrap ErrInvalidSpec with the file name", err)
 		}
 	})
 }

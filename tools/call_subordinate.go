@@ -56,3 +56,6 @@ func (CallSubordinate) Execute(ctx context.Context, call *loop.ToolCall) (loop.T
 		return loop.ToolResult{IsError: true, Text: "the subordinate failed: " + err.Error()}, nil
 	}
 }
+
+// PromptFile is Agent Zero's name for the tool's prompt.
+func (CallSubordinate) PromptFile() string { return "agent.system.tool.call_sub.md" }

@@ -282,3 +282,6 @@ func (in Input) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResu
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// PromptFile is Agent Zero's name for the tool's prompt.
+func (*CodeExecution) PromptFile() string { return "agent.system.tool.code_exe.md" }

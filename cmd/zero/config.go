@@ -1,18 +1,6 @@
 package main
 
-import (
-	"cmp"
-	"errors"
-	"strings"
-)
-
-// modelConfig is where the chat model comes from: flags win over the
-// environment.
-type modelConfig struct {
-	Model   string
-	BaseURL string
-	APIKey  string
-}
+import "errors"
 
 var errNoModel = errors.New(`no model configured.
 
@@ -21,25 +9,11 @@ Zero talks to any OpenAI-compatible endpoint. Set:
   OPENAI_API_KEY=<key>         your API key (for OpenAI, OpenRouter, ...)
   OPENAI_BASE_URL=<url>        only for another endpoint, for example
                                http://localhost:11434/v1 for Ollama (no key needed)
-or pass --model and --base-url.`)
+or pass --model and --base-url, or set models.chat in ~/.config/zero/config.yaml
+(see zero config).`)
 
 var errNoKey = errors.New(`OPENAI_API_KEY is not set.
 
 The default endpoint is OpenAI's, which needs a key: set OPENAI_API_KEY, or set
 OPENAI_BASE_URL (or --base-url) to a local OpenAI-compatible server such as
 Ollama (http://localhost:11434/v1).`)
-
-func loadModelConfig(flagModel, flagBaseURL string, getenv func(string) string) (modelConfig, error) {
-	c := modelConfig{
-		Model:   strings.TrimSpace(cmp.Or(flagModel, getenv("ZERO_MODEL"))),
-		BaseURL: strings.TrimSpace(cmp.Or(flagBaseURL, getenv("OPENAI_BASE_URL"))),
-		APIKey:  strings.TrimSpace(getenv("OPENAI_API_KEY")),
-	}
-	if c.Model == "" {
-		return c, errNoModel
-	}
-	if c.BaseURL == "" && c.APIKey == "" {
-		return c, errNoKey
-	}
-	return c, nil
-}

@@ -19,11 +19,14 @@ const usage = `zero: Agent Zero's agent for editors and terminals.
 
 Usage:
   zero run [flags] MESSAGE   run one task in the current directory and watch it work
+  zero profiles              list the agent profiles and where they come from
+  zero prompt [--profile P]  print the system prompt a profile's agent is given
+  zero config                print the effective configuration and where each value came from
   zero --version             print the version
 
-Run 'zero run --help' for the flags of run.
+Run 'zero COMMAND --help' for the flags of a command.
 
-The model is any OpenAI-compatible endpoint:
+The model is any OpenAI-compatible endpoint (or models.chat in ~/.config/zero/config.yaml):
   ZERO_MODEL       the chat model (for example gpt-4.1-mini, or qwen2.5-coder:14b on Ollama)
   OPENAI_API_KEY   the API key (not needed for a local server)
   OPENAI_BASE_URL  the endpoint (default https://api.openai.com/v1; Ollama: http://localhost:11434/v1)
@@ -44,6 +47,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case "run":
 		return runCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "profiles":
+		return profilesCommand(args[1:], stdout, stderr)
+	case "prompt":
+		return promptCommand(ctx, args[1:], stdout, stderr)
+	case "config":
+		return configCommand(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "zero: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -13,10 +13,11 @@ import (
 // thoughts dimmed, each tool call with its headline, live command output,
 // and the final answer.
 type renderer struct {
-	w     io.Writer
-	color bool
-	block string // what is being streamed now: "reasoning", "thoughts", "response", "output"
-	atBOL bool   // the cursor is at the beginning of a line
+	w      io.Writer
+	color  bool
+	block  string // what is being streamed now, and by which agent: "1/reasoning"
+	atBOL  bool   // the cursor is at the beginning of a line
+	indent string // the current agent's indentation: subordinates nest
 	// lastError is the last error shown, so the caller need not repeat it.
 	lastError string
 }
@@ -43,16 +44,31 @@ func (r *renderer) style(s string, codes ...string) string {
 	return strings.Join(codes, "") + s + reset
 }
 
+// write prints s, indenting every line it starts.
 func (r *renderer) write(s string) {
-	if s == "" {
-		return
+	for s != "" {
+		if r.atBOL && r.indent != "" {
+			fmt.Fprint(r.w, r.indent)
+		}
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			fmt.Fprint(r.w, s)
+			r.atBOL = false
+			return
+		}
+		fmt.Fprint(r.w, s[:i+1])
+		r.atBOL, s = true, s[i+1:]
 	}
-	fmt.Fprint(r.w, s)
-	r.atBOL = strings.HasSuffix(s, "\n")
 }
+
+// in reports whether the current agent is streaming block.
+func (r *renderer) in(block string) bool { return r.block == r.indent+"/"+block }
 
 // enter starts a new block, ending the previous line if needed.
 func (r *renderer) enter(block, label string) {
+	if block != "" {
+		block = r.indent + "/" + block
+	}
 	if r.block == block {
 		return
 	}
@@ -74,7 +90,13 @@ func (r *renderer) line(s string) {
 func (r *renderer) event(e loop.Event) {
 	prefix := ""
 	if e.Agent > 0 {
-		prefix = fmt.Sprintf("[A%d] ", e.Agent)
+		prefix = fmt.Sprintf("A%d ", e.Agent)
+	}
+	if indent := strings.Repeat("  ", e.Agent); indent != r.indent {
+		if !r.atBOL {
+			r.write("\n")
+		}
+		r.indent, r.block = indent, ""
 	}
 	switch e.Type {
 	case loop.EventReasoningDelta:
@@ -112,7 +134,7 @@ func (r *renderer) event(e loop.Event) {
 			r.line(r.style(prefix+"✗ "+firstLineOf(e.Text), red))
 		case e.Status == loop.ToolCancelled:
 			r.line(r.style(prefix+"✗ cancelled", yellow))
-		case r.block != "output":
+		case !r.in("output"):
 			// Nothing was streamed (for example a quick note): show the result.
 			if t := strings.TrimSpace(e.Text); t != "" {
 				r.line(r.style(t, dim))
@@ -130,20 +152,24 @@ func (r *renderer) event(e loop.Event) {
 		if e.Agent > 0 {
 			return
 		}
-		if r.block != "response" { // not streamed (rewritten by an extension, or a fake model)
+		if !r.in("response") { // not streamed (rewritten by an extension, or a fake model)
 			r.enter("response", "\n")
 			r.write(e.Text)
 		}
-		r.line("")
+		r.enter("", "") // end the answer's line
 	case loop.EventWarning:
 		r.line(r.style(prefix+"! "+e.Text, yellow))
 	case loop.EventError:
 		r.line(r.style(prefix+"error: "+e.Text, red))
 		r.lastError = e.Text
 	case loop.EventSubordinateStarted:
-		r.line(r.style(fmt.Sprintf("→ agent A%d started (%s)", e.Agent, e.Profile), dim))
+		r.line(r.style(fmt.Sprintf("→ A%d (%s): %s", e.Agent, e.Profile, firstLineOf(e.Text)), bold))
 	case loop.EventSubordinateEnded:
-		r.line(r.style(fmt.Sprintf("← agent A%d done", e.Agent), dim))
+		if e.Error != "" {
+			r.line(r.style(fmt.Sprintf("← A%d stopped: %s", e.Agent, e.Error), yellow))
+			return
+		}
+		r.line(r.style(fmt.Sprintf("← A%d answered: %s", e.Agent, firstLineOf(e.Text)), bold))
 	case loop.EventRunEnded:
 		if e.StopReason == loop.StopResponse {
 			r.enter("", "")

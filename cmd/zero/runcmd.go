@@ -15,27 +15,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
-	"github.com/zeroagent/zero/hooks"
-	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
-	"github.com/zeroagent/zero/sandbox"
-	"github.com/zeroagent/zero/tools"
 )
 
 func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zero run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		workspace = fs.String("workspace", "", "the directory the agent works in (default: the current directory)")
-		model     = fs.String("model", "", "the chat model (default: $ZERO_MODEL)")
-		baseURL   = fs.String("base-url", "", "the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)")
-		jsonOut   = fs.Bool("json", false, "print one JSON event per line instead of the live view")
-	)
-	const profile = "default" // profiles beyond the default come with the profile loader
+	common := addCommonFlags(fs, true)
+	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the live view")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: zero run [flags] MESSAGE\n\nRuns one task and shows it live; exits 0 when the agent answered.\n\nFlags:")
 		fs.PrintDefaults()
@@ -52,57 +42,16 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "zero run: no message: say what the agent should do, e.g. zero run \"list the Go files here\"")
 		return 2
 	}
-	mc, err := loadModelConfig(*model, *baseURL, os.Getenv)
+	a, err := newApp(common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
-	ws, err := resolveWorkspace(*workspace)
-	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
-		return 2
-	}
-	logger := newLogger(stderr)
-
-	client, err := llm.New(llm.Options{Model: mc.Model, BaseURL: mc.BaseURL, APIKey: mc.APIKey, Logger: logger.With("component", "llm")})
-	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
-		return 2
-	}
-	env := agentEnviron(os.Environ())
-	backend, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: ws, BaseEnv: env, Logger: logger.With("component", "sandbox")})
-	if err != nil {
+	if err := a.openSandbox(); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
-	defer backend.Close()
-	ce := tools.NewCodeExecution(backend, tools.Timeouts{})
-	defer ce.Close()
-
-	// Extension warnings become warning events; those found while resolving
-	// (before the session exists) are held until it does.
-	var (
-		warnMu sync.Mutex
-		sess   *loop.Session
-		early  []string
-	)
-	hookSet, err := hooks.Resolve(loop.Builtins(), hooks.Layers(ws, profile, userConfigDir()), hooks.Options{
-		Logger:  logger.With("component", "hooks"),
-		BaseEnv: env,
-		OnWarning: func(w hooks.Warning) {
-			warnMu.Lock()
-			defer warnMu.Unlock()
-			if sess == nil {
-				early = append(early, w.Error())
-				return
-			}
-			sess.Warn(w.Error())
-		},
-	})
-	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
-		return 1
-	}
+	defer a.close()
 
 	var (
 		sink func(loop.Event)
@@ -113,31 +62,21 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		enc.SetEscapeHTML(false)
 		sink = func(e loop.Event) {
 			if err := enc.Encode(e); err != nil {
-				logger.Warn("write event", "err", err)
+				a.logger.Warn("write event", "err", err)
 			}
 		}
 	} else {
 		view = newRenderer(stdout, isTerminal(stdout))
 		sink = view.event
 	}
-	session := loop.NewSession(newID(), loop.Config{
-		Setup: loop.Setup{
-			Profile: profile,
-			Model:   client,
-			Prompts: profiles.New(),
-			Tools:   []loop.Tool{tools.Response{}, ce, ce.InputTool()},
-			Hooks:   hookSet,
-		},
-		Workspace: ws,
-		Sandbox:   backend.Name(),
-		Logger:    logger.With("component", "loop"),
-	}, sink)
-	warnMu.Lock()
-	sess = session
-	for _, w := range early {
-		sess.Warn(w)
+	sess, err := a.session(sink, true)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) {
+			return 2
+		}
+		return 1
 	}
-	warnMu.Unlock()
 
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/zeroagent/zero/config"
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/sandbox"
+	"github.com/zeroagent/zero/tools"
+)
+
+// commonFlags are the flags every command that builds agents takes.
+type commonFlags struct {
+	fs        *flag.FlagSet
+	workspace *string
+}
+
+func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
+	f := &commonFlags{fs: fs}
+	f.workspace = fs.String("workspace", "", "the directory the agent works in (default: the current directory)")
+	fs.String("profile", "", "the agent profile (default: the configured one, agent0)")
+	if withModel {
+		fs.String("model", "", "the chat model (default: $ZERO_MODEL, then config.yaml)")
+		fs.String("base-url", "", "the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then config.yaml, else OpenAI)")
+	}
+	return f
+}
+
+// overrides are the configuration keys set by flags the user gave.
+func (f *commonFlags) overrides() map[string]string {
+	keys := map[string]string{"model": "models.chat.model", "base-url": "models.chat.base_url", "profile": "profile"}
+	set := map[string]string{}
+	f.fs.Visit(func(fl *flag.Flag) {
+		if key, ok := keys[fl.Name]; ok {
+			set[key] = fl.Value.String()
+		}
+	})
+	return set
+}
+
+// app is what the commands share: the workspace, the effective
+// configuration and the profiles, and the pieces built from them.
+type app struct {
+	ws, userDir string
+	cfg         *config.Effective
+	loader      *profiles.Loader
+	logger      *slog.Logger
+	env         []string // the agent's environment: no model keys
+	warn        *warner
+
+	mu      sync.Mutex
+	clients map[llm.Options]*llm.Client
+	ce      *tools.CodeExecution
+	backend sandbox.Backend
+}
+
+func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
+	ws, err := resolveWorkspace(*f.workspace)
+	if err != nil {
+		return nil, err
+	}
+	userDir := userConfigDir()
+	cfg, err := config.Load(config.Sources{UserDir: userDir, Workspace: ws, Flags: f.overrides()})
+	if err != nil {
+		return nil, err
+	}
+	return &app{
+		ws:      ws,
+		userDir: userDir,
+		cfg:     cfg,
+		loader:  profiles.NewLoader(ws, userDir),
+		logger:  newLogger(stderr),
+		env:     agentEnviron(os.Environ()),
+		warn:    &warner{},
+		clients: map[llm.Options]*llm.Client{},
+	}, nil
+}
+
+// openSandbox starts the configured backend and the code execution tool
+// on it.
+func (a *app) openSandbox() error {
+	switch b := a.cfg.Sandbox.Backend; b {
+	case "auto", "local", "":
+	default:
+		return fmt.Errorf("sandbox.backend %q (%s): only the local backend is in this version", b, a.cfg.Origin("sandbox.backend"))
+	}
+	backend, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, BaseEnv: a.env, Logger: a.logger.With("component", "sandbox")})
+	if err != nil {
+		return err
+	}
+	a.backend = backend
+	a.ce = tools.NewCodeExecution(backend, tools.Timeouts{})
+	return nil
+}
+
+func (a *app) close() {
+	if a.ce != nil {
+		a.ce.Close()
+	}
+	if a.backend != nil {
+		a.backend.Close()
+	}
+}
+
+// client returns the model client of role for a profile's override,
+// reusing clients with the same settings.
+func (a *app) client(role string, o profiles.ModelOverride) (*llm.Client, error) {
+	m := a.cfg.Models.Chat
+	if role == "utility" {
+		m = a.cfg.Models.Utility
+	}
+	keyEnv := m.APIKeyEnv
+	if o.Model != "" {
+		m.Model = o.Model
+	}
+	if o.BaseURL != "" {
+		m.BaseURL = o.BaseURL
+	}
+	if o.APIKeyEnv != "" {
+		keyEnv = o.APIKeyEnv
+	}
+	if m.Model == "" {
+		return nil, errNoModel
+	}
+	key := os.Getenv(keyEnv)
+	if m.BaseURL == "" && key == "" {
+		return nil, errNoKey
+	}
+	opts := llm.Options{Model: m.Model, BaseURL: m.BaseURL, APIKey: key}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c := a.clients[opts]; c != nil {
+		return c, nil
+	}
+	logOpts := opts
+	logOpts.Logger = a.logger.With("component", "llm", "role", role)
+	c, err := llm.New(logOpts)
+	if err != nil {
+		return nil, err
+	}
+	a.clients[opts] = c
+	return c, nil
+}
+
+// setup builds what an agent of profile name works with: its prompts, its
+// models, the tools it may use and its extensions. withModel false skips
+// the model clients (for `zero prompt`).
+func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
+	p, err := a.loader.Load(name)
+	if err != nil {
+		return loop.Setup{}, err
+	}
+	for _, d := range p.Diagnostics {
+		a.warn.warn(d.String())
+	}
+	st := loop.Setup{Profile: p.Name, Prompts: p.Prompts, Model: noModel{}}
+	if withModel {
+		if st.Model, err = a.client("chat", p.Spec.Models["chat"]); err != nil {
+			return loop.Setup{}, err
+		}
+		if st.UtilityModel, err = a.client("utility", p.Spec.Models["utility"]); err != nil {
+			return loop.Setup{}, err
+		}
+	}
+	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}}
+	if a.ce != nil {
+		all = append(all, a.ce, a.ce.InputTool())
+	} else { // zero prompt: describe the tools without a sandbox
+		ce := tools.NewCodeExecution(nil, tools.Timeouts{})
+		all = append(all, ce, ce.InputTool())
+	}
+	for _, t := range all {
+		// The response tool stays: without it an agent could never answer.
+		if t.Name() == "response" || p.Spec.Tools.Allows(t.Name()) {
+			st.Tools = append(st.Tools, t)
+		}
+	}
+	st.Hooks, err = hooks.Resolve(loop.Builtins(), hooks.Layers(a.ws, p.Name, a.userDir), hooks.Options{
+		Logger:    a.logger.With("component", "hooks"),
+		BaseEnv:   a.env,
+		OnWarning: func(w hooks.Warning) { a.warn.warn(w.Error()) },
+	})
+	return st, err
+}
+
+// session builds a session whose agent 0 has the configured profile.
+func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, error) {
+	st, err := a.setup(a.cfg.Profile, withModel)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := a.loader.List()
+	if err != nil {
+		return nil, err
+	}
+	backend := "local"
+	if a.backend != nil {
+		backend = a.backend.Name()
+	}
+	sess := loop.NewSession(newID(), loop.Config{
+		Setup:       st,
+		Subordinate: func(profile string) (loop.Setup, error) { return a.setup(profile, withModel) },
+		Vars:        map[string]any{"agent_profiles": profiles.FormatProfileList(infos)},
+		Workspace:   a.ws,
+		Sandbox:     backend,
+		Limits: loop.Limits{
+			Misformat:        a.cfg.Limits.Misformat,
+			Repeat:           a.cfg.Limits.Repeat,
+			CriticalRetries:  orNone(a.cfg.Limits.CriticalRetries),
+			SubordinateDepth: orNone(a.cfg.Limits.SubordinateDepth),
+		},
+		Logger: a.logger.With("component", "loop"),
+	}, sink)
+	a.warn.attach(sess)
+	return sess, nil
+}
+
+// warner turns diagnostics into warning events; those found before the
+// session exists are held until it does.
+type warner struct {
+	mu    sync.Mutex
+	sess  *loop.Session
+	early []string
+}
+
+func (w *warner) warn(text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sess == nil {
+		w.early = append(w.early, text)
+		return
+	}
+	w.sess.Warn(text)
+}
+
+func (w *warner) attach(sess *loop.Session) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sess = sess
+	for _, text := range w.early {
+		sess.Warn(text)
+	}
+	w.early = nil
+}
+
+// orNone maps a configured 0 ("none") onto the loop's negative "none"
+// (its 0 means "default").
+func orNone(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// noModel stands in where no model is called (zero prompt).
+type noModel struct{}
+
+func (noModel) Stream(context.Context, llm.Request, llm.StreamFunc) (llm.Result, error) {
+	return llm.Result{}, errors.New("no model in this command")
+}

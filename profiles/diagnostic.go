@@ -1,0 +1,136 @@
+package profiles
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Diagnostic is a note about a file in a profile's folders that Zero does not use as Agent Zero
+// would. The profile loads anyway; callers show diagnostics to the user (zero profiles, zero
+// prompt, logs).
+type Diagnostic struct {
+	Path    string // the file or folder concerned
+	Message string
+}
+
+// String returns "path: message".
+func (d Diagnostic) String() string { return d.Path + ": " + d.Message }
+
+// NativeVars are the prompt vars the engine passes to every render, supplied natively where Agent
+// Zero used Python variable plugins (workdir_path from agent.system.main.tips.py, agent_profiles
+// from agent.system.tool.call_sub.py). agent.system.tools.md also gets tools.
+var NativeVars = []string{
+	"agent_name", "agent_number", "profile", "workdir_path", "sandbox", "os", "date_time",
+	"agent_profiles",
+}
+
+// pluginVars are the vars supplied by Agent Zero's own variable plugins, for plugins whose code
+// does not spell them out in a dict literal.
+var pluginVars = map[string][]string{
+	"agent.system.main.tips.py":     {"workdir_path"},
+	"agent.system.tool.call_sub.py": {"agent_profiles"},
+}
+
+var (
+	pyReturnDict = regexp.MustCompile(`(?s)return\s*\{(.*?)\}`)
+	pyDictKey    = regexp.MustCompile(`["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:`)
+)
+
+// promptDiagnostics reports Agent Zero variable plugins (*.py beside the prompts) in dir, shown
+// as dirPath.
+func promptDiagnostics(dir fs.FS, dirPath string) []Diagnostic {
+	entries, err := fs.ReadDir(dir, ".")
+	if err != nil {
+		return nil // the folder went away since it was found; Prompts will just not see it
+	}
+	var out []Diagnostic
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".py" {
+			continue
+		}
+		out = append(out, Diagnostic{
+			Path:    joinShown(dirPath, e.Name()),
+			Message: pluginMessage(dir, e.Name()),
+		})
+	}
+	return out
+}
+
+func pluginMessage(dir fs.FS, name string) string {
+	vars := slices.Clone(pluginVars[name])
+	if src, err := fs.ReadFile(dir, name); err == nil {
+		for _, m := range pyReturnDict.FindAllSubmatch(src, -1) {
+			for _, k := range pyDictKey.FindAllSubmatch(m[1], -1) {
+				vars = append(vars, string(k[1]))
+			}
+		}
+	}
+	slices.Sort(vars)
+	vars = slices.Compact(vars)
+	var native, missing []string
+	for _, v := range vars {
+		if slices.Contains(NativeVars, v) || v == "tools" {
+			native = append(native, v)
+		} else {
+			missing = append(missing, v)
+		}
+	}
+	msg := "Agent Zero variables plugin (Python), which Zero does not run"
+	switch {
+	case len(vars) == 0:
+		msg += "; Zero provides these vars natively: " + strings.Join(NativeVars, ", ")
+	default:
+		if len(native) > 0 {
+			msg += "; Zero provides " + strings.Join(native, ", ") + " natively"
+		}
+		if len(missing) > 0 {
+			msg += fmt.Sprintf("; Zero does not provide %s, so {{%s}} stays in the prompt as written",
+				strings.Join(missing, ", "), missing[0])
+		}
+	}
+	return msg
+}
+
+// folderDiagnostics reports what in a profile folder besides agent.yaml and prompts/ Zero leaves
+// unused: Agent Zero's agent.json, and Python tools and extensions.
+func folderDiagnostics(f folder) []Diagnostic {
+	var out []Diagnostic
+	if f.has("agent.json") && !f.has("agent.yaml") {
+		out = append(out, Diagnostic{
+			Path:    f.layer.path(f.name, "agent.json"),
+			Message: "Zero reads agent.yaml, not agent.json; write title, description and context into agent.yaml",
+		})
+	}
+	for _, sub := range []string{"tools", "extensions"} {
+		if !f.has(sub) {
+			continue
+		}
+		n := 0
+		_ = fs.WalkDir(f.layer.fsys, path.Join(f.name, sub), func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && path.Ext(d.Name()) == ".py" {
+				n++
+			}
+			return nil // a folder that cannot be read holds nothing Zero would run either
+		})
+		if n > 0 {
+			out = append(out, Diagnostic{
+				Path:    f.layer.path(f.name, sub),
+				Message: fmt.Sprintf("%d Agent Zero Python %s file(s), which Zero does not load", n, strings.TrimSuffix(sub, "s")),
+			})
+		}
+	}
+	return out
+}
+
+// joinShown joins a file name to a shown directory path, which is an OS path or a "builtin:" one.
+func joinShown(dir, name string) string {
+	if strings.HasPrefix(dir, builtinPathPrefix) {
+		return dir + "/" + name
+	}
+	return filepath.Join(dir, name)
+}
