@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +245,143 @@ func TestAgentCannotSeeAPIKey(t *testing.T) {
 		if strings.Contains(text, "sk-very-secret-key") {
 			t.Errorf("the API key reached the %s", name)
 		}
+	}
+}
+
+// Delegation end to end: agent 0 hands a task to a researcher, which runs a
+// command and answers; agent 0 uses that answer. A project profile override
+// and a project config file take part.
+func TestRunDelegatesToResearcher(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["a researcher should look"], "headline": "Delegating", "tool_name": "call_subordinate", "tool_args": {"message": "find the magic word in notes.txt", "profile": "researcher"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["read it"], "headline": "Reading", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "grep -o 'word=[a-z]*' notes.txt | sed 's/word=/magic-/'"}}`},
+		llmtest.Reply{Match: "magic-xyzzy", Content: `{"thoughts": ["found"], "headline": "Reporting", "tool_name": "response", "tool_args": {"text": "The researcher found xyzzy-confirmed."}}`},
+		llmtest.Reply{Match: "xyzzy-confirmed", Content: `{"thoughts": ["done"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "The magic word is xyzzy."}}`},
+	)
+	ws := t.TempDir()
+	mustWrite(t, ws+"/notes.txt", "some text\nword=xyzzy\n")
+	// The project overrides the researcher's specifics and sets the profile.
+	mustWrite(t, ws+"/.zero/agents/researcher/prompts/agent.system.main.specifics.md", "PROJECT RESEARCHER RULES\n{{ include original }}")
+	mustWrite(t, ws+"/.zero/config.yaml", "profile: agent0\nlimits:\n  subordinate_depth: 2\n")
+
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "What is the magic word?")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("zero run: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
+	}
+	var started, ended, answer *loop.Event
+	agents := map[string]int{}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e loop.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("bad event line %q: %v", sc.Text(), err)
+		}
+		switch e.Type {
+		case loop.EventSubordinateStarted:
+			started = &e
+		case loop.EventSubordinateEnded:
+			ended = &e
+		case loop.EventResponse:
+			if e.Agent == 0 {
+				answer = &e
+			}
+		case loop.EventToolCall:
+			agents[e.Tool] = e.Agent
+		}
+	}
+	if started == nil || started.Agent != 1 || started.Profile != "researcher" || started.Text != "find the magic word in notes.txt" {
+		t.Errorf("subordinate_started = %+v", started)
+	}
+	if ended == nil || ended.Text != "The researcher found xyzzy-confirmed." {
+		t.Errorf("subordinate_ended = %+v", ended)
+	}
+	if answer == nil || answer.Text != "The magic word is xyzzy." {
+		t.Errorf("final answer = %+v", answer)
+	}
+	if agents["call_subordinate"] != 0 || agents["code_execution_tool"] != 1 {
+		t.Errorf("tool calls by agent: %v", agents)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("model got %d requests, want 4", len(reqs))
+	}
+	sys0, sys1 := reqs[0].Messages[0].Content, reqs[1].Messages[0].Content
+	if !strings.Contains(sys0, "call_subordinate") || !strings.Contains(sys0, "- researcher:") {
+		t.Error("agent 0's prompt should offer call_subordinate and list the profiles")
+	}
+	if !strings.Contains(sys1, "PROJECT RESEARCHER RULES") || !strings.Contains(sys1, "researcher and analyst") {
+		t.Error("the subordinate should run with the researcher profile, project override first, built-in after")
+	}
+	if strings.Contains(sys0, "PROJECT RESEARCHER RULES") {
+		t.Error("agent 0 must not get the researcher's prompt")
+	}
+}
+
+func mustWrite(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProfilesPromptConfigCommands(t *testing.T) {
+	t.Parallel()
+	ws, home := t.TempDir(), t.TempDir()
+	mustWrite(t, ws+"/.zero/agents/reviewer/agent.yaml", "title: Reviewer\ncontext: Use it to review a change.\n")
+	mustWrite(t, ws+"/.zero/agents/reviewer/prompts/agent.system.main.role.md", "You are a meticulous code REVIEWER.")
+	run := func(env []string, args ...string) (string, string, error) {
+		cmd := zeroCmd(t, env, args...)
+		cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+home)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+
+	out, _, err := run(nil, "profiles", "--workspace", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"agent0 *", "researcher", "hacker", "developer", "reviewer", "project+profile", ws + "/.zero/agents/reviewer"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("zero profiles lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, errOut, err := run(nil, "prompt", "--workspace", ws, "--profile", "reviewer")
+	if err != nil || !strings.Contains(out, "meticulous code REVIEWER") || !strings.Contains(errOut, "tokens") {
+		t.Errorf("zero prompt --profile reviewer: %v\n%s\n%s", err, out, errOut)
+	}
+	_, errOut, err = run(nil, "prompt", "--workspace", ws)
+	var tokens int
+	if _, scanErr := fmt.Sscanf(errOut[strings.Index(errOut, "agent0: ")+len("agent0: "):], "%d tokens", &tokens); err != nil || scanErr != nil || tokens == 0 || tokens >= 3000 {
+		t.Errorf("agent0's system prompt: %d tokens (want under Agent Zero's 3,000 budget): %v %v\n%s", tokens, err, scanErr, errOut)
+	}
+
+	mustWrite(t, home+"/zero/config.yaml", "models:\n  chat:\n    model: from-user-file\nprofile: developer\n")
+	out, _, err = run([]string{"OPENAI_API_KEY=sk-not-to-be-shown"}, "config", "--workspace", ws, "--profile", "researcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"model: from-user-file", home + "/zero/config.yaml:3", "profile: researcher", "flag --profile", "<set>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("zero config lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "sk-not-to-be-shown") {
+		t.Error("zero config printed the API key")
+	}
+
+	mustWrite(t, ws+"/.zero/config.yaml", "limits:\n  repeat: three\n")
+	_, errOut, err = run(nil, "config", "--workspace", ws)
+	if err == nil || !strings.Contains(errOut, ws+"/.zero/config.yaml:2") || !strings.Contains(errOut, "limits.repeat") {
+		t.Errorf("a bad config value should name file, line and key: %v\n%s", err, errOut)
 	}
 }
