@@ -12,34 +12,35 @@ import (
 	"github.com/zeroagent/zero/loop"
 )
 
-// parseOnly parses a command's flags; it returns an exit status, or -1 to
-// go on.
-func parseOnly(fs *flag.FlagSet, args []string) int {
+// openApp parses the flags of a command that takes no arguments and
+// builds its app; when it returns nil the command is over with code.
+func openApp(name string, args []string, withModel bool, stderr io.Writer) (a *app, code int) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	common := addCommonFlags(fs, withModel)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return nil, 0
 		}
-		return 2
+		return nil, 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		return 2
-	}
-	return -1
-}
-
-// profilesCommand lists the profiles every layer offers.
-func profilesCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("zero profiles", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	common := addCommonFlags(fs, false)
-	if code := parseOnly(fs, args); code >= 0 {
-		return code
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
+		return nil, 2
 	}
 	a, err := newApp(common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		return 2
+		return nil, 2
+	}
+	return a, 0
+}
+
+// profilesCommand lists the profiles every layer offers.
+func profilesCommand(args []string, stdout, stderr io.Writer) int {
+	a, code := openApp("zero profiles", args, false, stderr)
+	if a == nil {
+		return code
 	}
 	infos, err := a.loader.List()
 	if err != nil {
@@ -65,16 +66,9 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 // promptCommand prints the system prompt an agent of a profile is given,
 // with its token count.
 func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("zero prompt", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	common := addCommonFlags(fs, false)
-	if code := parseOnly(fs, args); code >= 0 {
+	a, code := openApp("zero prompt", args, false, stderr)
+	if a == nil {
 		return code
-	}
-	a, err := newApp(common, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
-		return 2
 	}
 	var warnings []string
 	sess, err := a.session(func(e loop.Event) {
@@ -102,16 +96,9 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 // configCommand prints the effective configuration and where each value
 // came from.
 func configCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("zero config", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	common := addCommonFlags(fs, true)
-	if code := parseOnly(fs, args); code >= 0 {
+	a, code := openApp("zero config", args, true, stderr)
+	if a == nil {
 		return code
-	}
-	a, err := newApp(common, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
-		return 2
 	}
 	if err := a.cfg.Print(stdout); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
