@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/tools"
@@ -171,5 +172,37 @@ func TestCancelStopsWholeChain(t *testing.T) {
 	}
 	if n := len(model.requests()); n != 2 {
 		t.Errorf("%d model calls after cancel, want 2", n)
+	}
+}
+
+// A message sent while the subordinate is between its model calls and
+// tools (here: during its message_loop_start) waits for its next
+// checkpoint; it does not abort the superior's call_subordinate.
+func TestInterventionBetweenSubordinatePhases(t *testing.T) {
+	t.Parallel()
+	reg := loop.Builtins()
+	var sess *loop.Session
+	sent := false
+	reg.Register(hooks.MessageLoopStart, "_50_speak", func(_ context.Context, p hooks.Payload) error {
+		if lp := p.(*loop.LoopPayload); lp.Agent.Number == 1 && !sent {
+			sent = true
+			_ = sess.Intervene("use metric units")
+		}
+		return nil
+	})
+	model := &fakeModel{replies: []reply{
+		{content: delegate("delegate", "measure the room", "", false)},
+		{content: respond("4 by 5 metres")}, // A1, having heard the person
+		{content: respond("the room is 4 by 5 metres")},
+	}}
+	sess, rec := newSession(t, setup{model: model, registry: reg, tools: []loop.Tool{responseTool, tools.CallSubordinate{}}})
+	if got, err := sess.Run(runCtx(t), "how big is the room?"); err != nil || got != "the room is 4 by 5 metres" {
+		t.Fatalf("Run = %q, %v", got, err)
+	}
+	if text := model.requestText(1); !strings.Contains(text, "use metric units") {
+		t.Errorf("the subordinate should get the message at its checkpoint:\n%s", text)
+	}
+	if ended := rec.ofType(loop.EventSubordinateEnded); len(ended) != 1 || ended[0].Error != "" || ended[0].Text != "4 by 5 metres" {
+		t.Errorf("the subordinate should finish normally: %+v", ended)
 	}
 }
