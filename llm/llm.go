@@ -116,12 +116,32 @@ type Options struct {
 	// ([ErrStreamCut] and [ErrIdleTimeout]). Any bytes count as data,
 	// including SSE keep-alive comments. 0 = default 5m (reasoning models can think silently for minutes); negative = no limit.
 	IdleTimeout time.Duration
+
+	// RateLimit bounds this model's requests and tokens per minute (see
+	// [RateLimit]); the zero value means no limit, and then no tokens are
+	// counted for it. The window is shared by every Client of the process
+	// with the same BaseURL and Model, as the provider counts them together;
+	// each Client checks its own RateLimit against that shared usage, and
+	// records only what its own limits need (a Client without an input
+	// limit adds no input tokens, one without any limit adds nothing).
+	RateLimit RateLimit
+
+	// OnRateLimit, when set, is called each time Stream is about to wait for
+	// the rate limit, with how long it will wait, so the wait can be shown as
+	// progress. It may be called more than once per Stream call: every
+	// attempt (retries included) is admitted separately, and a wait is
+	// computed again when a concurrent call took the room first. It runs on
+	// the goroutine that called Stream, before the wait, and must not block.
+	OnRateLimit func(wait time.Duration)
 }
 
 // Client streams chat completions from one model. It is safe for concurrent use.
 type Client struct {
 	opts Options
 	svc  openai.ChatCompletionService
+	gate *rateGate // nil when opts.RateLimit sets no limit
+	// countTokens is CountTokens, replaced in tests to see when it runs.
+	countTokens func(string) int
 }
 
 var discardLogger = slog.New(slog.DiscardHandler)
@@ -164,7 +184,19 @@ func New(opts Options) (*Client, error) {
 	// NewChatCompletionService rather than openai.NewClient: the latter folds in
 	// OPENAI_API_KEY, OPENAI_BASE_URL and friends from the environment, which
 	// would silently override an explicit empty key or default URL.
-	return &Client{opts: opts, svc: openai.NewChatCompletionService(ropts...)}, nil
+	c := &Client{opts: opts, svc: openai.NewChatCompletionService(ropts...), countTokens: CountTokens}
+	if opts.RateLimit.on() {
+		c.gate = newRateGate(opts.BaseURL, opts.Model, opts.RateLimit, c.rateLimitWait)
+	}
+	return c, nil
+}
+
+// rateLimitWait logs a rate-limit wait and tells Options.OnRateLimit.
+func (c *Client) rateLimitWait(d time.Duration) {
+	c.opts.Logger.Info("model rate limit: waiting", "model", c.opts.Model, "wait", d)
+	if c.opts.OnRateLimit != nil {
+		c.opts.OnRateLimit(d)
+	}
 }
 
 // Model returns the model name requests are sent for.

@@ -31,13 +31,34 @@ import (
 // but only while no chunk has arrived: after that a retry would replay text
 // the caller already acted on. On any error Stream still returns the partial
 // Result received so far.
+//
+// With [Options.RateLimit] set, each attempt first waits until the model's
+// per-minute window has room (see [RateLimit]); a ctx done while waiting
+// ends Stream at once with an error wrapping ctx.Err().
 func (c *Client) Stream(ctx context.Context, req Request, fn StreamFunc) (Result, error) {
+	res, err := c.stream(ctx, req, fn)
+	c.recordOutput(res)
+	return res, err
+}
+
+func (c *Client) stream(ctx context.Context, req Request, fn StreamFunc) (Result, error) {
 	params, err := c.params(req)
 	if err != nil {
 		return Result{}, err
 	}
+	input := 0
+	if c.gate != nil && c.opts.RateLimit.InputTokens > 0 {
+		// Only here: tokenizing a long history is not free.
+		input = c.promptTokens(req)
+	}
 	col := &collector{fn: fn}
 	for attempt := 0; ; attempt++ {
+		if c.gate != nil {
+			if err := c.gate.acquire(ctx, input); err != nil {
+				// Attempts before this one sent no chunk: nothing to flush.
+				return col.result(), fmt.Errorf("model request: waiting for the rate limit: %w", err)
+			}
+		}
 		a := &attemptState{}
 		err := c.attempt(ctx, params, col, a)
 		if err == nil {
@@ -58,6 +79,29 @@ func (c *Client) Stream(ctx context.Context, req Request, fn StreamFunc) (Result
 			return col.result(), fmt.Errorf("model request: waiting to retry: %w", err)
 		}
 	}
+}
+
+// promptTokens estimates the input tokens of req for the rate limit.
+func (c *Client) promptTokens(req Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += c.countTokens(m.Content)
+	}
+	return n
+}
+
+// recordOutput adds the output of a finished Stream call to the rate-limit
+// window, when an output limit is set. The server's count is preferred; a
+// server that sent no usage (many local ones) is counted from the text.
+func (c *Client) recordOutput(res Result) {
+	if c.gate == nil || c.opts.RateLimit.OutputTokens <= 0 {
+		return
+	}
+	n := res.Usage.CompletionTokens
+	if res.Usage == (Usage{}) && res.Content+res.Reasoning != "" {
+		n = c.countTokens(res.Content + res.Reasoning)
+	}
+	c.gate.recordOutput(n)
 }
 
 // attemptState is what one HTTP attempt observed, for the retry decision.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/hooks"
@@ -59,7 +60,7 @@ type app struct {
 	warn        *warner
 
 	mu      sync.Mutex
-	clients map[llm.Options]*llm.Client
+	clients map[string]*llm.Client // by endpoint, model, key variable and limits
 	ce      *tools.CodeExecution
 	backend sandbox.Backend
 }
@@ -82,7 +83,7 @@ func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
 		logger:  newLogger(stderr),
 		env:     agentEnviron(os.Environ()),
 		warn:    &warner{},
-		clients: map[llm.Options]*llm.Client{},
+		clients: map[string]*llm.Client{},
 	}, nil
 }
 
@@ -136,19 +137,25 @@ func (a *app) client(role string, o profiles.ModelOverride) (*llm.Client, error)
 	if m.BaseURL == "" && key == "" {
 		return nil, errNoKey
 	}
-	opts := llm.Options{Model: m.Model, BaseURL: m.BaseURL, APIKey: key}
+	rl := llm.RateLimit{Requests: m.RateLimit.Requests, InputTokens: m.RateLimit.InputTokens, OutputTokens: m.RateLimit.OutputTokens}
+	id := fmt.Sprintf("%s\x00%s\x00%s\x00%v", m.BaseURL, m.Model, keyEnv, rl)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if c := a.clients[opts]; c != nil {
+	if c := a.clients[id]; c != nil {
 		return c, nil
 	}
-	logOpts := opts
-	logOpts.Logger = a.logger.With("component", "llm", "role", role)
-	c, err := llm.New(logOpts)
+	model := m.Model
+	c, err := llm.New(llm.Options{
+		Model: m.Model, BaseURL: m.BaseURL, APIKey: key, RateLimit: rl,
+		OnRateLimit: func(wait time.Duration) {
+			a.warn.warn(fmt.Sprintf("rate limit of %s: waiting %s", model, wait.Round(time.Second)))
+		},
+		Logger: a.logger.With("component", "llm", "role", role),
+	})
 	if err != nil {
 		return nil, err
 	}
-	a.clients[opts] = c
+	a.clients[id] = c
 	return c, nil
 }
 
