@@ -24,7 +24,7 @@ const DefaultSubordinateProfile = "default"
 func (a *Agent) Delegate(ctx context.Context, message, profile string, reset bool) (string, error) {
 	s := a.session
 	if a.Number+1 > s.cfg.Limits.SubordinateDepth {
-		return "", fmt.Errorf("%w: agent A%d may not delegate (at most %d levels)", ErrDepth, a.Number, s.cfg.Limits.SubordinateDepth)
+		return "", fmt.Errorf("%w: agent A%d may not delegate (subordinates may go %d levels deep)", ErrDepth, a.Number, max(s.cfg.Limits.SubordinateDepth, 0))
 	}
 	if err := context.Cause(ctx); err != nil {
 		return "", err // cancelled, or the person spoke before it began

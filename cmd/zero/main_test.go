@@ -385,3 +385,32 @@ func TestProfilesPromptConfigCommands(t *testing.T) {
 		t.Errorf("a bad config value should name file, line and key: %v\n%s", err, errOut)
 	}
 }
+
+// Configured limits reach the engine: misformat 1 ends the run at the first
+// reply without a tool request; subordinate_depth 0 forbids delegation.
+func TestConfiguredLimitsApply(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{Content: "Just prose, no tool request."})
+	ws := t.TempDir()
+	mustWrite(t, ws+"/.zero/config.yaml", "limits:\n  misformat: 1\n")
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "hi")
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || len(srv.Requests()) != 1 || !strings.Contains(string(out), "misformat") && !strings.Contains(string(out), "valid tool request") {
+		t.Errorf("misformat 1: exit %v after %d requests\n%s", err, len(srv.Requests()), out)
+	}
+
+	srv = llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["d"], "tool_name": "call_subordinate", "tool_args": {"message": "help", "profile": "developer"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["ok"], "tool_name": "response", "tool_args": {"text": "alone"}}`},
+	)
+	ws = t.TempDir()
+	mustWrite(t, ws+"/.zero/config.yaml", "limits:\n  subordinate_depth: 0\n")
+	cmd = zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "hi")
+	out, err = cmd.Output()
+	if err != nil || strings.Contains(string(out), `"subordinate_started"`) {
+		t.Errorf("subordinate_depth 0 should refuse delegation: %v\n%s", err, out)
+	}
+	if reqs := srv.Requests(); len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "depth limit") {
+		t.Errorf("the model should hear about the depth limit")
+	}
+}
