@@ -72,7 +72,7 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 	text, err := cached(sp.Loop, "tools", func() (string, error) {
 		files := a.setup.Prompts.Names("agent.system.tool.*.md")
 		var wanted []string
-		for _, name := range a.setup.names {
+		for _, name := range a.toolNames() {
 			file := "agent.system.tool." + name + ".md"
 			if pf, ok := a.setup.tools[name].(PromptFiler); ok {
 				file = pf.PromptFile()

@@ -203,10 +203,10 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+
 			"\nYour reply was cut off by the output token limit before the tool request was complete; send a shorter one.")
 	}
-	tool := a.setup.tools[req.Name]
+	tool := a.tool(req.Name)
 	if tool == nil {
 		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.tool_not_found.md",
-			map[string]any{"tool_name": req.Raw, "tools": strings.Join(a.setup.names, ", ")}))
+			map[string]any{"tool_name": req.Raw, "tools": strings.Join(a.toolNames(), ", ")}))
 	}
 	st.unusable = 0
 

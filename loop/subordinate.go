@@ -23,7 +23,11 @@ const DefaultSubordinateProfile = "default"
 // works; cancelling the run stops the whole chain.
 func (a *Agent) Delegate(ctx context.Context, message, profile string, reset bool) (string, error) {
 	s := a.session
-	if a.Number+1 > s.cfg.Limits.SubordinateDepth {
+	// From here on the person's messages wait for the subordinate's
+	// checkpoints instead of interrupting this delegation.
+	unblock := s.barrier()
+	defer unblock()
+	if !a.CanDelegate() {
 		return "", fmt.Errorf("%w: agent A%d may not delegate (subordinates may go %d levels deep)", ErrDepth, a.Number, max(s.cfg.Limits.SubordinateDepth, 0))
 	}
 	if err := context.Cause(ctx); err != nil {
@@ -44,12 +48,13 @@ func (a *Agent) Delegate(ctx context.Context, message, profile string, reset boo
 			}
 			setup.Profile = profile
 		}
+		if old := a.Subordinate; old != nil {
+			old.retire()
+		}
 		sub = s.newAgent(a.Number+1, a, newAgentSetup(setup))
 		a.Subordinate = sub
 	}
 
-	unblock := s.barrier()
-	defer unblock()
 	sub.emit(Event{Type: EventSubordinateStarted, Profile: sub.Profile, Text: message})
 	sub.histAddUser(ctx, message, false)
 	answer, err := sub.monologue(ctx)
@@ -60,4 +65,55 @@ func (a *Agent) Delegate(ctx context.Context, message, profile string, reset boo
 	}
 	sub.emit(end)
 	return answer, err
+}
+
+// CanDelegate reports whether the agent may start a subordinate under
+// Limits.SubordinateDepth.
+func (a *Agent) CanDelegate() bool {
+	return a.Number+1 <= a.session.cfg.Limits.SubordinateDepth
+}
+
+// AgentCloser is implemented by tools that hold resources per agent (shells):
+// CloseAgent is called when an agent is discarded, a subordinate replaced
+// by reset or by another profile.
+type AgentCloser interface {
+	CloseAgent(*Agent)
+}
+
+// Availability is implemented by tools that only some agents may use (a
+// tool an agent cannot use is neither described to it nor run for it).
+type Availability interface {
+	AvailableTo(*Agent) bool
+}
+
+// retire releases what the agent and its own subordinates hold.
+func (a *Agent) retire() {
+	if a.Subordinate != nil {
+		a.Subordinate.retire()
+	}
+	for _, t := range a.setup.Tools {
+		if c, ok := t.(AgentCloser); ok {
+			c.CloseAgent(a)
+		}
+	}
+}
+
+// tool returns the named tool if the agent has it and may use it.
+func (a *Agent) tool(name string) Tool {
+	t := a.setup.tools[name]
+	if av, ok := t.(Availability); ok && !av.AvailableTo(a) {
+		return nil
+	}
+	return t
+}
+
+// toolNames are the names of the tools the agent may use, sorted.
+func (a *Agent) toolNames() []string {
+	names := make([]string, 0, len(a.setup.names))
+	for _, n := range a.setup.names {
+		if a.tool(n) != nil {
+			names = append(names, n)
+		}
+	}
+	return names
 }

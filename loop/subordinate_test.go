@@ -109,8 +109,12 @@ func TestDelegationDepthLimit(t *testing.T) {
 	if _, err := sess.Run(runCtx(t), "go"); err != nil {
 		t.Fatal(err)
 	}
-	if text := model.requestText(2); !strings.Contains(text, "depth limit") {
-		t.Errorf("the model should hear about the depth limit:\n%s", text)
+	// At the limit the tool is neither described nor run.
+	if sys0, sys1 := model.requests()[0][0].Content, model.requests()[1][0].Content; !strings.Contains(sys0, "### call_subordinate") || strings.Contains(sys1, "### call_subordinate") {
+		t.Error("call_subordinate should be offered to A0 and not to A1 at the depth limit")
+	}
+	if text := model.requestText(2); !strings.Contains(text, "call_subordinate") || !strings.Contains(text, "response") {
+		t.Errorf("the model should hear that call_subordinate is not available to it:\n%s", text)
 	}
 	if sess.Agent0().Subordinate.Subordinate != nil {
 		t.Error("an agent past the depth limit was created")
@@ -204,5 +208,51 @@ func TestInterventionBetweenSubordinatePhases(t *testing.T) {
 	}
 	if ended := rec.ofType(loop.EventSubordinateEnded); len(ended) != 1 || ended[0].Error != "" || ended[0].Text != "4 by 5 metres" {
 		t.Errorf("the subordinate should finish normally: %+v", ended)
+	}
+}
+
+type closingTool struct {
+	toolFunc
+	closed []*loop.Agent
+}
+
+func (c *closingTool) CloseAgent(a *loop.Agent) { c.closed = append(c.closed, a) }
+
+// A replaced subordinate's resources are released, and a message sent while
+// the subordinate's profile loads reaches the subordinate.
+func TestSubordinateReplacedAndMessageDuringSetup(t *testing.T) {
+	t.Parallel()
+	closer := &closingTool{toolFunc: noopTool("noop")}
+	var sess *loop.Session
+	spoke := false
+	model := &fakeModel{replies: []reply{
+		{content: delegate("first", "task one", "", false)},
+		{content: respond("one done")},
+		{content: delegate("second", "task two", "", true)},
+		{content: respond("two done")},
+		{content: respond("all done")},
+	}}
+	sess, rec := newSession(t, setup{model: model, tools: []loop.Tool{responseTool, closer, tools.CallSubordinate{}},
+		subordinate: func(profile string) (loop.Setup, error) {
+			if !spoke {
+				spoke = true
+				_ = sess.Intervene("be brief") // while the profile loads
+			}
+			return loop.Setup{Model: model, Prompts: testPrompts(), Tools: []loop.Tool{responseTool, closer}}, nil
+		},
+	})
+	if got, err := sess.Run(runCtx(t), "go"); err != nil || got != "all done" {
+		t.Fatalf("Run = %q, %v", got, err)
+	}
+	if text := model.requestText(1); !strings.Contains(text, "be brief") {
+		t.Errorf("the subordinate should get the message sent while it was set up:\n%s", text)
+	}
+	for _, e := range rec.ofType(loop.EventSubordinateEnded) {
+		if e.Error != "" {
+			t.Errorf("subordinate ended with %q", e.Error)
+		}
+	}
+	if len(closer.closed) != 1 || closer.closed[0].Number != 1 || closer.closed[0] == sess.Agent0().Subordinate {
+		t.Errorf("the replaced subordinate should be closed once: %v", closer.closed)
 	}
 }

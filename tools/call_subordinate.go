@@ -59,3 +59,6 @@ func (CallSubordinate) Execute(ctx context.Context, call *loop.ToolCall) (loop.T
 
 // PromptFile is Agent Zero's name for the tool's prompt.
 func (CallSubordinate) PromptFile() string { return "agent.system.tool.call_sub.md" }
+
+// AvailableTo hides the tool from an agent at the depth limit.
+func (CallSubordinate) AvailableTo(a *loop.Agent) bool { return a.CanDelegate() }

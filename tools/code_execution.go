@@ -235,6 +235,24 @@ func (ce *CodeExecution) closeShell(a *loop.Agent, n int) {
 	}
 }
 
+// CloseAgent closes the shells of an agent that is discarded.
+func (ce *CodeExecution) CloseAgent(a *loop.Agent) {
+	ce.mu.Lock()
+	var shells []*sandbox.Shell
+	for k, sh := range ce.shells {
+		if k.agent == a {
+			shells = append(shells, sh)
+			delete(ce.shells, k)
+		}
+	}
+	ce.mu.Unlock()
+	for _, sh := range shells {
+		_ = sh.Close()
+	}
+}
+
+var _ loop.AgentCloser = (*CodeExecution)(nil)
+
 // Close closes every shell the tool opened.
 func (ce *CodeExecution) Close() error {
 	ce.mu.Lock()

@@ -410,7 +410,7 @@ func TestConfiguredLimitsApply(t *testing.T) {
 	if err != nil || strings.Contains(string(out), `"subordinate_started"`) {
 		t.Errorf("subordinate_depth 0 should refuse delegation: %v\n%s", err, out)
 	}
-	if reqs := srv.Requests(); len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "depth limit") {
-		t.Errorf("the model should hear about the depth limit")
+	if reqs := srv.Requests(); len(reqs) != 2 || strings.Contains(reqs[0].Messages[0].Content, "### call_subordinate") {
+		t.Errorf("with subordinate_depth 0 call_subordinate should not be offered")
 	}
 }
