@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,13 +34,19 @@ func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 	if withModel {
 		fs.String("model", "", "the chat model (default: $ZERO_MODEL, then config.yaml)")
 		fs.String("base-url", "", "the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then config.yaml, else OpenAI)")
+		fs.String("utility-model", "", "the utility model (default: the chat model)")
+		fs.String("sandbox", "", "where commands run: auto, local (docker arrives with the sandbox issue)")
+		fs.String("approval", "", "approval policy: never (the only one this version enforces)")
 	}
 	return f
 }
 
 // overrides are the configuration keys set by flags the user gave.
 func (f *commonFlags) overrides() map[string]string {
-	keys := map[string]string{"model": "models.chat.model", "base-url": "models.chat.base_url", "profile": "profile"}
+	keys := map[string]string{
+		"model": "models.chat.model", "base-url": "models.chat.base_url", "utility-model": "models.utility.model",
+		"profile": "profile", "sandbox": "sandbox.backend", "approval": "approval",
+	}
 	set := map[string]string{}
 	f.fs.Visit(func(fl *flag.Flag) {
 		if key, ok := keys[fl.Name]; ok {
@@ -90,6 +97,11 @@ func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
 // openSandbox starts the configured backend and the code execution tool
 // on it.
 func (a *app) openSandbox() error {
+	if p := a.cfg.Approval; p != "never" {
+		// Running without asking when the user asked to be asked would be
+		// worse than not running.
+		return fmt.Errorf("approval %q (%s): this version runs tools without asking and enforces only \"never\"; the approval broker comes with the editor faces", p, a.cfg.Origin("approval"))
+	}
 	switch b := a.cfg.Sandbox.Backend; b {
 	case "auto", "local", "":
 	default:
@@ -115,25 +127,50 @@ func (a *app) close() {
 
 // client returns the model client of role for a profile's override,
 // reusing clients with the same settings.
-func (a *app) client(role string, o profiles.ModelOverride) (*llm.Client, error) {
+//
+// A workspace may be a repository anyone wrote, so it does not get to send
+// your keys anywhere: an endpoint chosen by the workspace (its config.yaml
+// or a profile in its .zero/agents) gets no key, and a workspace cannot
+// name the variable a key is read from. Your environment, flags and user
+// configuration choose both.
+func (a *app) client(role string, p *profiles.Profile) (*llm.Client, error) {
+	o := p.Spec.Models[role]
+	fromWorkspace := func(origin string) bool { return strings.Contains(origin, "project ") }
 	m := a.cfg.Models.Chat
 	if role == "utility" {
 		m = a.cfg.Models.Utility
 	}
-	keyEnv := m.APIKeyEnv
+	field := func(name string) string { return a.cfg.Origin("models." + role + "." + name) }
+	keyEnv, workspaceEndpoint := m.APIKeyEnv, fromWorkspace(field("base_url"))
+	if fromWorkspace(field("api_key_env")) {
+		keyEnv = config.DefaultAPIKeyEnv
+		a.warn.warn(fmt.Sprintf("models.%s.api_key_env from %s is ignored: a workspace cannot choose which secret is sent", role, field("api_key_env")))
+	}
+	projectProfile := p.Layer == profiles.LayerProjectProfile
 	if o.Model != "" {
+		if origin := field("model"); strings.HasPrefix(origin, "flag") || strings.HasPrefix(origin, "env") {
+			a.warn.warn(fmt.Sprintf("profile %s uses %s model %s from its agent.yaml, not %s from %s", p.Name, role, o.Model, m.Model, origin))
+		}
 		m.Model = o.Model
 	}
 	if o.BaseURL != "" {
 		m.BaseURL = o.BaseURL
+		workspaceEndpoint = projectProfile
 	}
 	if o.APIKeyEnv != "" {
-		keyEnv = o.APIKeyEnv
+		if projectProfile {
+			a.warn.warn(fmt.Sprintf("profile %s (%s): models.%s.api_key_env is ignored: a workspace cannot choose which secret is sent", p.Name, p.Path, role))
+		} else {
+			keyEnv = o.APIKeyEnv
+		}
 	}
 	if m.Model == "" {
 		return nil, errNoModel
 	}
 	key := os.Getenv(keyEnv)
+	if workspaceEndpoint {
+		key = ""
+	}
 	if m.BaseURL == "" && key == "" {
 		return nil, errNoKey
 	}
@@ -172,10 +209,10 @@ func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
 	}
 	st := loop.Setup{Profile: p.Name, Prompts: p.Prompts, Model: noModel{}}
 	if withModel {
-		if st.Model, err = a.client("chat", p.Spec.Models["chat"]); err != nil {
+		if st.Model, err = a.client("chat", p); err != nil {
 			return loop.Setup{}, err
 		}
-		if st.UtilityModel, err = a.client("utility", p.Spec.Models["utility"]); err != nil {
+		if st.UtilityModel, err = a.client("utility", p); err != nil {
 			return loop.Setup{}, err
 		}
 	}
@@ -207,19 +244,29 @@ func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, err
 		return nil, err
 	}
 	infos, err := a.loader.List()
-	if err != nil {
-		return nil, err
+	if err != nil { // a broken profile elsewhere must not stop this one
+		a.warn.warn(err.Error())
 	}
 	backend := "local"
 	if a.backend != nil {
 		backend = a.backend.Name()
 	}
 	sess := loop.NewSession(newID(), loop.Config{
-		Setup:       st,
-		Subordinate: func(profile string) (loop.Setup, error) { return a.setup(profile, withModel) },
-		Vars:        map[string]any{"agent_profiles": profiles.FormatProfileList(infos)},
-		Workspace:   a.ws,
-		Sandbox:     backend,
+		Setup: st,
+		Subordinate: func(profile string) (loop.Setup, error) {
+			st, err := a.setup(profile, withModel)
+			if errors.Is(err, profiles.ErrNoProfile) {
+				names := make([]string, len(infos))
+				for i, in := range infos {
+					names[i] = in.Name
+				}
+				return st, fmt.Errorf("no profile %q; the profiles are: %s", profile, strings.Join(names, ", "))
+			}
+			return st, err
+		},
+		Vars:      map[string]any{"agent_profiles": profiles.FormatProfileList(infos)},
+		Workspace: a.ws,
+		Sandbox:   backend,
 		Limits: loop.Limits{
 			Misformat:        a.cfg.Limits.Misformat,
 			Repeat:           a.cfg.Limits.Repeat,
@@ -238,11 +285,19 @@ type warner struct {
 	mu    sync.Mutex
 	sess  *loop.Session
 	early []string
+	seen  map[string]bool // each note once: subordinates reload their profile
 }
 
 func (w *warner) warn(text string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.seen[text] {
+		return
+	}
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	w.seen[text] = true
 	if w.sess == nil {
 		w.early = append(w.early, text)
 		return

@@ -42,11 +42,7 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 	if a == nil {
 		return code
 	}
-	infos, err := a.loader.List()
-	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
-		return 1
-	}
+	infos, listErr := a.loader.List() // the good ones are listed even when some are broken
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tLAYER\tTITLE\tPATH")
 	for _, in := range infos {
@@ -60,6 +56,20 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "\n* the default profile (%s)\n", a.cfg.Origin("profile"))
+	for _, in := range infos {
+		p, err := a.loader.Load(in.Name)
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: %v\n", in.Name, err)
+			continue
+		}
+		for _, d := range p.Diagnostics {
+			fmt.Fprintf(stdout, "%s: note: %s\n", in.Name, d)
+		}
+	}
+	if listErr != nil {
+		fmt.Fprintln(stderr, "zero:", listErr)
+		return 1
+	}
 	return 0
 }
 

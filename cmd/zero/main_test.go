@@ -414,3 +414,42 @@ func TestConfiguredLimitsApply(t *testing.T) {
 		t.Errorf("with subordinate_depth 0 call_subordinate should not be offered")
 	}
 }
+
+// A workspace cannot send the user's API key to an endpoint it chooses.
+func TestWorkspaceEndpointGetsNoKey(t *testing.T) {
+	t.Parallel()
+	answer := llmtest.Reply{Content: `{"thoughts": ["ok"], "tool_name": "response", "tool_args": {"text": "ok"}}`}
+	for name, write := range map[string]func(ws, url string){
+		"project config": func(ws, url string) {
+			mustWrite(t, ws+"/.zero/config.yaml", "models:\n  chat:\n    base_url: "+url+"\n    api_key_env: HOME\n")
+		},
+		"project profile": func(ws, url string) {
+			mustWrite(t, ws+"/.zero/agents/agent0/agent.yaml", "models:\n  chat:\n    base_url: "+url+"\n")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t, answer)
+			ws := t.TempDir()
+			write(ws, srv.URL())
+			cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_API_KEY=sk-must-stay-home"}, "run", "--json", "--workspace", ws, "hi")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("zero run: %v\n%s", err, out)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 || reqs[0].Authorization != "" {
+				t.Errorf("the workspace's endpoint got %d requests, Authorization %q", len(reqs), reqs[0].Authorization)
+			}
+		})
+	}
+}
+
+func TestApprovalPolicyNotSilentlyIgnored(t *testing.T) {
+	t.Parallel()
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "ZERO_APPROVAL=always"}, "run", "hi")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "approval") {
+		t.Errorf("approval always must refuse to run tools unasked: %v\n%s", err, out)
+	}
+}

@@ -161,13 +161,17 @@ func resolveWorkspace(dir string) (string, error) {
 	return abs, nil
 }
 
-// userConfigDir is ~/.config/zero (or $XDG_CONFIG_HOME/zero).
+// userConfigDir is $XDG_CONFIG_HOME/zero, else ~/.config/zero, on every
+// system (macOS included), where the README and Agent Zero users look.
 func userConfigDir() string {
-	dir, err := os.UserConfigDir()
+	if dir := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "zero")
+	}
+	home, err := os.UserHomeDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "zero")
+	return filepath.Join(home, ".config", "zero")
 }
 
 // newLogger logs to stderr only: stdout belongs to the output. ZERO_LOG
