@@ -97,13 +97,25 @@ func pluginMessage(dir fs.FS, name string) string {
 }
 
 // folderDiagnostics reports what in a profile folder besides agent.yaml and prompts/ Zero leaves
-// unused: Agent Zero's agent.json, and Python tools and extensions.
+// unused: Agent Zero's agent.json, settings.json and plugins/, and Python tools and extensions.
 func folderDiagnostics(f folder) []Diagnostic {
 	var out []Diagnostic
 	if f.has("agent.json") && !f.has("agent.yaml") {
 		out = append(out, Diagnostic{
 			Path:    f.layer.path(f.name, "agent.json"),
 			Message: "Zero reads agent.yaml, not agent.json; write title, description and context into agent.yaml",
+		})
+	}
+	if f.has("settings.json") {
+		out = append(out, Diagnostic{
+			Path:    f.layer.path(f.name, "settings.json"),
+			Message: "Agent Zero per-profile settings, which Zero does not read; put model choices under models: in agent.yaml",
+		})
+	}
+	if f.has("plugins") {
+		out = append(out, Diagnostic{
+			Path:    f.layer.path(f.name, "plugins"),
+			Message: "Agent Zero plugin configuration, which Zero does not read",
 		})
 	}
 	for _, sub := range []string{"tools", "extensions"} {

@@ -350,6 +350,8 @@ func TestDiagnostics(t *testing.T) {
 	user := t.TempDir()
 	files := map[string]string{
 		"agents/a0/agent.json":                            `{"title": "saved from the web UI"}`,
+		"agents/a0/settings.json":                         `{"chat_model_name": "gpt-4.1"}`,
+		"agents/a0/plugins/_memory/config.json":           `{}`,
 		"agents/a0/prompts/agent.system.tool.call_sub.py": "class P(VariablesPlugin):\n    def get_variables(self, file, backup_dirs=None, **kwargs):\n        return build()\n",
 		"agents/a0/prompts/agent.system.main.extra.py":    "class P(VariablesPlugin):\n    def get_variables(self, file, backup_dirs=None, **kwargs):\n        return {\"team_name\": 'x', 'date_time': now()}\n",
 		"agents/a0/prompts/helper.py":                     "print('no plugin here')\n",
@@ -376,6 +378,8 @@ func TestDiagnostics(t *testing.T) {
 	const plugin = "Agent Zero variables plugin (Python), which Zero does not run"
 	want := []Diagnostic{
 		{at("agents/a0/agent.json"), "Zero reads agent.yaml, not agent.json; write title, description and context into agent.yaml"},
+		{at("agents/a0/settings.json"), "Agent Zero per-profile settings, which Zero does not read; put model choices under models: in agent.yaml"},
+		{at("agents/a0/plugins"), "Agent Zero plugin configuration, which Zero does not read"},
 		{at("agents/a0/tools"), "1 Agent Zero Python tool file(s), which Zero does not load"},
 		{at("agents/a0/extensions"), "2 Agent Zero Python extension file(s), which Zero does not load"},
 		{at("agents/a0/prompts/agent.system.main.extra.py"), plugin + "; Zero provides date_time natively; Zero does not provide team_name, so {{team_name}} stays in the prompt as written"},
