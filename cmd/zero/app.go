@@ -207,6 +207,9 @@ func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
 	for _, d := range p.Diagnostics {
 		a.warn.warn(d.String())
 	}
+	if u := p.Spec.Sandbox.User; u != "" {
+		a.warn.warn(fmt.Sprintf("profile %s: sandbox.user %q applies to the docker backend; the local backend runs commands as you", p.Name, u))
+	}
 	st := loop.Setup{Profile: p.Name, Prompts: p.Prompts, Model: noModel{}}
 	if withModel {
 		if st.Model, err = a.client("chat", p); err != nil {
