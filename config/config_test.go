@@ -581,3 +581,21 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+func TestSandboxImageFromEnvAndFlag(t *testing.T) {
+	t.Parallel()
+	env := func(k string) string {
+		if k == "ZERO_SANDBOX_IMAGE" {
+			return "from-env:1"
+		}
+		return ""
+	}
+	e, err := Load(Sources{Getenv: env})
+	if err != nil || e.Sandbox.Image != "from-env:1" || e.Origin("sandbox.image") != "env ZERO_SANDBOX_IMAGE" {
+		t.Errorf("env: image %q from %q, %v", e.Sandbox.Image, e.Origin("sandbox.image"), err)
+	}
+	e, err = Load(Sources{Getenv: env, Flags: map[string]string{"sandbox.image": "from-flag:2"}})
+	if err != nil || e.Sandbox.Image != "from-flag:2" || e.Origin("sandbox.image") != "flag --image" {
+		t.Errorf("flag: image %q from %q, %v", e.Sandbox.Image, e.Origin("sandbox.image"), err)
+	}
+}

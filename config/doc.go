@@ -21,6 +21,7 @@
 //	ZERO_UTILITY_MODEL  models.utility.model
 //	ZERO_PROFILE        profile
 //	ZERO_SANDBOX        sandbox.backend
+//	ZERO_SANDBOX_IMAGE  sandbox.image
 //	ZERO_APPROVAL       approval
 //
 // An empty variable counts as unset. API keys are never part of the configuration: each model

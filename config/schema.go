@@ -245,6 +245,7 @@ var envVars = []struct{ name, key string }{
 	{"ZERO_UTILITY_MODEL", "models.utility.model"},
 	{"ZERO_PROFILE", "profile"},
 	{"ZERO_SANDBOX", "sandbox.backend"},
+	{"ZERO_SANDBOX_IMAGE", "sandbox.image"},
 	{"ZERO_APPROVAL", "approval"},
 }
 
@@ -276,6 +277,7 @@ var flagNames = map[string]string{
 	"models.utility.model": "utility-model",
 	"profile":              "profile",
 	"sandbox.backend":      "sandbox",
+	"sandbox.image":        "image",
 	"approval":             "approval",
 }
 

@@ -36,6 +36,7 @@ func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 		fs.String("base-url", "", "the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then config.yaml, else OpenAI)")
 		fs.String("utility-model", "", "the utility model (default: the chat model)")
 		fs.String("sandbox", "", "where commands run: auto, local (docker arrives with the sandbox issue)")
+		fs.String("image", "", "the container image of the docker sandbox (default kalilinux/kali-rolling)")
 		fs.String("approval", "", "approval policy: never (the only one this version enforces)")
 	}
 	return f
@@ -45,7 +46,7 @@ func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 func (f *commonFlags) overrides() map[string]string {
 	keys := map[string]string{
 		"model": "models.chat.model", "base-url": "models.chat.base_url", "utility-model": "models.utility.model",
-		"profile": "profile", "sandbox": "sandbox.backend", "approval": "approval",
+		"profile": "profile", "sandbox": "sandbox.backend", "image": "sandbox.image", "approval": "approval",
 	}
 	set := map[string]string{}
 	f.fs.Visit(func(fl *flag.Flag) {
