@@ -22,6 +22,7 @@ Usage:
   zero profiles              list the agent profiles and where they come from
   zero prompt [--profile P]  print the system prompt a profile's agent is given
   zero config                print the effective configuration and where each value came from
+  zero doctor                check the model endpoint, the sandbox, the profiles and the config
   zero --version             print the version
 
 Run 'zero COMMAND --help' for the flags of a command.
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return promptCommand(ctx, args[1:], stdout, stderr)
 	case "config":
 		return configCommand(args[1:], stdout, stderr)
+	case "doctor":
+		return doctorCommand(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "zero: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -453,3 +453,29 @@ func TestApprovalPolicyNotSilentlyIgnored(t *testing.T) {
 		t.Errorf("approval always must refuse to run tools unasked: %v\n%s", err, out)
 	}
 }
+
+func TestDoctor(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	run := func(env ...string) (string, int) {
+		cmd := zeroCmd(t, env, "doctor", "--workspace", t.TempDir())
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return string(out), code
+	}
+	out, code := run("ZERO_MODEL="+llmtest.ModelName, "OPENAI_BASE_URL="+srv.URL())
+	if code != 0 || !strings.Contains(out, "✓ model endpoint") || !strings.Contains(out, "sandbox") {
+		t.Errorf("a working setup: exit %d\n%s", code, out)
+	}
+	out, code = run("ZERO_MODEL=not-served", "OPENAI_BASE_URL="+srv.URL())
+	if code != 1 || !strings.Contains(out, `does not list "not-served"`) || !strings.Contains(out, "fix:") {
+		t.Errorf("an unknown model: exit %d\n%s", code, out)
+	}
+	out, code = run("ZERO_MODEL=m", "OPENAI_BASE_URL=http://127.0.0.1:1/v1")
+	if code != 1 || !strings.Contains(out, "✗ model endpoint") {
+		t.Errorf("an unreachable endpoint: exit %d\n%s", code, out)
+	}
+}
