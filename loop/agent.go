@@ -153,7 +153,7 @@ func (a *Agent) histAddWarning(ctx context.Context, msg string) {
 // histAddToolResult adds a tool result, capped to Limits.ToolResult (head
 // and tail kept), as the JSON object Agent Zero stores.
 func (a *Agent) histAddToolResult(ctx context.Context, tool, result string) {
-	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: capText(result, a.session.cfg.Limits.ToolResult)}
+	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: a.boundResult(tool, result)}
 	if a.hooks().Has(hooks.HistAddToolResult) {
 		hctx, cancel := cleanupCtx(ctx)
 		defer cancel()
@@ -181,6 +181,26 @@ func (a *Agent) histAddToolResult(ctx context.Context, tool, result string) {
 	}
 	b.WriteByte('}')
 	a.histAdd(ctx, false, b.String())
+}
+
+// boundResult caps a tool result for history (head and tail kept). The
+// whole text is first handed to Config.Spill, when set, and the model is
+// told where it is, so nothing is lost.
+func (a *Agent) boundResult(tool, result string) string {
+	limit := a.session.cfg.Limits.ToolResult
+	if len(result) <= limit {
+		return result
+	}
+	capped := capText(result, limit)
+	if spill := a.session.cfg.Spill; spill != nil {
+		path, err := spill(a, tool, result)
+		if err != nil {
+			a.warn("", fmt.Sprintf("saving the full %s result: %v", tool, err))
+			return capped
+		}
+		return capped + "\n[the full output (" + fmt.Sprint(len(result)) + " bytes) is in " + path + "]"
+	}
+	return capped
 }
 
 // CallUtilityModel asks the utility model (summaries, memory) a one-off

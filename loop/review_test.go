@@ -147,6 +147,34 @@ func TestUndeliveredMessageIsReported(t *testing.T) {
 	}
 }
 
+func TestLongResultSpilledToFile(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("a", 3000) + "MIDDLE" + strings.Repeat("b", 3000)
+	flood := toolFunc{"flood", func(context.Context, *loop.ToolCall) (loop.ToolResult, error) {
+		return loop.ToolResult{Text: big}, nil
+	}}
+	var spilled string
+	model := &fakeModel{replies: []reply{{content: toolReq("flood", "flood", map[string]any{})}, {content: respond("ok")}}}
+	rec := &recorder{}
+	sess := loop.NewSession("s", loop.Config{
+		Setup:  loop.Setup{Model: model, Prompts: testPrompts(), Tools: []loop.Tool{responseTool, flood}},
+		Limits: loop.Limits{ToolResult: 1000},
+		Spill: func(_ *loop.Agent, tool, text string) (string, error) {
+			spilled = text
+			return "/tmp/zero/flood-1.txt", nil
+		},
+	}, rec.sink)
+	if _, err := sess.Run(runCtx(t), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if spilled != big {
+		t.Error("the whole result should be handed to Spill")
+	}
+	if text := model.requestText(1); strings.Contains(text, "MIDDLE") || !strings.Contains(text, "/tmp/zero/flood-1.txt") {
+		t.Errorf("history should hold the head and tail and the file's path")
+	}
+}
+
 func TestToolResultCappedInHistory(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("x", 200) + strings.Repeat("y", 10000) + strings.Repeat("z", 200)

@@ -74,7 +74,10 @@ type Config struct {
 	Subordinate func(profile string) (Setup, error)
 	// Vars are extra prompt variables (for example agent_profiles, the
 	// list the call_subordinate prompt shows).
-	Vars      map[string]any
+	Vars map[string]any
+	// Spill saves a tool result too long for history and returns a path
+	// the agent's tools can read it at; nil keeps only the head and tail.
+	Spill     func(a *Agent, tool, text string) (path string, err error)
 	Workspace string
 	// Sandbox names the backend that runs commands ("local", "docker"),
 	// for the prompts.

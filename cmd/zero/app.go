@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroagent/zero/config"
@@ -255,7 +257,9 @@ func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, err
 	if a.backend != nil {
 		backend = a.backend.Name()
 	}
-	sess := loop.NewSession(newID(), loop.Config{
+	id := newID()
+	var spilled atomic.Int64
+	sess := loop.NewSession(id, loop.Config{
 		Setup: st,
 		Subordinate: func(profile string) (loop.Setup, error) {
 			st, err := a.setup(profile, withModel)
@@ -268,7 +272,17 @@ func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, err
 			}
 			return st, err
 		},
-		Vars:      map[string]any{"agent_profiles": profiles.FormatProfileList(infos)},
+		Vars: map[string]any{"agent_profiles": profiles.FormatProfileList(infos)},
+		// Long tool results are kept whole in a private folder the agent's
+		// shell can read (the local backend runs on this machine).
+		Spill: func(ag *loop.Agent, tool, text string) (string, error) {
+			dir := filepath.Join(os.TempDir(), "zero-"+id)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return "", err
+			}
+			path := filepath.Join(dir, fmt.Sprintf("%d-A%d-%s.txt", spilled.Add(1), ag.Number, tool))
+			return path, os.WriteFile(path, []byte(text), 0o600)
+		},
 		Workspace: a.ws,
 		Sandbox:   backend,
 		Limits: loop.Limits{

@@ -479,3 +479,29 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("an unreachable endpoint: exit %d\n%s", code, out)
 	}
 }
+
+// A huge command output reaches history as head and tail, with the whole
+// text in a file the model is told about and can read.
+func TestHugeOutputSpilledToFile(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["big"], "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "seq 1 40000"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["ok"], "tool_name": "response", "tool_args": {"text": "done"}}`},
+	)
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", t.TempDir(), "count")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("zero run: %v\n%s", err, out)
+	}
+	last := srv.Requests()[1].Messages
+	text := last[len(last)-1].Content
+	i := strings.Index(text, "is in ")
+	if i < 0 || !strings.Contains(text, "omitted") || strings.Contains(text, `\n20000\n`) {
+		t.Fatalf("history should hold head, tail and the file's path:\n%.400s", text)
+	}
+	path := strings.Fields(text[i+len("is in "):])[0]
+	path = strings.TrimSuffix(strings.TrimRight(path, `]"}`), `\n`)
+	full, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(full), "\n20000\n") || !strings.HasSuffix(strings.TrimSpace(string(full)), "40000") {
+		t.Errorf("the spilled file %s should hold the whole output: %v", path, err)
+	}
+}
