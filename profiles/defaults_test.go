@@ -156,7 +156,7 @@ func TestDefaultSystemPromptBudget(t *testing.T) {
 		}
 		for _, want := range []string{
 			"## Role", "## Environment", "## Reply format", "## Turns and messages", "## Solving tasks", "## Tips",
-			"## Tools", "### response", "### code_execution_tool", "### input", "### call_subordinate",
+			"## Tools", "### response", "### code_execution_tool", "### input", "### call_subordinate", "### text_editor",
 			`"tool_name"`, `"tool_args"`, `"thoughts"`, `"headline"`, "closing brace", "/home/dev/project",
 		} {
 			if !strings.Contains(sys, want) {

@@ -94,10 +94,10 @@
 //     profiles override it).
 //   - agent.system.tools.md (tools: the rendered tool prompts, concatenated).
 //   - agent.system.tool.response.md (workdir_path; includes agent.system.response_tool_tips.md),
-//     agent.system.tool.code_exe.md, agent.system.tool.input.md and
-//     agent.system.tool.call_sub.md (workdir_path, agent_profiles; the list is left out when
-//     agent_profiles is empty or not passed): one per tool, collected with
-//     Names("agent.system.tool.*.md").
+//     agent.system.tool.code_exe.md, agent.system.tool.input.md,
+//     agent.system.tool.text_editor.md and agent.system.tool.call_sub.md (workdir_path,
+//     agent_profiles; the list is left out when agent_profiles is empty or not passed): one per
+//     tool, collected with Names("agent.system.tool.*.md").
 //   - agent.system.response_tool_tips.md, agent.system.main.communication_additions.md: no vars;
 //     Agent Zero profiles include them.
 //   - agent.system.datetime.md (date_time).

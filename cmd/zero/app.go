@@ -222,7 +222,7 @@ func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
 			return loop.Setup{}, err
 		}
 	}
-	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}}
+	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor()}
 	if a.ce != nil {
 		all = append(all, a.ce, a.ce.InputTool())
 	} else { // zero prompt: describe the tools without a sandbox

@@ -1,0 +1,674 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zeroagent/zero/loop"
+)
+
+// ErrNoWorkspace means the text editor has no folder to work in: it was
+// built without roots and the session has no workspace. The model cannot
+// fix that, so it is a Go error, not a result.
+var ErrNoWorkspace = errors.New("text_editor: no workspace root")
+
+// Limits of the text editor. Agent Zero counts tokens; we count bytes at
+// about four bytes a token, which needs no tokenizer and errs on the side of
+// less text.
+const (
+	// textReadLines is how many lines a read without line_to shows.
+	textReadLines = 200
+	// textLineBytes cuts a longer line (500 tokens).
+	textLineBytes = 2000
+	// textReadBytes caps the numbered text of one result (6,000 tokens).
+	textReadBytes = 24000
+	// textMaxFile is the largest file read or patched whole; bigger files
+	// are for grep and sed in the terminal.
+	textMaxFile = 32 << 20
+	// textBinaryPeek is how much of a file is searched for a NUL byte.
+	textBinaryPeek = 8 << 10
+	// textPatchContext is how many unchanged lines a patch result shows
+	// around each edited region.
+	textPatchContext = 2
+)
+
+// TextEditorReadsKey is the key in loop.Agent.Data under which the text
+// editor keeps, per agent, the stamps of the files it read or wrote: a
+// map[string]FileStamp keyed by the file's real (symlink-free) path.
+const TextEditorReadsKey = "_text_editor_reads"
+
+// FileStamp is what the text editor remembers of a file when the agent
+// reads or writes it. A patch is accepted only while the file still has
+// the same modification time and size, so the line numbers the model saw
+// are the file's line numbers.
+type FileStamp struct {
+	ModTime time.Time
+	Size    int64
+	// Shifted marks a stamp voided by a patch that changed the line count:
+	// the numbers the model saw are out of date although the file changed
+	// through the editor itself.
+	Shifted bool
+}
+
+// TextEditor is Agent Zero's `text_editor` tool with its methods read,
+// write and patch: numbered-line reads within limits, whole-file writes that
+// create directories, and line patches that need a fresh read. Every path is
+// confined to the workspace roots.
+type TextEditor struct {
+	roots []string
+}
+
+// NewTextEditor returns the tool confined to roots. Relative paths from the
+// model resolve against the first root. With no roots, the tool uses the
+// workspace of the calling agent's session.
+func NewTextEditor(roots ...string) *TextEditor {
+	te := &TextEditor{}
+	for _, r := range roots {
+		if r == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(r); err == nil {
+			r = abs
+		}
+		te.roots = append(te.roots, filepath.Clean(r))
+	}
+	return te
+}
+
+var (
+	_ loop.Tool       = (*TextEditor)(nil)
+	_ loop.ToolKinder = (*TextEditor)(nil)
+)
+
+// Name is the tool name the model calls, with a method: text_editor:read.
+func (*TextEditor) Name() string { return "text_editor" }
+
+// Kind is "edit": the kind cannot depend on the method, and write and
+// patch change files.
+func (*TextEditor) Kind() string { return "edit" }
+
+type textReadArgs struct {
+	Path     string `json:"path"`
+	LineFrom *int   `json:"line_from"`
+	LineTo   *int   `json:"line_to"`
+}
+
+type textWriteArgs struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+type textEdit struct {
+	From    *int    `json:"from"`
+	To      *int    `json:"to"`
+	Content *string `json:"content"`
+}
+
+type textPatchArgs struct {
+	Path  string     `json:"path"`
+	Edits []textEdit `json:"edits"`
+}
+
+// Execute runs text_editor:read, :write or :patch.
+func (te *TextEditor) Execute(_ context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	var run func(*textPath) loop.ToolResult
+	var path string
+	switch call.Method {
+	case "read":
+		var a textReadArgs
+		if err := call.DecodeArgs(&a); err != nil {
+			return textError(err.Error()), nil
+		}
+		path = a.Path
+		run = func(p *textPath) loop.ToolResult { return te.read(call, p, a) }
+	case "write":
+		var a textWriteArgs
+		if err := call.DecodeArgs(&a); err != nil {
+			return textError(err.Error()), nil
+		}
+		path = a.Path
+		run = func(p *textPath) loop.ToolResult { return te.write(call, p, a) }
+	case "patch":
+		var a textPatchArgs
+		if err := call.DecodeArgs(&a); err != nil {
+			return textError(err.Error()), nil
+		}
+		path = a.Path
+		run = func(p *textPath) loop.ToolResult { return te.patch(call, p, a) }
+	case "":
+		return textError("text_editor needs a method: call text_editor:read, text_editor:write or text_editor:patch"), nil
+	default:
+		return textError(fmt.Sprintf("unknown method %q: use text_editor:read, text_editor:write or text_editor:patch", call.Method)), nil
+	}
+	if strings.TrimSpace(path) == "" {
+		return textError("text_editor:" + call.Method + " needs tool_args.path, the file to " + call.Method), nil
+	}
+	roots := te.roots
+	if len(roots) == 0 {
+		ws := ""
+		if call.Agent != nil && call.Agent.Session() != nil {
+			ws = call.Agent.Session().Workspace()
+		}
+		if ws == "" {
+			return loop.ToolResult{}, fmt.Errorf("text_editor:%s %q: %w", call.Method, path, ErrNoWorkspace)
+		}
+		roots = NewTextEditor(ws).roots
+	}
+	p, msg := resolveTextPath(roots, path)
+	if msg != "" {
+		return textError(msg), nil
+	}
+	return run(p), nil
+}
+
+func textError(text string) loop.ToolResult { return loop.ToolResult{IsError: true, Text: text} }
+
+// textPath is a model's path checked against the roots.
+type textPath struct {
+	show string // absolute, as the model named it (symlinks kept): what results print
+	real string // symlinks resolved: what is opened, and the key of stamps
+}
+
+// resolveTextPath confines path to roots. It returns a message for the
+// model when the path leads outside, lexically (.., an absolute path
+// elsewhere) or through a symlink.
+func resolveTextPath(roots []string, path string) (*textPath, string) {
+	refuse := func(why string) string {
+		return fmt.Sprintf("path %q %s: text_editor works only inside %s", path, why, strings.Join(roots, ", "))
+	}
+	p := path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(roots[0], p)
+	}
+	p = filepath.Clean(p)
+	if !slices.ContainsFunc(roots, func(r string) bool { return pathWithin(r, p) }) {
+		return nil, refuse("is outside the workspace")
+	}
+	real, err := textRealPath(p)
+	if err != nil {
+		return nil, refuse("cannot be resolved (" + err.Error() + ")")
+	}
+	inside := false
+	for _, r := range roots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			rr = r // a root that does not exist (yet) can only be matched as written
+		}
+		if pathWithin(rr, real) || pathWithin(r, real) {
+			inside = true
+			break
+		}
+	}
+	if !inside {
+		return nil, refuse("leads outside the workspace through a symlink (to " + real + ")")
+	}
+	return &textPath{show: p, real: real}, ""
+}
+
+// pathWithin reports whether p is root or below it; both are clean and absolute.
+func pathWithin(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// textRealPath resolves the symlinks of the longest existing prefix of p and
+// appends the rest, which does not exist yet. A dangling symlink is an
+// error: writing through it would create its target, wherever that is.
+func textRealPath(p string) (string, error) {
+	rest := ""
+	for cur := p; ; {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return "", fmt.Errorf("%s is a symlink to a missing target", cur)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// textFile is a text file split into lines.
+type textFile struct {
+	lines    []string // without "\n"; a CRLF file's lines keep their "\r"
+	trailing bool     // the last line ends with a newline
+	crlf     bool
+	stamp    FileStamp
+	mode     fs.FileMode
+}
+
+// loadText reads a text file, refusing binary and oversized ones with a
+// message for the model. The stamp is taken before the content, so a
+// change during the read makes the stamp stale rather than wrong.
+func loadText(path string) (*textFile, string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, textOSMessage(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, textOSMessage(err)
+	}
+	if fi.IsDir() {
+		return nil, "it is a directory; list it with code_execution_tool (ls)"
+	}
+	if fi.Size() > textMaxFile {
+		return nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", fi.Size(), textMaxFile>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, textMaxFile+1))
+	if err != nil {
+		return nil, textOSMessage(err)
+	}
+	if len(data) > textMaxFile {
+		return nil, fmt.Sprintf("the file grew past the %d MiB text_editor handles; use the terminal", textMaxFile>>20)
+	}
+	if bytes.IndexByte(data[:min(len(data), textBinaryPeek)], 0) >= 0 {
+		return nil, "the file looks binary (it has NUL bytes); text_editor edits text only, use the terminal"
+	}
+	if !utf8.Valid(data) {
+		line := 1 + bytes.Count(data[:textInvalidUTF8At(data)], []byte("\n"))
+		return nil, fmt.Sprintf("the file is not UTF-8 text (invalid bytes on line %d); text_editor edits UTF-8 text only, use the terminal", line)
+	}
+	tf := &textFile{stamp: FileStamp{ModTime: fi.ModTime(), Size: fi.Size()}, mode: fi.Mode().Perm()}
+	tf.lines, tf.trailing = textSplitLines(string(data))
+	tf.crlf = len(tf.lines) > 0 && strings.HasSuffix(tf.lines[0], "\r")
+	return tf, ""
+}
+
+func textInvalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// textSplitLines splits s at "\n". A final newline ends the last line rather
+// than starting an empty one, as editors count.
+func textSplitLines(s string) (lines []string, trailing bool) {
+	if s == "" {
+		return nil, false
+	}
+	trailing = strings.HasSuffix(s, "\n")
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n"), trailing
+}
+
+// textOSMessage words a file system error for the model without repeating the
+// real path, which may differ from the one it named.
+func textOSMessage(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return err.Error()
+}
+
+// textStamps returns the agent's map of file stamps, creating it.
+func textStamps(a *loop.Agent) map[string]FileStamp {
+	m, ok := a.Data[TextEditorReadsKey].(map[string]FileStamp)
+	if !ok {
+		m = map[string]FileStamp{}
+		a.Data[TextEditorReadsKey] = m
+	}
+	return m
+}
+
+// textNumbered writes lines[from-1:to] with right-aligned line numbers into b,
+// cutting long lines and stopping when budget bytes are used up. It returns
+// the last line written (from-1 when none fit) and the lines it cut.
+func textNumbered(b *strings.Builder, lines []string, from, to, width int, budget *int) (last int, cut []int) {
+	last = from - 1
+	for n := from; n <= to; n++ {
+		text := strings.TrimSuffix(lines[n-1], "\r")
+		if len(text) > textLineBytes {
+			keep := textLineBytes
+			for keep > 0 && !utf8.RuneStart(text[keep]) {
+				keep--
+			}
+			text = text[:keep] + fmt.Sprintf(" [... line cut: %d of %d bytes shown]", keep, len(text))
+			cut = append(cut, n)
+		}
+		row := fmt.Sprintf("%*d | %s\n", width, n, text)
+		if len(row) > *budget && *budget < textReadBytes { // the first row of a result always fits
+			break
+		}
+		*budget -= len(row)
+		b.WriteString(row)
+		last = n
+	}
+	return last, cut
+}
+
+// textNumberWidth keeps the numbers of a listing aligned, as in "   12 | text".
+func textNumberWidth(maxLine int) int { return max(5, len(strconv.Itoa(maxLine))) }
+
+func textCutNote(cut []int) string {
+	if len(cut) == 0 {
+		return ""
+	}
+	s := make([]string, len(cut))
+	for i, n := range cut {
+		s[i] = strconv.Itoa(n)
+	}
+	return fmt.Sprintf("[long lines cut: %s; use the terminal (sed, grep) for their full text, and patch them whole]\n", strings.Join(s, ", "))
+}
+
+func (te *TextEditor) read(call *loop.ToolCall, p *textPath, a textReadArgs) loop.ToolResult {
+	tf, msg := loadText(p.real)
+	if msg != "" {
+		return textError(fmt.Sprintf("cannot read %s: %s", p.show, msg))
+	}
+	total := len(tf.lines)
+	from := 1
+	if a.LineFrom != nil {
+		from = max(*a.LineFrom, 1)
+	}
+	to := from + textReadLines - 1
+	if a.LineTo != nil {
+		to = *a.LineTo
+	}
+	if to < from {
+		return textError(fmt.Sprintf("cannot read %s: line_to %d is before line_from %d", p.show, to, from))
+	}
+	textStamps(call.Agent)[p.real] = tf.stamp
+	if total == 0 {
+		return loop.ToolResult{Text: p.show + ": empty file (0 lines)"}
+	}
+	if from > total {
+		return textError(fmt.Sprintf("cannot read %s from line %d: the file has %d lines", p.show, from, total))
+	}
+	to = min(to, total)
+	var body strings.Builder
+	budget := textReadBytes
+	last, cut := textNumbered(&body, tf.lines, from, to, textNumberWidth(to), &budget)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d lines, showing %d-%d\n", p.show, total, from, last)
+	b.WriteString(body.String())
+	b.WriteString(textCutNote(cut))
+	switch {
+	case last < to:
+		fmt.Fprintf(&b, "[output stops at line %d (size limit); read on with line_from %d]\n", last, last+1)
+	case last < total:
+		fmt.Fprintf(&b, "[lines %d-%d not shown; read them with line_from %d]\n", last+1, total, last+1)
+	}
+	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
+}
+
+func (te *TextEditor) write(call *loop.ToolCall, p *textPath, a textWriteArgs) loop.ToolResult {
+	if a.Content == nil {
+		return textError("text_editor:write needs tool_args.content, the whole new text of the file (\"\" for an empty file)")
+	}
+	if fi, err := os.Stat(p.real); err == nil && fi.IsDir() {
+		return textError(fmt.Sprintf("cannot write %s: it is a directory", p.show))
+	}
+	if err := os.MkdirAll(filepath.Dir(p.real), 0o755); err != nil {
+		return textError(fmt.Sprintf("cannot write %s: creating its folder: %s", p.show, textOSMessage(err)))
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(p.real); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	st, err := textReplaceFile(p.real, []byte(*a.Content), mode)
+	if err != nil {
+		return textError(fmt.Sprintf("cannot write %s: %s", p.show, textOSMessage(err)))
+	}
+	textStamps(call.Agent)[p.real] = st
+	lines, _ := textSplitLines(*a.Content)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s written: %d lines\n", p.show, len(lines))
+	if len(lines) > 0 {
+		budget := textReadBytes
+		last, cut := textNumbered(&b, lines, 1, len(lines), textNumberWidth(len(lines)), &budget)
+		b.WriteString(textCutNote(cut))
+		if last < len(lines) {
+			fmt.Fprintf(&b, "[listing stops at line %d (size limit); read on with line_from %d]\n", last, last+1)
+		}
+	}
+	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// textReplaceFile writes data to a temporary file beside path and renames it
+// over path, so a crash or a full disk never leaves half a file, and
+// returns the new file's stamp.
+func textReplaceFile(path string, data []byte, mode fs.FileMode) (FileStamp, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".zero-*")
+	if err != nil {
+		return FileStamp{}, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return FileStamp{}, err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return FileStamp{}, err
+	}
+	if err := tmp.Close(); err != nil {
+		return FileStamp{}, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return FileStamp{}, err
+	}
+	done = true
+	fi, err := os.Stat(path)
+	if err != nil {
+		return FileStamp{}, err
+	}
+	return FileStamp{ModTime: fi.ModTime(), Size: fi.Size()}, nil
+}
+
+// lineEdit is one validated edit. An insert has to == from-1: it removes
+// nothing and puts its lines before line from.
+type lineEdit struct {
+	from, to int
+	lines    []string
+	index    int // position in the model's list, for messages and order
+}
+
+func (e lineEdit) insert() bool { return e.to < e.from }
+func (e lineEdit) removed() int { return e.to - e.from + 1 }
+
+func (te *TextEditor) patch(call *loop.ToolCall, p *textPath, a textPatchArgs) loop.ToolResult {
+	fail := func(msg string) loop.ToolResult { return textError(fmt.Sprintf("cannot patch %s: %s", p.show, msg)) }
+	if len(a.Edits) == 0 {
+		return fail(`tool_args.edits is empty: give a list of {"from", "to", "content"} line edits`)
+	}
+	known := textStamps(call.Agent)
+	seen, ok := known[p.real]
+	if !ok {
+		if _, err := os.Stat(p.real); err != nil {
+			return fail(textOSMessage(err) + "; create it with text_editor:write")
+		}
+		return fail("read it first with text_editor:read: the line numbers of a patch must come from a read")
+	}
+	tf, msg := loadText(p.real)
+	if msg != "" {
+		return fail(msg)
+	}
+	switch {
+	case seen.Shifted:
+		return fail("your previous patch changed its line count, so the numbers you have are out of date; read it again with text_editor:read")
+	case !seen.ModTime.Equal(tf.stamp.ModTime) || seen.Size != tf.stamp.Size:
+		return fail("the file changed since you last read it; read it again with text_editor:read to get the current line numbers")
+	}
+	edits, msg := textValidateEdits(a.Edits, len(tf.lines), tf.crlf)
+	if msg != "" {
+		return fail(msg)
+	}
+
+	lines := tf.lines
+	for _, e := range slices.Backward(edits) {
+		lines = slices.Replace(lines, e.from-1, e.to, e.lines...)
+	}
+	trailing := tf.trailing || len(tf.lines) == 0
+	text := strings.Join(lines, "\n")
+	if trailing && len(lines) > 0 {
+		text += "\n"
+	}
+	st, err := textReplaceFile(p.real, []byte(text), tf.mode)
+	if err != nil {
+		return fail(textOSMessage(err))
+	}
+	inPlace := !slices.ContainsFunc(edits, func(e lineEdit) bool { return e.removed() != len(e.lines) })
+	st.Shifted = !inPlace
+	known[p.real] = st
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s patched: %d edits applied, %d lines now\n", p.show, len(edits), len(lines))
+	b.WriteString(textPatchRegions(lines, edits))
+	if !inPlace {
+		b.WriteString("[the line count changed: read the file again before the next patch]\n")
+	}
+	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// textValidateEdits checks the model's edits against a file of total lines and
+// returns them sorted by line, inserts before a replacement at the same
+// line, the model's order kept among equals.
+//
+// Semantics, as Agent Zero's: from and to are 1-based and inclusive.
+// {from, to >= from, content} replaces lines from..to with content; without
+// content (or with "") it deletes them. {from} alone, or with to < from,
+// inserts content before line from; from = total+1 appends. content is
+// whole lines: a missing final newline is implied.
+func textValidateEdits(in []textEdit, total int, crlf bool) ([]lineEdit, string) {
+	edits := make([]lineEdit, 0, len(in))
+	for i, raw := range in {
+		n := i + 1
+		if raw.From == nil {
+			return nil, fmt.Sprintf("edit %d has no \"from\" line number", n)
+		}
+		e := lineEdit{from: *raw.From, to: *raw.From - 1, index: n}
+		if raw.To != nil && *raw.To >= e.from {
+			e.to = *raw.To
+		}
+		if e.from < 1 {
+			return nil, fmt.Sprintf("edit %d: from is %d, line numbers start at 1", n, e.from)
+		}
+		content := ""
+		if raw.Content != nil {
+			content = *raw.Content
+		}
+		if content != "" {
+			e.lines = strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+			if crlf {
+				for j, l := range e.lines {
+					e.lines[j] = strings.TrimSuffix(l, "\r") + "\r"
+				}
+			}
+		}
+		switch {
+		case e.insert() && e.from > total+1:
+			return nil, fmt.Sprintf("edit %d inserts before line %d, but the file has %d lines (use from %d to append)", n, e.from, total, total+1)
+		case e.insert() && len(e.lines) == 0:
+			return nil, fmt.Sprintf("edit %d inserts nothing: give content, or give \"to\" (>= from) to replace or delete lines", n)
+		case !e.insert() && e.to > total:
+			return nil, fmt.Sprintf("edit %d covers lines %d-%d, but the file has %d lines", n, e.from, e.to, total)
+		}
+		edits = append(edits, e)
+	}
+	slices.SortStableFunc(edits, func(a, b lineEdit) int {
+		if a.from != b.from {
+			return a.from - b.from
+		}
+		if a.insert() != b.insert() {
+			if a.insert() {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	end := 0 // last line replaced so far
+	var prev lineEdit
+	for _, e := range edits {
+		if e.from <= end {
+			return nil, fmt.Sprintf("edits %d (lines %d-%d) and %d (%s) overlap: give each line to one edit, numbered as in your read",
+				prev.index, prev.from, prev.to, e.index, textDescribeEdit(e))
+		}
+		if !e.insert() {
+			end, prev = e.to, e
+		}
+	}
+	return edits, ""
+}
+
+func textDescribeEdit(e lineEdit) string {
+	if e.insert() {
+		return fmt.Sprintf("insert before line %d", e.from)
+	}
+	return fmt.Sprintf("lines %d-%d", e.from, e.to)
+}
+
+// textPatchRegions lists the patched file around each edit, with the new line
+// numbers, merging regions that touch.
+func textPatchRegions(lines []string, edits []lineEdit) string {
+	type span struct{ from, to int }
+	var spans []span
+	delta := 0
+	for _, e := range edits {
+		start := e.from + delta
+		end := start + len(e.lines) - 1 // a deletion: the join, start-1 and start
+		s := span{max(1, start-textPatchContext), min(len(lines), end+textPatchContext)}
+		if k := len(spans) - 1; k >= 0 && s.from <= spans[k].to+1 {
+			spans[k].to = max(spans[k].to, s.to)
+		} else if s.from <= s.to {
+			spans = append(spans, s)
+		}
+		delta += len(e.lines) - e.removed()
+	}
+	if len(spans) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	budget := textReadBytes
+	width := textNumberWidth(spans[len(spans)-1].to)
+	var cut []int
+	for i, s := range spans {
+		if i > 0 {
+			b.WriteString("  ...\n")
+		}
+		last, c := textNumbered(&b, lines, s.from, s.to, width, &budget)
+		cut = append(cut, c...)
+		if last < s.to {
+			fmt.Fprintf(&b, "[listing stops at line %d (size limit)]\n", last)
+			break
+		}
+	}
+	b.WriteString(textCutNote(cut))
+	return b.String()
+}
