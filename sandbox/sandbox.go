@@ -1,7 +1,7 @@
 // Package sandbox runs the agent's commands in persistent interactive shells.
 //
 // A [Backend] starts shells: [Local] runs bash on the host in a pseudo-terminal;
-// a Docker backend (docker exec with a TTY) provides the same [Shell] over a
+// [Docker] (docker exec with a TTY) provides the same [Shell] over a
 // different byte stream. The shell protocol is the same for every backend:
 // each command gets a fresh random nonce, is handed to bash as one quoted
 // string that is eval'd in the current shell (so cd, exports, functions and
@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// Backend starts shells. Implementations: [Local]; a Docker backend follows.
+// Backend starts shells. Implementations: [Local] and [Docker].
 type Backend interface {
 	// Name identifies the backend to the editor, e.g. "local".
 	Name() string
