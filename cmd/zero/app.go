@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,18 +106,95 @@ func (a *app) openSandbox() error {
 		// worse than not running.
 		return fmt.Errorf("approval %q (%s): this version runs tools without asking and enforces only \"never\"; the approval broker comes with the editor faces", p, a.cfg.Origin("approval"))
 	}
-	switch b := a.cfg.Sandbox.Backend; b {
-	case "auto", "local", "":
-	default:
-		return fmt.Errorf("sandbox.backend %q (%s): only the local backend is in this version", b, a.cfg.Origin("sandbox.backend"))
-	}
-	backend, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, BaseEnv: a.env, Logger: a.logger.With("component", "sandbox")})
+	backend, err := a.chooseBackend()
 	if err != nil {
 		return err
 	}
 	a.backend = backend
 	a.ce = tools.NewCodeExecution(backend, tools.Timeouts{})
 	return nil
+}
+
+// chooseBackend opens the configured sandbox: docker, local, or auto
+// (docker when an engine answers, else local with a warning).
+func (a *app) chooseBackend() (sandbox.Backend, error) {
+	local := func() (sandbox.Backend, error) {
+		return sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, BaseEnv: a.env, Logger: a.logger.With("component", "sandbox")})
+	}
+	switch b := a.cfg.Sandbox.Backend; b {
+	case "local":
+		return local()
+	case "docker", "auto", "":
+		d, err := a.docker()
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			_, err = d.ListContainers(ctx) // does an engine answer?
+			if err != nil {
+				d.Close()
+			}
+		}
+		switch {
+		case err == nil:
+			return d, nil
+		case b == "docker":
+			return nil, fmt.Errorf("sandbox.backend docker (%s): %w", a.cfg.Origin("sandbox.backend"), err)
+		}
+		a.warn.warn(fmt.Sprintf("no Docker engine answered (%v); commands run on this machine, unconfined (local backend)", err))
+		return local()
+	default:
+		return nil, fmt.Errorf("sandbox.backend %q (%s): want auto, docker or local", b, a.cfg.Origin("sandbox.backend"))
+	}
+}
+
+// docker builds the Docker backend from the configuration.
+func (a *app) docker() (*sandbox.Docker, error) {
+	c := a.cfg.Sandbox
+	mem, err := parseSize(c.Memory)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox.memory (%s): %w", a.cfg.Origin("sandbox.memory"), err)
+	}
+	return sandbox.NewDocker(sandbox.DockerOptions{
+		Workspace: a.ws,
+		Image:     c.Image,
+		User:      c.User,
+		Network:   c.Network,
+		Memory:    mem,
+		CPUs:      c.CPUs,
+		Pids:      int64(c.Pids),
+		Logger:    a.logger.With("component", "sandbox"),
+		OnPull: func(p sandbox.PullProgress) {
+			if p.Total == 0 && p.Status != "" && p.Layer == "" {
+				a.warn.warn(fmt.Sprintf("pulling %s: %s", p.Image, p.Status))
+			}
+		},
+	})
+}
+
+// parseSize reads "512m", "4g", "1024k" or a byte count; "" is 0 (the
+// backend's default).
+func parseSize(s string) (int64, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return 0, nil
+	}
+	mult := int64(1)
+	switch s[len(s)-1] {
+	case 'k':
+		mult = 1 << 10
+	case 'm':
+		mult = 1 << 20
+	case 'g':
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(s, "b"), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size like 512m or 4g", s)
+	}
+	return n * mult, nil
 }
 
 func (a *app) close() {
@@ -273,10 +351,15 @@ func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, err
 			return st, err
 		},
 		Vars: map[string]any{"agent_profiles": profiles.FormatProfileList(infos)},
-		// Long tool results are kept whole in a private folder the agent's
-		// shell can read (the local backend runs on this machine).
+		// Long tool results are kept whole where the agent's shell can read
+		// them: a private temporary folder for the local backend, the
+		// workspace's .zero/output for a container (it sees only the
+		// workspace).
 		Spill: func(ag *loop.Agent, tool, text string) (string, error) {
 			dir := filepath.Join(os.TempDir(), "zero-"+id)
+			if backend == "docker" {
+				dir = filepath.Join(a.ws, ".zero", "output", id)
+			}
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return "", err
 			}

@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
+	"time"
 
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/sandbox"
 )
 
 // openApp parses the flags of a command that takes no arguments and
@@ -112,6 +115,61 @@ func configCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := a.cfg.Print(stdout); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	return 0
+}
+
+// sandboxCommand manages the Docker containers Zero keeps per workspace.
+func sandboxCommand(args []string, stdout, stderr io.Writer) int {
+	usage := "usage: zero sandbox ls | zero sandbox rm [--all] [--workspace DIR]"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	sub, args := args[0], args[1:]
+	all := false
+	if sub == "rm" {
+		if i := slices.Index(args, "--all"); i >= 0 {
+			all, args = true, slices.Delete(args, i, i+1)
+		}
+	}
+	if sub != "ls" && sub != "rm" {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	a, code := openApp("zero sandbox "+sub, args, false, stderr)
+	if a == nil {
+		return code
+	}
+	d, err := a.docker()
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	defer d.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var list []sandbox.ContainerInfo
+	if sub == "ls" {
+		list, err = d.ListContainers(ctx)
+	} else {
+		list, err = d.RemoveContainers(ctx, "", all)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	verb := ""
+	if sub == "rm" {
+		verb = "removed "
+	}
+	fmt.Fprintln(tw, "NAME\tSTATE\tIMAGE\tWORKSPACE")
+	for _, c := range list {
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", verb, c.Name, c.State, c.Image, c.Workspace)
+	}
+	if err := tw.Flush(); err != nil {
 		return 1
 	}
 	return 0

@@ -23,6 +23,7 @@ Usage:
   zero prompt [--profile P]  print the system prompt a profile's agent is given
   zero config                print the effective configuration and where each value came from
   zero doctor                check the model endpoint, the sandbox, the profiles and the config
+  zero sandbox ls|rm [--all] list or remove the Docker containers Zero keeps per workspace
   zero --version             print the version
 
 Run 'zero COMMAND --help' for the flags of a command.
@@ -56,6 +57,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return configCommand(args[1:], stdout, stderr)
 	case "doctor":
 		return doctorCommand(ctx, args[1:], stdout, stderr)
+	case "sandbox":
+		return sandboxCommand(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "zero: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -34,7 +34,8 @@ func zeroCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(cleanEnv(), "ZERO_TEST_RUN_MAIN=1", "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	// The local backend unless a test asks for docker: CI runs an engine.
+	cmd.Env = append(cleanEnv(), "ZERO_TEST_RUN_MAIN=1", "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "ZERO_SANDBOX=local")
 	cmd.Env = append(cmd.Env, env...)
 	return cmd
 }
@@ -45,7 +46,7 @@ func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "ZERO_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ZERO_LOG":
+		case "ZERO_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ZERO_LOG", "ZERO_SANDBOX", "ZERO_SANDBOX_IMAGE", "DOCKER_HOST":
 		default:
 			env = append(env, kv)
 		}

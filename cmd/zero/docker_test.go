@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/zeroagent/zero/llm/llmtest"
+)
+
+// requireDocker skips without a Docker engine and the test image, and
+// fails instead when ZERO_REQUIRE_DOCKER=1 (CI starts one).
+func requireDocker(t *testing.T) string {
+	t.Helper()
+	image := os.Getenv("ZERO_TEST_IMAGE")
+	if image == "" {
+		image = "zero-test:bookworm"
+	}
+	out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", image).CombinedOutput()
+	if err != nil {
+		msg := "no Docker engine with image " + image + ": " + strings.TrimSpace(string(out))
+		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return image
+}
+
+// zero run --sandbox docker end to end: the command runs in the container,
+// inside the provisioned venv, and its file lands in the workspace on the
+// host; zero sandbox ls and rm manage the container.
+func TestRunInDocker(t *testing.T) {
+	t.Parallel()
+	image := requireDocker(t)
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["build"], "headline": "Building", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "echo built-by-agent > result.txt && python3 -c 'import sys; print(\"prefix=\" + sys.prefix)'"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["done"], "tool_name": "response", "tool_args": {"text": "built"}}`},
+	)
+	ws := t.TempDir()
+	mustWrite(t, ws+"/.zero/config.yaml", "sandbox:\n  backend: docker\n  image: "+image+"\n  network: none\n")
+	zero := func(args ...string) (string, error) {
+		cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, args...)
+		cmd.Env = append(cmd.Env, "ZERO_SANDBOX=") // the project's config decides
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	t.Cleanup(func() { _, _ = zero("sandbox", "rm", "--workspace", ws) })
+
+	out, err := zero("run", "--json", "--workspace", ws, "build it")
+	if err != nil {
+		t.Fatalf("zero run: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(ws + "/result.txt"); err != nil || strings.TrimSpace(string(b)) != "built-by-agent" {
+		t.Errorf("the agent's file on the host: %q, %v", b, err)
+	}
+	if !strings.Contains(out, "prefix=/opt/venv") {
+		t.Errorf("commands should run in the provisioned venv:\n%s", out)
+	}
+	out, err = zero("sandbox", "ls", "--workspace", ws)
+	if err != nil || !strings.Contains(out, ws) {
+		t.Errorf("zero sandbox ls should list this workspace's container: %v\n%s", err, out)
+	}
+	out, err = zero("sandbox", "rm", "--workspace", ws)
+	if err != nil || !strings.Contains(out, "removed") {
+		t.Errorf("zero sandbox rm: %v\n%s", err, out)
+	}
+}
