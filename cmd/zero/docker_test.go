@@ -70,3 +70,19 @@ func TestRunInDocker(t *testing.T) {
 		t.Errorf("zero sandbox rm: %v\n%s", err, out)
 	}
 }
+
+func TestDoctorDocker(t *testing.T) {
+	t.Parallel()
+	image := requireDocker(t)
+	srv := llmtest.NewServer(t)
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL(), "ZERO_SANDBOX=docker", "ZERO_SANDBOX_IMAGE=" + image}, "doctor", "--workspace", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "✓ sandbox: docker backend") {
+		t.Errorf("zero doctor with an engine: %v\n%s", err, out)
+	}
+	cmd = zeroCmd(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL(), "ZERO_SANDBOX=docker", "DOCKER_HOST=unix:///nonexistent.sock"}, "doctor", "--workspace", t.TempDir())
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "✗ sandbox") || !strings.Contains(string(out), "DOCKER_HOST") {
+		t.Errorf("zero doctor without an engine should fail naming DOCKER_HOST: %v\n%s", err, out)
+	}
+}

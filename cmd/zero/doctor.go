@@ -37,7 +37,7 @@ func doctorCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		{name: "configuration", ok: true, detail: fmt.Sprintf("loaded (profile %s from %s)", a.cfg.Profile, a.cfg.Origin("profile"))},
 		a.checkModel(ctx),
 		a.checkProfiles(),
-		a.checkSandbox(),
+		a.checkSandbox(ctx),
 	}
 	failed := false
 	for _, r := range results {
@@ -105,19 +105,35 @@ func (a *app) checkProfiles() checkResult {
 }
 
 // checkSandbox checks the backend that would run the agent's commands.
-func (a *app) checkSandbox() checkResult {
+func (a *app) checkSandbox(ctx context.Context) checkResult {
 	r := checkResult{name: "sandbox"}
-	switch b := a.cfg.Sandbox.Backend; b {
-	case "auto", "local", "":
-	default:
-		r.detail, r.fix = fmt.Sprintf("backend %q is not in this version", b), "set sandbox.backend to local or auto"
+	b := a.cfg.Sandbox.Backend
+	if b == "docker" || b == "auto" || b == "" {
+		d, err := a.docker()
+		if err == nil {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err = d.ListContainers(cctx)
+			cancel()
+			d.Close()
+		}
+		switch {
+		case err == nil:
+			r.ok, r.detail = true, fmt.Sprintf("docker backend: the engine answers; image %s (pulled and provisioned on first use when missing)", a.cfg.Sandbox.Image)
+			return r
+		case b == "docker":
+			r.detail, r.fix = err.Error(), "start Docker or point DOCKER_HOST at an engine, or set sandbox.backend: local"
+			return r
+		}
+		r.note = true
+		r.fix = "no Docker engine answered (" + err.Error() + "): start Docker to confine the agent to a container"
+	} else if b != "local" {
+		r.detail, r.fix = fmt.Sprintf("unknown backend %q", b), "set sandbox.backend to auto, docker or local"
 		return r
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
 		r.detail, r.fix = "local backend: bash not found", "install bash"
 		return r
 	}
-	r.ok, r.note, r.detail = true, true, "local backend: commands run on this machine as you, unconfined, starting in the workspace"
-	r.fix = "mind what you ask for; the docker backend (coming) confines the agent to a container"
+	r.ok, r.detail = true, "local backend: commands run on this machine as you, unconfined, starting in the workspace"
 	return r
 }
