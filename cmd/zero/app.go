@@ -289,7 +289,7 @@ func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
 		a.warn.warn(d.String())
 	}
 	if u := p.Spec.Sandbox.User; u != "" {
-		a.warn.warn(fmt.Sprintf("profile %s: sandbox.user %q applies to the docker backend; the local backend runs commands as you", p.Name, u))
+		a.warn.warn(fmt.Sprintf("profile %s: sandbox.user %q is not applied per profile yet; commands run as sandbox.user of the configuration (default: the workspace's owner)", p.Name, u))
 	}
 	st := loop.Setup{Profile: p.Name, Prompts: p.Prompts, Model: noModel{}}
 	if withModel {
