@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 // zeroCmd returns the test binary set up to behave as `zero args...`.
-func zeroCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
+func zeroCmd(t testing.TB, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
