@@ -43,12 +43,19 @@ func (h *harness) ofType(t loop.EventType) []loop.Event {
 // server, the default prompts, the local sandbox and the tools.
 func newHarness(t *testing.T, timeouts tools.Timeouts, replies ...llmtest.Reply) *harness {
 	t.Helper()
-	h := &harness{srv: llmtest.NewServer(t, replies...), ws: t.TempDir()}
-	client, err := llm.New(llm.Options{Model: "test", BaseURL: h.srv.URL(), APIKey: "k", RetryDelay: time.Millisecond})
+	ws := t.TempDir()
+	backend, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: h.ws})
+	return newHarnessOn(t, ws, backend, timeouts, replies...)
+}
+
+// newHarnessOn is newHarness with the given backend for workspace ws.
+func newHarnessOn(t *testing.T, ws string, backend sandbox.Backend, timeouts tools.Timeouts, replies ...llmtest.Reply) *harness {
+	t.Helper()
+	h := &harness{srv: llmtest.NewServer(t, replies...), ws: ws}
+	client, err := llm.New(llm.Options{Model: "test", BaseURL: h.srv.URL(), APIKey: "k", RetryDelay: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

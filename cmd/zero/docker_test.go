@@ -3,38 +3,19 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/internal/dockertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 )
-
-// requireDocker skips without a Docker engine and the test image, and
-// fails instead when ZERO_REQUIRE_DOCKER=1 (CI starts one).
-func requireDocker(t *testing.T) string {
-	t.Helper()
-	image := os.Getenv("ZERO_TEST_IMAGE")
-	if image == "" {
-		image = "zero-test:bookworm"
-	}
-	out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", image).CombinedOutput()
-	if err != nil {
-		msg := "no Docker engine with image " + image + ": " + strings.TrimSpace(string(out))
-		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return image
-}
 
 // zero run --sandbox docker end to end: the command runs in the container,
 // inside the provisioned venv, and its file lands in the workspace on the
 // host; zero sandbox ls and rm manage the container.
 func TestRunInDocker(t *testing.T) {
 	t.Parallel()
-	image := requireDocker(t)
+	image := dockertest.Image(t)
 	srv := llmtest.NewServer(t,
 		llmtest.Reply{Content: `{"thoughts": ["build"], "headline": "Building", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "echo built-by-agent > result.txt && python3 -c 'import sys; print(\"prefix=\" + sys.prefix)'"}}`},
 		llmtest.Reply{Content: `{"thoughts": ["done"], "tool_name": "response", "tool_args": {"text": "built"}}`},
@@ -73,7 +54,7 @@ func TestRunInDocker(t *testing.T) {
 
 func TestDoctorDocker(t *testing.T) {
 	t.Parallel()
-	image := requireDocker(t)
+	image := dockertest.Image(t)
 	srv := llmtest.NewServer(t)
 	cmd := zeroCmd(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL(), "ZERO_SANDBOX=docker", "ZERO_SANDBOX_IMAGE=" + image}, "doctor", "--workspace", t.TempDir())
 	out, err := cmd.CombinedOutput()
