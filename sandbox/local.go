@@ -3,6 +3,7 @@ package sandbox
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,10 +41,26 @@ type LocalOptions struct {
 	// InterruptGrace is how long Interrupt waits after SIGINT before
 	// SIGKILL; default [DefaultInterruptGrace].
 	InterruptGrace time.Duration
+	// Isolation confines the shells: IsolationNone (the zero value) runs
+	// them as they are; IsolationBubblewrap runs them under bwrap with the
+	// workspace (and Roots) writable, the rest of the file system
+	// read-only and a private /tmp, and fails when bwrap cannot;
+	// IsolationAuto uses bubblewrap when it works here, else none.
+	Isolation string
+	// Roots are more folders the shells may write (editors send several
+	// workspace roots); Dir is always one.
+	Roots []string
 	// Logger receives debug logs (never command text or output); nil is
 	// silent.
 	Logger *slog.Logger
 }
+
+// Isolation modes of the local backend.
+const (
+	IsolationNone       = "none"
+	IsolationBubblewrap = "bubblewrap"
+	IsolationAuto       = "auto"
+)
 
 // shellEnv is added to every local shell's environment. TERM=dumb keeps
 // programs from printing colours and cursor motion and from starting
@@ -74,9 +92,12 @@ const exitDrain = 200 * time.Millisecond
 // Local is the backend that runs bash on the host, in a pseudo-terminal,
 // in [LocalOptions.Dir]. It does not isolate commands from the host.
 type Local struct {
-	opts  LocalOptions
-	shell string // resolved path of opts.Shell
-	log   *slog.Logger
+	opts      LocalOptions
+	shell     string // resolved path of opts.Shell
+	bwrap     string // resolved bwrap when isolation is on
+	isolation string // IsolationNone or IsolationBubblewrap, as in force
+	why       string // why auto isolation fell back to none
+	log       *slog.Logger
 
 	mu     sync.Mutex
 	shells map[*Shell]struct{}
@@ -117,7 +138,52 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Local{opts: opts, shell: shell, log: logger, shells: make(map[*Shell]struct{})}, nil
+	l := &Local{opts: opts, shell: shell, log: logger, shells: make(map[*Shell]struct{}), isolation: IsolationNone}
+	switch opts.Isolation {
+	case "", IsolationNone:
+	case IsolationBubblewrap, IsolationAuto:
+		bw, err := exec.LookPath("bwrap")
+		if err == nil {
+			err = l.probeBwrap(bw)
+		}
+		switch {
+		case err == nil:
+			l.bwrap, l.isolation = bw, IsolationBubblewrap
+		case opts.Isolation == IsolationBubblewrap:
+			return nil, fmt.Errorf("local sandbox: bubblewrap: %w: %v", ErrUnavailable, err)
+		default:
+			l.why = err.Error()
+		}
+	default:
+		return nil, fmt.Errorf("local sandbox: isolation %q: want none, bubblewrap or auto", opts.Isolation)
+	}
+	return l, nil
+}
+
+// Isolation says which isolation is in force (IsolationNone or
+// IsolationBubblewrap) and, for auto that fell back to none, why.
+func (l *Local) Isolation() (mode, why string) { return l.isolation, l.why }
+
+// bwrapArgs confine a command: the whole file system read-only, a private
+// /tmp, the workspace roots writable at their own paths. No PID namespace,
+// so the terminal's process groups stay visible and signals work as
+// without bwrap.
+func (l *Local) bwrapArgs() []string {
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+	for _, root := range append([]string{l.opts.Dir}, l.opts.Roots...) {
+		args = append(args, "--bind", root, root)
+	}
+	return append(args, "--chdir", l.opts.Dir, "--die-with-parent")
+}
+
+// probeBwrap checks that bwrap can build the sandbox here (it needs user
+// namespaces, which some machines forbid).
+func (l *Local) probeBwrap(bw string) error {
+	out, err := exec.Command(bw, append(l.bwrapArgs(), "--", "/bin/sh", "-c", "exit 0")...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("bwrap does not work here: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Name returns "local".
@@ -197,7 +263,17 @@ func (l *Local) startTerminal() (*localTerm, error) {
 		return nil, fmt.Errorf("set terminal modes: %w", err)
 	}
 
-	cmd := exec.Command(l.shell, "--noprofile", "--norc", "--noediting", "-i")
+	argv := []string{l.shell, "--noprofile", "--norc", "--noediting", "-i"}
+	var infoR, infoW *os.File // bwrap reports the shell's pid here
+	if l.bwrap != "" {
+		if infoR, infoW, err = os.Pipe(); err != nil {
+			master.Close()
+			return nil, fmt.Errorf("bwrap info pipe: %w", err)
+		}
+		defer infoR.Close()
+		argv = slices.Concat([]string{l.bwrap}, l.bwrapArgs(), []string{"--info-fd", "3", "--"}, argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = l.opts.Dir
 	// PWD lets bash keep the logical path of Dir when it contains symlinks.
 	base := l.opts.BaseEnv
@@ -206,12 +282,34 @@ func (l *Local) startTerminal() (*localTerm, error) {
 	}
 	cmd.Env = slices.Concat(base, shellEnv, []string{"PWD=" + l.opts.Dir}, l.opts.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if infoW != nil {
+		cmd.ExtraFiles = []*os.File{infoW} // fd 3
+	}
 	// A session of its own, with the pty as controlling terminal: bash
 	// turns on job control, and Close can find everything by session id.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if infoW != nil {
+		infoW.Close()
+	}
+	if err != nil {
 		master.Close()
-		return nil, fmt.Errorf("start %s: %w", l.shell, err)
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	shellPid := cmd.Process.Pid
+	if infoR != nil {
+		// bwrap runs bash as its child: signals and the idle check need
+		// bash's pid, the sweep needs the session (bwrap's pid).
+		var info struct {
+			ChildPid int `json:"child-pid"`
+		}
+		if err := json.NewDecoder(infoR).Decode(&info); err != nil || info.ChildPid <= 0 {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			master.Close()
+			return nil, fmt.Errorf("bwrap did not report the shell's pid: %v", err)
+		}
+		shellPid = info.ChildPid
 	}
 	f, err := pollable(master)
 	if err != nil {
@@ -219,7 +317,7 @@ func (l *Local) startTerminal() (*localTerm, error) {
 		_ = cmd.Wait()
 		return nil, err
 	}
-	t := &localTerm{f: f, cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{})}
+	t := &localTerm{f: f, cmd: cmd, pid: shellPid, sid: cmd.Process.Pid, exited: make(chan struct{})}
 	go t.waitShell()
 	return t, nil
 }
@@ -262,7 +360,8 @@ func setProtocolModes(fd int) error {
 type localTerm struct {
 	f       *os.File // pty master, pollable; never call f.Fd() (it makes f blocking)
 	cmd     *exec.Cmd
-	pid     int // bash; also its process group and session id
+	pid     int // bash, also its process group
+	sid     int // the session: bash's pid, or bwrap's when bash runs under it
 	exited  chan struct{}
 	status  string // how bash ended; written before exited is closed
 	closing atomic.Bool
@@ -281,7 +380,7 @@ func (t *localTerm) waitShell() {
 	if err != nil {
 		t.status = err.Error()
 	}
-	sweepSession(t.pid)
+	sweepSession(t.sid)
 	_ = t.f.SetReadDeadline(time.Now().Add(exitDrain))
 }
 
@@ -369,7 +468,7 @@ func (t *localTerm) close() error {
 			if err == nil && !isShell {
 				_ = unix.Kill(-pgrp, unix.SIGKILL)
 			}
-			sweepSession(t.pid)
+			sweepSession(t.sid)
 		}
 		t.closeErr = t.f.Close()
 		<-t.exited

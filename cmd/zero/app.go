@@ -119,7 +119,16 @@ func (a *app) openSandbox() error {
 // (docker when an engine answers, else local with a warning).
 func (a *app) chooseBackend() (sandbox.Backend, error) {
 	local := func() (sandbox.Backend, error) {
-		return sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, BaseEnv: a.env, Logger: a.logger.With("component", "sandbox")})
+		l, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, BaseEnv: a.env, Isolation: sandbox.IsolationAuto, Logger: a.logger.With("component", "sandbox")})
+		if err != nil {
+			return nil, err
+		}
+		if mode, why := l.Isolation(); mode == sandbox.IsolationBubblewrap {
+			a.warn.warn("local backend under bubblewrap: the workspace is writable, the rest of the file system read-only, /tmp private")
+		} else {
+			a.warn.warn("local backend without isolation (" + why + "): commands can change anything you can")
+		}
+		return l, nil
 	}
 	switch b := a.cfg.Sandbox.Backend; b {
 	case "local":
@@ -169,6 +178,16 @@ func (a *app) docker() (*sandbox.Docker, error) {
 			}
 		},
 	})
+}
+
+// confined reports whether the agent's commands see only the workspace (a
+// container, or bubblewrap with a private /tmp).
+func confined(b sandbox.Backend) bool {
+	if l, ok := b.(*sandbox.Local); ok {
+		mode, _ := l.Isolation()
+		return mode == sandbox.IsolationBubblewrap
+	}
+	return b != nil
 }
 
 // parseSize reads "512m", "4g", "1024k" or a byte count; "" is 0 (the
@@ -357,7 +376,7 @@ func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, err
 		// workspace).
 		Spill: func(ag *loop.Agent, tool, text string) (string, error) {
 			dir := filepath.Join(os.TempDir(), "zero-"+id)
-			if backend == "docker" {
+			if confined(a.backend) {
 				dir = filepath.Join(a.ws, ".zero", "output", id)
 			}
 			if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/sandbox"
 )
 
 // checkResult is what one doctor check found.
@@ -134,6 +135,19 @@ func (a *app) checkSandbox(ctx context.Context) checkResult {
 		r.detail, r.fix = "local backend: bash not found", "install bash"
 		return r
 	}
-	r.ok, r.detail = true, "local backend: commands run on this machine as you, unconfined, starting in the workspace"
+	l, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, Isolation: sandbox.IsolationAuto})
+	if err != nil {
+		r.detail, r.fix = err.Error(), "check the workspace folder"
+		return r
+	}
+	r.ok = true
+	if mode, why := l.Isolation(); mode == sandbox.IsolationBubblewrap {
+		r.detail = "local backend under bubblewrap: workspace writable, the rest read-only, private /tmp"
+	} else {
+		r.detail = "local backend without isolation: " + why
+		if !r.note {
+			r.note, r.fix = true, "install bubblewrap (apt install bubblewrap) to confine commands to the workspace"
+		}
+	}
 	return r
 }
