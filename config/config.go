@@ -48,7 +48,25 @@ type Sandbox struct {
 	Memory  string  `yaml:"memory"`  // docker memory limit such as "512m" or "4g"; "" = no limit
 	CPUs    float64 `yaml:"cpus"`    // 0 = no limit
 	Pids    int     `yaml:"pids"`    // 0 = no limit
-	User    string  `yaml:"user"`    // "" = the image's default user
+	User    string  `yaml:"user"`    // "" = the workspace's owner; "root" to opt in
+	// Provision is the first-start script of a docker image ("" = the
+	// default: a Python venv at /opt/venv that the shells activate).
+	Provision string `yaml:"provision"`
+	// Timeouts of a command, in seconds (Agent Zero's 30/15/180/5), and of
+	// the output runtime that reads more of it (90/45/300/5).
+	Timeouts       Timeouts `yaml:"timeouts"`
+	OutputTimeouts Timeouts `yaml:"output_timeouts"`
+}
+
+// Timeouts say how long, in seconds, a command may stay silent before the
+// model gets its output so far: FirstOutput before any output, BetweenOutput
+// after some, Max in all; Dialog is the silence after which a last line that
+// looks like a question ends the wait.
+type Timeouts struct {
+	FirstOutput   int `yaml:"first_output"`
+	BetweenOutput int `yaml:"between_output"`
+	Max           int `yaml:"max"`
+	Dialog        int `yaml:"dialog"`
 }
 
 // Limits bound the agent loop.
@@ -92,8 +110,11 @@ func Defaults() Config {
 			APIKeyEnv:     DefaultAPIKeyEnv,
 			ContextLength: DefaultContextLength,
 		}},
-		Profile:  DefaultProfile,
-		Sandbox:  Sandbox{Backend: DefaultSandboxBackend, Image: DefaultImage, Network: DefaultNetwork},
+		Profile: DefaultProfile,
+		Sandbox: Sandbox{Backend: DefaultSandboxBackend, Image: DefaultImage, Network: DefaultNetwork,
+			Timeouts:       Timeouts{FirstOutput: 30, BetweenOutput: 15, Max: 180, Dialog: 5},
+			OutputTimeouts: Timeouts{FirstOutput: 90, BetweenOutput: 45, Max: 300, Dialog: 5},
+		},
 		Approval: DefaultApproval,
 		Limits: Limits{
 			Misformat:        DefaultMisformat,

@@ -170,6 +170,8 @@ sandbox:
   cpus: 2
   pids: 512
   user: 1000
+  provision: "apt-get install -y jq"
+  timeouts: {first_output: 60}
 limits: {misformat: 4, repeat: 5, subordinate_depth: 0, critical_retries: 0}
 `, "")
 	e, err := Load(src)
@@ -191,8 +193,12 @@ limits: {misformat: 4, repeat: 5, subordinate_depth: 0, critical_retries: 0}
 		},
 		Profile:  "developer",
 		Approval: "on-request",
-		Sandbox:  Sandbox{Backend: "local", Image: "debian:stable", Network: "none", Memory: "4g", CPUs: 2, Pids: 512, User: "1000"},
-		Limits:   Limits{Misformat: 4, Repeat: 5, SubordinateDepth: 0, CriticalRetries: 0},
+		Sandbox: Sandbox{Backend: "local", Image: "debian:stable", Network: "none", Memory: "4g", CPUs: 2, Pids: 512, User: "1000",
+			Provision:      "apt-get install -y jq",
+			Timeouts:       Timeouts{FirstOutput: 60, BetweenOutput: 15, Max: 180, Dialog: 5},
+			OutputTimeouts: Timeouts{FirstOutput: 90, BetweenOutput: 45, Max: 300, Dialog: 5},
+		},
+		Limits: Limits{Misformat: 4, Repeat: 5, SubordinateDepth: 0, CriticalRetries: 0},
 	}
 	if diff := cmp.Diff(want, e.Config); diff != "" {
 		t.Errorf("Config (-want +got):\n%s", diff)

@@ -65,6 +65,17 @@ sandbox:
   cpus: 0                               # default
   pids: 0                               # default
   user: "1000"                          # user $USER:8
+  provision: ""                         # default
+  timeouts:
+    first_output: 30                    # default
+    between_output: 15                  # default
+    max: 180                            # default
+    dialog: 5                           # default
+  output_timeouts:
+    first_output: 90                    # default
+    between_output: 45                  # default
+    max: 300                            # default
+    dialog: 5                           # default
 approval: on-request                    # project $PROJECT:2
 limits:
   misformat: 3                          # default

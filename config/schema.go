@@ -91,6 +91,8 @@ func rule(key string) (check func(any) string, secret bool) {
 		return checkEnvName, true
 	case strings.HasPrefix(key, "models.") && (last == "context_length" || strings.Contains(key, ".rate_limit.")):
 		return atLeast(0), false
+	case strings.HasPrefix(key, "sandbox.timeouts.") || strings.HasPrefix(key, "sandbox.output_timeouts."):
+		return atLeast(1), false
 	}
 	switch key {
 	case "profile":

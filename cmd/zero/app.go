@@ -111,7 +111,11 @@ func (a *app) openSandbox() error {
 		return err
 	}
 	a.backend = backend
-	a.ce = tools.NewCodeExecution(backend, tools.Timeouts{})
+	secs := func(t config.Timeouts) sandbox.Timeouts {
+		s := func(n int) time.Duration { return time.Duration(n) * time.Second }
+		return sandbox.Timeouts{FirstOutput: s(t.FirstOutput), BetweenOutput: s(t.BetweenOutput), Max: s(t.Max), Dialog: s(t.Dialog)}
+	}
+	a.ce = tools.NewCodeExecution(backend, tools.Timeouts{Terminal: secs(a.cfg.Sandbox.Timeouts), Output: secs(a.cfg.Sandbox.OutputTimeouts)})
 	return nil
 }
 
@@ -171,6 +175,7 @@ func (a *app) docker() (*sandbox.Docker, error) {
 		Memory:    mem,
 		CPUs:      c.CPUs,
 		Pids:      int64(c.Pids),
+		Provision: c.Provision,
 		Logger:    a.logger.With("component", "sandbox"),
 		OnPull: func(p sandbox.PullProgress) {
 			if p.Total == 0 && p.Status != "" && p.Layer == "" {

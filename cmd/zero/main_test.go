@@ -506,3 +506,23 @@ func TestHugeOutputSpilledToFile(t *testing.T) {
 		t.Errorf("the spilled file %s should hold the whole output: %v", path, err)
 	}
 }
+
+// Configured command timeouts reach the tools: a silent command returns
+// with Agent Zero's note after the configured second, not after 30.
+func TestConfiguredTimeouts(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["wait"], "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "sleep 20"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["ok"], "tool_name": "response", "tool_args": {"text": "done"}}`},
+	)
+	ws := t.TempDir()
+	mustWrite(t, ws+"/.zero/config.yaml", "sandbox:\n  timeouts: {first_output: 1}\n")
+	out, err := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "wait").CombinedOutput()
+	if err != nil {
+		t.Fatalf("zero run: %v\n%s", err, out)
+	}
+	last := srv.Requests()[1].Messages
+	if text := last[len(last)-1].Content; !strings.Contains(text, "SYSTEM") {
+		t.Errorf("the configured first-output timeout should return the note:\n%s", text)
+	}
+}
