@@ -518,8 +518,7 @@ func (d *Docker) ensureImage(ctx context.Context) (string, error) {
 	if d.opts.Provision == "" {
 		return d.opts.Image, nil
 	}
-	sum := sha256.Sum256([]byte(base.ID + "\x00" + d.opts.Provision))
-	derived := ProvisionedRepo + ":" + hex.EncodeToString(sum[:8])
+	derived := d.derivedImage(base.ID)
 	// Backends of this process provision one at a time, so that a second
 	// one finds the first one's image instead of building it again.
 	provisionMu.Lock()
@@ -537,6 +536,46 @@ func (d *Docker) ensureImage(ctx context.Context) (string, error) {
 }
 
 var provisionMu sync.Mutex
+
+// derivedImage names the provisioned image of a base image: the script and
+// the base image's ID decide it, so a changed script or base gives a new one.
+func (d *Docker) derivedImage(baseID string) string {
+	sum := sha256.Sum256([]byte(baseID + "\x00" + d.opts.Provision))
+	return ProvisionedRepo + ":" + hex.EncodeToString(sum[:8])
+}
+
+// ImageStatus is what the engine has of the sandbox image (for zero doctor).
+type ImageStatus struct {
+	Image       string
+	Present     bool   // the base image is on the engine
+	Provisioned string // the derived image, when provisioning already ran
+}
+
+// ImageStatus says whether the image is present and provisioned, without
+// pulling or provisioning anything.
+func (d *Docker) ImageStatus(ctx context.Context) (ImageStatus, error) {
+	st := ImageStatus{Image: d.opts.Image}
+	base, err := d.api.ImageInspect(ctx, d.opts.Image)
+	switch {
+	case errdefs.IsNotFound(err):
+		return st, nil
+	case err != nil:
+		return st, d.engineErr("inspect image "+d.opts.Image, err)
+	}
+	st.Present = true
+	if d.opts.Provision == "" {
+		st.Provisioned = d.opts.Image // nothing to provision
+		return st, nil
+	}
+	derived := d.derivedImage(base.ID)
+	switch _, err := d.api.ImageInspect(ctx, derived); {
+	case err == nil:
+		st.Provisioned = derived
+	case !errdefs.IsNotFound(err):
+		return st, d.engineErr("inspect image "+derived, err)
+	}
+	return st, nil
+}
 
 // provision runs the provisioning script in a temporary container of the
 // base image and commits the result as derived.

@@ -529,3 +529,20 @@ func BenchmarkDockerExecFresh(b *testing.B) {
 		}
 	}
 }
+
+func TestDockerImageStatus(t *testing.T) {
+	t.Parallel()
+	missing := newTestDocker(t, DockerOptions{Image: "127.0.0.1:1/zero/missing:latest"})
+	st, err := missing.ImageStatus(t.Context())
+	if err != nil || st.Present || st.Provisioned != "" {
+		t.Errorf("a missing image: %+v, %v", st, err)
+	}
+	d := newTestDocker(t, DockerOptions{})
+	if _, err := d.OpenShell(t.Context()); err != nil { // provisions when needed
+		t.Fatal(err)
+	}
+	st, err = d.ImageStatus(t.Context())
+	if err != nil || !st.Present || !strings.HasPrefix(st.Provisioned, ProvisionedRepo+":") {
+		t.Errorf("a provisioned image: %+v, %v", st, err)
+	}
+}

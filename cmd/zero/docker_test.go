@@ -58,7 +58,7 @@ func TestDoctorDocker(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	cmd := zeroCmd(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL(), "ZERO_SANDBOX=docker", "ZERO_SANDBOX_IMAGE=" + image}, "doctor", "--workspace", t.TempDir())
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "✓ sandbox: docker backend") {
+	if err != nil || !strings.Contains(string(out), "sandbox: docker backend: the engine answers; image "+image+" is present") {
 		t.Errorf("zero doctor with an engine: %v\n%s", err, out)
 	}
 	cmd = zeroCmd(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL(), "ZERO_SANDBOX=docker", "DOCKER_HOST=unix:///nonexistent.sock"}, "doctor", "--workspace", t.TempDir())

@@ -111,15 +111,28 @@ func (a *app) checkSandbox(ctx context.Context) checkResult {
 	b := a.cfg.Sandbox.Backend
 	if b == "docker" || b == "auto" || b == "" {
 		d, err := a.docker()
+		var img sandbox.ImageStatus
 		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err = d.ListContainers(cctx)
+			if _, err = d.ListContainers(cctx); err == nil {
+				img, err = d.ImageStatus(cctx)
+			}
 			cancel()
 			d.Close()
 		}
 		switch {
 		case err == nil:
-			r.ok, r.detail = true, fmt.Sprintf("docker backend: the engine answers; image %s (pulled and provisioned on first use when missing)", a.cfg.Sandbox.Image)
+			r.ok = true
+			switch {
+			case !img.Present:
+				r.detail = fmt.Sprintf("docker backend: the engine answers; image %s is not on it", img.Image)
+				r.note, r.fix = true, "the first command pulls it (the engine needs a registry), or: docker pull "+img.Image
+			case img.Provisioned == "":
+				r.detail = fmt.Sprintf("docker backend: the engine answers; image %s is present, not provisioned yet", img.Image)
+				r.note, r.fix = true, "the first start runs the provisioning script once (a venv at /opt/venv by default)"
+			default:
+				r.detail = fmt.Sprintf("docker backend: the engine answers; image %s is present and provisioned (%s)", img.Image, img.Provisioned)
+			}
 			return r
 		case b == "docker":
 			r.detail, r.fix = err.Error(), "start Docker or point DOCKER_HOST at an engine, or set sandbox.backend: local"
