@@ -280,10 +280,7 @@ func newDocker(opts DockerOptions, api dockerAPI) (*Docker, error) {
 		}
 		user = fmt.Sprintf("%d:%d", st.Uid, st.Gid)
 	}
-	home := dockerHome
-	if user == "root" || user == "0" || strings.HasPrefix(user, "0:") || strings.HasPrefix(user, "root:") {
-		home = "/root"
-	}
+	home := homeFor(user)
 	sum := sha256.Sum256([]byte(ws))
 	d := &Docker{
 		opts:   opts,
@@ -328,6 +325,15 @@ func (d *Docker) ContainerName() string { return d.name }
 // exec, and waits until the shell is ready; ctx bounds this start-up,
 // including a pull.
 func (d *Docker) OpenShell(ctx context.Context) (*Shell, error) {
+	return d.OpenShellAs(ctx, "")
+}
+
+// OpenShellAs opens a shell that runs as user ("" = the backend's user), for
+// profiles that need another one (sandbox.user: root).
+func (d *Docker) OpenShellAs(ctx context.Context, user string) (*Shell, error) {
+	if user == "" {
+		user = d.user
+	}
 	d.mu.Lock()
 	closed := d.closed
 	d.mu.Unlock()
@@ -338,7 +344,7 @@ func (d *Docker) OpenShell(ctx context.Context) (*Shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open docker shell: %w", err)
 	}
-	term, err := d.startTerminal(ctx, id)
+	term, err := d.startTerminal(ctx, id, user)
 	if err != nil {
 		return nil, fmt.Errorf("open docker shell: %w", err)
 	}
@@ -757,10 +763,19 @@ const shellBoot = `mkdir -p "$HOME" 2>/dev/null; [ -r /etc/zero/profile ] && . /
 
 const pidMarker = "zero-shell-pid:"
 
-func (d *Docker) startTerminal(ctx context.Context, id string) (*dockerTerm, error) {
-	env := slices.Concat([]string{"HOME=" + d.home}, shellEnv, []string{"PWD=" + d.opts.Workspace}, d.opts.Env)
+// homeFor is HOME for a user: root's own, else a writable folder the boot
+// script creates.
+func homeFor(user string) string {
+	if user == "root" || user == "0" || strings.HasPrefix(user, "0:") || strings.HasPrefix(user, "root:") {
+		return "/root"
+	}
+	return dockerHome
+}
+
+func (d *Docker) startTerminal(ctx context.Context, id, user string) (*dockerTerm, error) {
+	env := slices.Concat([]string{"HOME=" + homeFor(user)}, shellEnv, []string{"PWD=" + d.opts.Workspace}, d.opts.Env)
 	ex, err := d.api.ContainerExecCreate(ctx, id, container.ExecOptions{
-		User:         d.user,
+		User:         user,
 		Tty:          true,
 		AttachStdin:  true,
 		AttachStdout: true,
@@ -776,7 +791,7 @@ func (d *Docker) startTerminal(ctx context.Context, id string) (*dockerTerm, err
 	if err != nil {
 		return nil, d.engineErr("start shell exec", err)
 	}
-	t := &dockerTerm{d: d, containerID: id, execID: ex.ID, resp: resp}
+	t := &dockerTerm{d: d, user: user, containerID: id, execID: ex.ID, resp: resp}
 	if err := d.api.ContainerExecResize(ctx, ex.ID, container.ResizeOptions{Height: termRows, Width: termCols}); err != nil {
 		d.log.Debug("resize shell terminal", "err", err)
 	}
@@ -790,6 +805,7 @@ func (d *Docker) startTerminal(ctx context.Context, id string) (*dockerTerm, err
 // dockerTerm is the [terminal] of a bash in a PTY exec.
 type dockerTerm struct {
 	d           *Docker
+	user        string // the shell's user, for its helper execs too
 	containerID string
 	execID      string
 	resp        types.HijackedResponse
@@ -953,7 +969,7 @@ func (t *dockerTerm) helper(script string) (string, int, error) {
 // stdout; stderr is discarded.
 func (t *dockerTerm) run(ctx context.Context, argv []string) (string, int, error) {
 	ex, err := t.d.api.ContainerExecCreate(ctx, t.containerID, container.ExecOptions{
-		User:         t.d.user,
+		User:         t.user,
 		AttachStdout: true,
 		AttachStderr: true,
 		Cmd:          argv,

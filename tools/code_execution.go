@@ -21,6 +21,7 @@ import (
 type CodeExecution struct {
 	backend  sandbox.Backend
 	timeouts Timeouts
+	user     string // run shells as this user (backends that can), "" = the backend's
 
 	mu     sync.Mutex
 	shells map[shellKey]*sandbox.Shell
@@ -50,6 +51,22 @@ func NewCodeExecution(b sandbox.Backend, t Timeouts) *CodeExecution {
 }
 
 var _ loop.Tool = (*CodeExecution)(nil)
+
+// userShells is implemented by backends that can open a shell as another
+// user (the Docker backend).
+type userShells interface {
+	OpenShellAs(ctx context.Context, user string) (*sandbox.Shell, error)
+}
+
+// As returns a code execution tool on the same backend whose shells run as
+// user, for a profile that asks for one (sandbox.user: root). It has shells
+// of its own; Close it too. ErrNoUser when the backend cannot switch users.
+func (ce *CodeExecution) As(user string) (*CodeExecution, error) {
+	if _, ok := ce.backend.(userShells); !ok {
+		return nil, fmt.Errorf("the %s sandbox runs every command as the same user", ce.backend.Name())
+	}
+	return &CodeExecution{backend: ce.backend, timeouts: ce.timeouts, user: user, shells: map[shellKey]*sandbox.Shell{}}, nil
+}
 
 func (*CodeExecution) Name() string { return "code_execution_tool" }
 func (*CodeExecution) Kind() string { return "execute" }
@@ -217,7 +234,13 @@ func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sand
 	if sh := ce.shells[shellKey{a, n}]; sh != nil {
 		return sh, nil
 	}
-	sh, err := ce.backend.OpenShell(ctx)
+	var sh *sandbox.Shell
+	var err error
+	if us, ok := ce.backend.(userShells); ok && ce.user != "" {
+		sh, err = us.OpenShellAs(ctx, ce.user)
+	} else {
+		sh, err = ce.backend.OpenShell(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open shell %d: %w", n, err)
 	}

@@ -73,6 +73,7 @@ type app struct {
 	mu      sync.Mutex
 	clients map[string]*llm.Client // by endpoint, model, key variable and limits
 	ce      *tools.CodeExecution
+	userCE  map[string]*tools.CodeExecution // per sandbox.user of a profile
 	backend sandbox.Backend
 }
 
@@ -221,7 +222,29 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
+// codeExecutionAs is the code execution tool whose shells run as user,
+// one per user, for profiles with sandbox.user.
+func (a *app) codeExecutionAs(user string) (*tools.CodeExecution, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ce := a.userCE[user]; ce != nil {
+		return ce, nil
+	}
+	ce, err := a.ce.As(user)
+	if err != nil {
+		return nil, err
+	}
+	if a.userCE == nil {
+		a.userCE = map[string]*tools.CodeExecution{}
+	}
+	a.userCE[user] = ce
+	return ce, nil
+}
+
 func (a *app) close() {
+	for _, ce := range a.userCE {
+		ce.Close()
+	}
 	if a.ce != nil {
 		a.ce.Close()
 	}
@@ -312,9 +335,7 @@ func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
 	for _, d := range p.Diagnostics {
 		a.warn.warn(d.String())
 	}
-	if u := p.Spec.Sandbox.User; u != "" {
-		a.warn.warn(fmt.Sprintf("profile %s: sandbox.user %q is not applied per profile yet; commands run as sandbox.user of the configuration (default: the workspace's owner)", p.Name, u))
-	}
+
 	st := loop.Setup{Profile: p.Name, Prompts: p.Prompts, Model: noModel{}}
 	if withModel {
 		if st.Model, err = a.client("chat", p); err != nil {
@@ -326,7 +347,14 @@ func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
 	}
 	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor()}
 	if a.ce != nil {
-		all = append(all, a.ce, a.ce.InputTool())
+		ce := a.ce
+		if u := p.Spec.Sandbox.User; u != "" {
+			if ce, err = a.codeExecutionAs(u); err != nil {
+				a.warn.warn(fmt.Sprintf("profile %s: sandbox.user %q: %v; its commands run as the others'", p.Name, u, err))
+				ce = a.ce
+			}
+		}
+		all = append(all, ce, ce.InputTool())
 	} else { // zero prompt: describe the tools without a sandbox
 		ce := tools.NewCodeExecution(nil, tools.Timeouts{})
 		all = append(all, ce, ce.InputTool())

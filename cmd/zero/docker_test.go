@@ -67,3 +67,37 @@ func TestDoctorDocker(t *testing.T) {
 		t.Errorf("zero doctor without an engine should fail naming DOCKER_HOST: %v\n%s", err, out)
 	}
 }
+
+// A profile's sandbox.user runs its commands as that user; the others run
+// as the workspace's owner.
+func TestProfileSandboxUser(t *testing.T) {
+	t.Parallel()
+	image := dockertest.Image(t)
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["who"], "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "echo A0-uid=$(id -u)"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["ask"], "tool_name": "call_subordinate", "tool_args": {"message": "who are you", "profile": "admin"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["who"], "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "echo A1-uid=$(id -u)"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["ok"], "tool_name": "response", "tool_args": {"text": "admin done"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["ok"], "tool_name": "response", "tool_args": {"text": "done"}}`},
+	)
+	ws := t.TempDir()
+	mustWrite(t, ws+"/.zero/config.yaml", "sandbox:\n  backend: docker\n  image: "+image+"\n  network: none\n")
+	mustWrite(t, ws+"/.zero/agents/admin/agent.yaml", "title: Admin\ncontext: needs root\nsandbox:\n  user: root\n")
+	if err := os.Chown(ws, 1000, 1000); err != nil {
+		t.Skip("cannot chown the workspace (not root):", err)
+	}
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "who runs")
+	cmd.Env = append(cmd.Env, "ZERO_SANDBOX=")
+	t.Cleanup(func() {
+		c := zeroCmd(t, nil, "sandbox", "rm", "--workspace", ws)
+		c.Env = append(c.Env, "ZERO_SANDBOX=")
+		_ = c.Run()
+	})
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("zero run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "A0-uid=1000") || !strings.Contains(string(out), "A1-uid=0") {
+		t.Errorf("agent0 should run as the workspace owner and the admin profile as root:\n%s", out)
+	}
+}
