@@ -96,3 +96,25 @@ func TestDockerContainerKilledMidCommand(t *testing.T) {
 		t.Errorf("the next command should run in a recovered container:\n%s", text)
 	}
 }
+
+// The between-output and total timeouts, in the container.
+func TestDockerBetweenAndMaxTimeouts(t *testing.T) {
+	t.Parallel()
+	short := sandbox.Timeouts{FirstOutput: 5 * time.Second, BetweenOutput: 500 * time.Millisecond, Max: 2 * time.Second, Dialog: 5 * time.Second}
+	h, _ := dockerHarness(t, tools.Timeouts{Terminal: short},
+		call("code_execution_tool", `{"runtime": "terminal", "code": "echo first; sleep 30"}`),
+		call("code_execution_tool", `{"runtime": "reset"}`),
+		call("code_execution_tool", `{"runtime": "terminal", "code": "while true; do echo tick; sleep 0.2; done"}`),
+		answer("ok"),
+	)
+	if _, err := h.sess.Run(ctx(t), "go"); err != nil {
+		t.Fatal(err)
+	}
+	between, max := requestText(h, 1), requestText(h, 3)
+	if !strings.Contains(between, "first") || !strings.Contains(between, "output stopped") {
+		t.Errorf("silence after output should end the wait with a note:\n%s", between)
+	}
+	if !strings.Contains(max, "tick") || !strings.Contains(max, "the most one call may take") {
+		t.Errorf("a command that never ends should stop at the total timeout with a note:\n%s", max)
+	}
+}
