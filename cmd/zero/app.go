@@ -154,7 +154,7 @@ func (a *app) chooseBackend() (sandbox.Backend, error) {
 		case b == "docker":
 			return nil, fmt.Errorf("sandbox.backend docker (%s): %w", a.cfg.Origin("sandbox.backend"), err)
 		}
-		a.warn.warn(fmt.Sprintf("no Docker engine answered (%v); commands run on this machine, unconfined (local backend)", err))
+		a.warn.warn(fmt.Sprintf("no Docker engine answered (%v); using the local backend", err))
 		return local()
 	default:
 		return nil, fmt.Errorf("sandbox.backend %q (%s): want auto, docker or local", b, a.cfg.Origin("sandbox.backend"))
