@@ -1,0 +1,381 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/loop"
+)
+
+// The event types the broker adds to a session's event stream. They are
+// server events, not engine events, so they live here rather than in loop.
+const (
+	// EventApprovalRequested: a tool waits for a face to answer. Item is the
+	// tool call's item, Text the request id, Tool/Method/Args/Title the call.
+	EventApprovalRequested loop.EventType = "approval_requested"
+	// EventApprovalResolved: the request was answered or abandoned. Text is
+	// the request id, Status one of the Approval* values, Error the reason
+	// of a refusal.
+	EventApprovalResolved loop.EventType = "approval_resolved"
+)
+
+// Statuses carried by approval_resolved.
+const (
+	ApprovalApproved  = "approved"
+	ApprovalDenied    = "denied"
+	ApprovalCancelled = "cancelled"
+)
+
+// Decision is what a policy says about a tool call.
+type Decision string
+
+// The decisions.
+const (
+	// Auto runs the tool without asking.
+	Auto Decision = "auto"
+	// Ask holds the tool until a face approves or denies it.
+	Ask Decision = "ask"
+	// Deny never runs the tool; the model is told why.
+	Deny Decision = "deny"
+)
+
+// Rule decides calls of the tools matching Tool whose subject (the command,
+// see BrokerOptions.Subject) matches Pattern. Both are globs where '*'
+// matches any text, slashes and spaces included; empty matches everything.
+// Tool matches the tool name or "name:method".
+type Rule struct {
+	Tool     string
+	Pattern  string
+	Decision Decision
+	// Reason is told to the model when the rule denies (a default otherwise).
+	Reason string
+}
+
+// Policy is a list of rules, the first matching one wins, and a default for
+// calls no rule matches (empty means Auto).
+type Policy struct {
+	Rules   []Rule
+	Default Decision
+}
+
+// DefaultPolicy is the policy of issue 5: everything runs on its own in the
+// Docker sandbox, while commands on the local machine need approval.
+func DefaultPolicy(sandbox string) Policy {
+	if sandbox == "docker" {
+		return Policy{Default: Auto}
+	}
+	return Policy{Default: Auto, Rules: []Rule{{Tool: "code_execution_tool", Decision: Ask}}}
+}
+
+// decide returns the decision for a call and the rule that made it (nil for
+// the default).
+func (p Policy) decide(tool, method, subject string) (Decision, *Rule) {
+	for i := range p.Rules {
+		r := &p.Rules[i]
+		toolOK := glob(r.Tool, tool) || (method != "" && glob(r.Tool, tool+":"+method))
+		if toolOK && glob(r.Pattern, subject) {
+			return cmp.Or(r.Decision, Auto), r
+		}
+	}
+	return cmp.Or(p.Default, Auto), nil
+}
+
+// glob matches s against pattern, where '*' is any run of characters.
+func glob(pattern, s string) bool {
+	if pattern == "" || pattern == "*" {
+		return true
+	}
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := len(parts) - 1
+	if last == 0 {
+		return s == ""
+	}
+	for _, p := range parts[1:last] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return strings.HasSuffix(s, parts[last])
+}
+
+// Request is a tool call waiting for approval.
+type Request struct {
+	ID      string         `json:"id"`
+	Session string         `json:"session"`
+	Agent   int            `json:"agent"`
+	Item    string         `json:"item"` // the tool call's item in the event stream
+	Tool    string         `json:"tool"`
+	Method  string         `json:"method,omitempty"`
+	Args    map[string]any `json:"args,omitempty"`
+	Title   string         `json:"title"`
+	// Subject is what the policy matched (the command), possibly empty.
+	Subject string `json:"subject,omitempty"`
+}
+
+// Approvals is what the faces use to answer approval requests. They learn
+// of new requests from approval_requested events or by polling Pending.
+type Approvals interface {
+	// Pending lists the waiting requests of a session ("" for all), oldest
+	// first.
+	Pending(session string) []Request
+	// Approve lets the tool run; always also lets later calls of the same
+	// tool (and rule pattern) in the session run without asking.
+	Approve(id string, always bool) error
+	// Deny blocks the tool; reason is told to the model.
+	Deny(id, reason string) error
+}
+
+// BrokerOptions configures a Broker. The zero value works.
+type BrokerOptions struct {
+	// Subject extracts what rule patterns match from a call's arguments;
+	// nil uses the first string among "code", "command", "path", "url".
+	Subject func(tool string, args map[string]any) string
+	Logger  *slog.Logger
+}
+
+// Broker applies a Policy to every tool call through a tool_execute_before
+// extension and holds the calls that need asking until a face answers or
+// the run ends. It implements Approvals.
+type Broker struct {
+	policy  Policy
+	subject func(string, map[string]any) string
+	logger  *slog.Logger
+
+	mu       sync.Mutex
+	pending  map[string]*pending
+	order    []string                   // pending ids, oldest first
+	always   map[string]map[string]bool // session -> remembered "allow always" keys
+	emitters map[string]func(loop.Event)
+}
+
+type pending struct {
+	req    Request
+	answer chan answer // buffer 1: the one resolver never blocks
+}
+
+type answer struct {
+	ok     bool
+	always bool
+	reason string
+}
+
+var _ Approvals = (*Broker)(nil)
+
+// NewBroker returns a broker applying p.
+func NewBroker(p Policy, opts BrokerOptions) *Broker {
+	p.Rules = slices.Clone(p.Rules)
+	if opts.Subject == nil {
+		opts.Subject = defaultSubject
+	}
+	return &Broker{
+		policy:   p,
+		subject:  opts.Subject,
+		logger:   cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+		pending:  map[string]*pending{},
+		always:   map[string]map[string]bool{},
+		emitters: map[string]func(loop.Event){},
+	}
+}
+
+func defaultSubject(_ string, args map[string]any) string {
+	for _, k := range []string{"code", "command", "path", "url"} {
+		if s, ok := args[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// ExtensionName is the name of the broker's built-in extension; a script of
+// that name in a profile's extension folder overrides it.
+const ExtensionName = "_05_approval"
+
+// Register adds the broker's extension to reg at tool_execute_before.
+// Register it before other built-ins of that point: registration order is
+// run order, and a refused call should not reach them.
+func (b *Broker) Register(reg *hooks.Registry) {
+	reg.Register(hooks.ToolExecuteBefore, ExtensionName, b.check)
+}
+
+// attach routes the approval events of session id to emit.
+func (b *Broker) attach(id string, emit func(loop.Event)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.emitters[id] = emit
+}
+
+// detach forgets session id; its runs have ended, so nothing of it pends.
+func (b *Broker) detach(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.emitters, id)
+	delete(b.always, id)
+}
+
+func (b *Broker) emit(session string, e loop.Event) {
+	b.mu.Lock()
+	fn := b.emitters[session]
+	b.mu.Unlock()
+	if fn != nil {
+		e.Session = session
+		fn(e)
+	}
+}
+
+func (b *Broker) check(ctx context.Context, p hooks.Payload) error {
+	bp, ok := p.(*loop.ToolBeforePayload)
+	if !ok || bp.Agent == nil || bp.Block != "" {
+		return nil
+	}
+	subject := b.subject(bp.ToolName, bp.Args)
+	decision, rule := b.policy.decide(bp.ToolName, bp.Method, subject)
+	session := bp.Agent.Session().ID()
+	switch decision {
+	case Deny:
+		reason := "this call is not allowed by the approval policy"
+		if rule != nil && rule.Reason != "" {
+			reason = rule.Reason
+		}
+		bp.Block = "Refused: " + reason + "."
+		b.logger.Info("tool call denied by policy", "session", session, "tool", bp.ToolName)
+		return nil
+	case Ask:
+	default:
+		return nil
+	}
+	key := bp.ToolName
+	if rule != nil {
+		key += "\x00" + rule.Pattern
+	}
+	b.mu.Lock()
+	remembered := b.always[session][key]
+	b.mu.Unlock()
+	if remembered {
+		return nil
+	}
+
+	item := ""
+	if bp.Loop != nil && bp.Loop.CurrentTool != nil {
+		item = bp.Loop.CurrentTool.ID
+	}
+	name := bp.ToolName
+	if bp.Method != "" {
+		name += ":" + bp.Method
+	}
+	title := name
+	if subject != "" {
+		title += ": " + clip(subject, 200)
+	}
+	req := Request{
+		ID: session + "/" + cmp.Or(item, fmt.Sprintf("call-%p", bp)), Session: session, Agent: bp.Agent.Number,
+		Item: item, Tool: bp.ToolName, Method: bp.Method, Args: bp.Args, Title: title, Subject: subject,
+	}
+	pd := &pending{req: req, answer: make(chan answer, 1)}
+	b.mu.Lock()
+	b.pending[req.ID] = pd
+	b.order = append(b.order, req.ID)
+	b.mu.Unlock()
+
+	args, _ := json.Marshal(bp.Args)
+	b.emit(session, loop.Event{Type: EventApprovalRequested, Agent: req.Agent, Item: item, Text: req.ID,
+		Tool: bp.ToolName, Method: bp.Method, Args: args, Title: title})
+	resolved := loop.Event{Type: EventApprovalResolved, Agent: req.Agent, Item: item, Text: req.ID, Tool: bp.ToolName}
+
+	select {
+	case a := <-pd.answer:
+		if !a.ok {
+			reason := cmp.Or(a.reason, "no reason given")
+			bp.Block = "The user refused this call: " + reason
+			resolved.Status, resolved.Error = ApprovalDenied, reason
+			b.emit(session, resolved)
+			return nil
+		}
+		if a.always {
+			b.mu.Lock()
+			if b.always[session] == nil {
+				b.always[session] = map[string]bool{}
+			}
+			b.always[session][key] = true
+			b.mu.Unlock()
+		}
+		resolved.Status = ApprovalApproved
+		b.emit(session, resolved)
+		return nil
+	case <-ctx.Done():
+		b.take(req.ID)
+		resolved.Status = ApprovalCancelled
+		b.emit(session, resolved)
+		return fmt.Errorf("waiting for approval of %s: %w", name, context.Cause(ctx))
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// take removes a pending request; exactly one caller gets it, so one answer
+// wins a race between faces (or with a cancel).
+func (b *Broker) take(id string) *pending {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pd := b.pending[id]
+	if pd == nil {
+		return nil
+	}
+	delete(b.pending, id)
+	b.order = slices.DeleteFunc(b.order, func(s string) bool { return s == id })
+	return pd
+}
+
+// Pending implements Approvals.
+func (b *Broker) Pending(session string) []Request {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Request
+	for _, id := range b.order {
+		if r := b.pending[id].req; session == "" || r.Session == session {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Approve implements Approvals.
+func (b *Broker) Approve(id string, always bool) error {
+	pd := b.take(id)
+	if pd == nil {
+		return fmt.Errorf("approve %q: %w", id, ErrNotFound)
+	}
+	pd.answer <- answer{ok: true, always: always}
+	return nil
+}
+
+// Deny implements Approvals.
+func (b *Broker) Deny(id, reason string) error {
+	pd := b.take(id)
+	if pd == nil {
+		return fmt.Errorf("deny %q: %w", id, ErrNotFound)
+	}
+	pd.answer <- answer{reason: reason}
+	return nil
+}

@@ -1,0 +1,14 @@
+package server
+
+import "errors"
+
+var (
+	// ErrNotFound is returned for a session or approval id that is not known.
+	ErrNotFound = errors.New("not found")
+	// ErrClosed is returned by a session that was closed.
+	ErrClosed = errors.New("session closed")
+	// ErrSessionID is returned by Manager.Create when Options.NewSession built
+	// a loop session whose id is not the one in the spec, or when the spec's
+	// id is already in use.
+	ErrSessionID = errors.New("bad session id")
+)

@@ -1,0 +1,341 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/zeroagent/zero/loop"
+)
+
+// StopIntervened is the StopReason of a Prompt that was delivered to the
+// run in progress as an intervention instead of starting a run.
+const StopIntervened = "intervened"
+
+// RunResult is the outcome of a prompt.
+type RunResult struct {
+	// Run numbers the session's runs from 1; for an intervention, the run
+	// that received it.
+	Run int `json:"run"`
+	// StopReason is loop.StopResponse, loop.StopCancelled, loop.StopError or
+	// StopIntervened.
+	StopReason string `json:"stop_reason"`
+	Response   string `json:"response,omitempty"`
+	// Err is why the run failed or loop.ErrCancelled.
+	Err error `json:"-"`
+}
+
+// Session is one managed conversation: the engine session, its event log,
+// its subscribers, and the run in progress.
+type Session struct {
+	spec    SessionSpec
+	created time.Time
+	log     Log
+	ls      *loop.Session // set by Manager.Create before the session is shared
+
+	// deliverMu orders appends and subscriber calls: events from the engine
+	// and from the broker get increasing Seq and reach subscribers in
+	// that order.
+	deliverMu sync.Mutex
+	subMu     sync.Mutex
+	subs      map[int]func(loop.Event)
+	nextSub   int
+	notifyMu  sync.Mutex
+	notify    chan struct{} // closed and replaced on every event
+
+	mu     sync.Mutex
+	cond   *sync.Cond // signalled when busy or live change
+	busy   bool       // a run was started and has not returned
+	live   bool       // between run_started and run_ended: Intervene works
+	cancel context.CancelCauseFunc
+	runs   int
+	last   RunResult
+	answer string // agent 0's response in the run going on
+	closed bool
+	done   chan struct{} // closed by close
+	wg     sync.WaitGroup
+}
+
+func newSession(spec SessionSpec, log Log, now time.Time) *Session {
+	s := &Session{spec: spec, created: now, log: log, subs: map[int]func(loop.Event){},
+		notify: make(chan struct{}), done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// ID is the session id.
+func (s *Session) ID() string { return s.spec.ID }
+
+// Spec is what the session was created with.
+func (s *Session) Spec() SessionSpec {
+	sp := s.spec
+	sp.Roots = slices.Clone(sp.Roots)
+	return sp
+}
+
+// Loop is the engine session (for faces that need the agent's history).
+func (s *Session) Loop() *loop.Session { return s.ls }
+
+// Info describes the session.
+func (s *Session) Info() Info {
+	s.mu.Lock()
+	running, runs := s.busy, s.runs
+	s.mu.Unlock()
+	_, last := s.log.Since(1<<62 - 1)
+	return Info{ID: s.spec.ID, Roots: slices.Clone(s.spec.Roots), Profile: s.spec.Profile,
+		Created: s.created, Running: running, Runs: runs, LastSeq: last}
+}
+
+// Running reports whether a run is in progress.
+func (s *Session) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.busy
+}
+
+// Last returns the result of the last finished run (from its run_ended
+// event on), and false when no run has finished yet.
+func (s *Session) Last() (RunResult, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last, s.last.Run > 0
+}
+
+// Prompt runs msg and returns when the run ends; cancelling ctx cancels the
+// run. When a run is already going on, msg is delivered to it as an
+// intervention and Prompt returns at once with StopReason StopIntervened.
+// The error is for the session itself (ErrClosed); how the run ended is in
+// the result.
+func (s *Session) Prompt(ctx context.Context, msg string) (RunResult, error) {
+	rctx, cancel, n, err := s.begin(ctx, msg)
+	if err != nil || rctx == nil {
+		return RunResult{Run: n, StopReason: StopIntervened}, err
+	}
+	return s.run(rctx, cancel, n, msg), nil
+}
+
+// Send is Prompt without waiting: it starts a run in the background (owned
+// by the session; Close waits for it) and returns its number, or delivers
+// msg to the run in progress and returns intervened. The result arrives as
+// events and through Last.
+func (s *Session) Send(msg string) (run int, intervened bool, err error) {
+	rctx, cancel, n, err := s.begin(context.Background(), msg)
+	if err != nil || rctx == nil {
+		return n, err == nil, err
+	}
+	go s.run(rctx, cancel, n, msg) // owned by s.wg (begin added it), awaited by close
+	return n, false, nil
+}
+
+// begin starts a run (returning its context) or intervenes (returning a nil
+// context). A run between starting and its run_started event, or between
+// run_ended and returning, cannot take an intervention; begin waits out
+// that short window.
+func (s *Session) begin(ctx context.Context, msg string) (context.Context, context.CancelCauseFunc, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		switch {
+		case s.closed:
+			return nil, nil, 0, fmt.Errorf("session %s: %w", s.spec.ID, ErrClosed)
+		case !s.busy:
+			rctx, cancel := context.WithCancelCause(ctx)
+			s.busy, s.live, s.cancel = true, false, cancel
+			s.runs++
+			s.wg.Add(1) // under mu with closed false, so close's Wait sees it
+			return rctx, cancel, s.runs, nil
+		case s.live:
+			if err := s.ls.Intervene(msg); err == nil {
+				return nil, nil, s.runs, nil
+			} else if !errors.Is(err, loop.ErrNotRunning) {
+				return nil, nil, s.runs, fmt.Errorf("intervene: %w", err)
+			}
+			// The engine ended the run; run_ended is on its way.
+		}
+		s.cond.Wait()
+	}
+}
+
+// run executes one run; begin set busy and added it to wg.
+func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n int, msg string) RunResult {
+	defer s.wg.Done()
+	resp, err := s.ls.Run(rctx, msg)
+	cancel(nil)
+	res := RunResult{Run: n, Response: resp, Err: err, StopReason: loop.StopResponse}
+	switch {
+	case err == nil:
+	case errors.Is(err, loop.ErrCancelled):
+		res.StopReason = loop.StopCancelled
+	default:
+		res.StopReason = loop.StopError
+	}
+	s.mu.Lock()
+	s.busy, s.live, s.cancel, s.last = false, false, nil, res
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	return res
+}
+
+// Intervene delivers msg to the run in progress (loop.ErrNotRunning when
+// there is none).
+func (s *Session) Intervene(msg string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("session %s: %w", s.spec.ID, ErrClosed)
+	}
+	if !s.busy {
+		return fmt.Errorf("intervene: %w", loop.ErrNotRunning)
+	}
+	for s.busy && !s.live {
+		s.cond.Wait()
+	}
+	if err := s.ls.Intervene(msg); err != nil {
+		return fmt.Errorf("intervene: %w", err)
+	}
+	return nil
+}
+
+// Cancel ends the run in progress, if any; an approval it waits for is
+// abandoned.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel(loop.ErrCancelled)
+	}
+}
+
+// Events returns the logged events with Seq > since and the cursor to pass
+// next time.
+func (s *Session) Events(since int64) ([]loop.Event, int64) {
+	return s.log.Since(since)
+}
+
+// Wait is Events that blocks until there is an event newer than since, ctx
+// ends (its error is returned) or the session is closed (ErrClosed, once
+// every event was handed out).
+func (s *Session) Wait(ctx context.Context, since int64) ([]loop.Event, int64, error) {
+	for {
+		s.notifyMu.Lock()
+		ch := s.notify
+		s.notifyMu.Unlock()
+		if evs, next := s.log.Since(since); len(evs) > 0 {
+			return evs, next, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			_, next := s.log.Since(since)
+			return nil, max(next, since), ctx.Err()
+		case <-s.done:
+			evs, next := s.log.Since(since)
+			if len(evs) > 0 {
+				return evs, next, nil
+			}
+			return nil, max(next, since), fmt.Errorf("session %s: %w", s.spec.ID, ErrClosed)
+		}
+	}
+}
+
+// Subscribe calls fn with every new event, in order, from the goroutine
+// that produced it (usually the run's); fn must not block for long, as it
+// holds up the run, and must not call Prompt, Send, Intervene or Close,
+// which may wait for that run (Cancel and the Approvals methods are fine). Replay what came before with Events. The returned func
+// unsubscribes; fn may still get an event being delivered at that moment.
+func (s *Session) Subscribe(fn func(loop.Event)) (unsubscribe func()) {
+	s.subMu.Lock()
+	id := s.nextSub
+	s.nextSub++
+	s.subs[id] = fn
+	s.subMu.Unlock()
+	return func() {
+		s.subMu.Lock()
+		delete(s.subs, id)
+		s.subMu.Unlock()
+	}
+}
+
+// sink receives the engine's events.
+func (s *Session) sink(e loop.Event) {
+	switch e.Type {
+	case loop.EventRunStarted:
+		s.mu.Lock()
+		s.live = true
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	case loop.EventResponse:
+		if e.Agent == 0 {
+			s.mu.Lock()
+			s.answer = e.Text
+			s.mu.Unlock()
+		}
+	case loop.EventRunEnded:
+		// Last is right from run_ended on, so a face that saw the event
+		// never reads the previous run's result; run sets the same values
+		// (with the engine's own error) when Run returns.
+		res := RunResult{StopReason: e.StopReason}
+		switch e.StopReason {
+		case loop.StopResponse:
+		case loop.StopCancelled:
+			res.Err = loop.ErrCancelled
+		default:
+			res.Err = errors.New(e.Error)
+		}
+		s.mu.Lock()
+		res.Run = s.runs
+		if e.StopReason == loop.StopResponse {
+			res.Response = s.answer
+		}
+		s.live, s.last, s.answer = false, res, ""
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}
+	s.emit(e)
+}
+
+// emit logs e with the next Seq and hands it to the subscribers.
+func (s *Session) emit(e loop.Event) {
+	s.deliverMu.Lock()
+	defer s.deliverMu.Unlock()
+	e.Session = s.spec.ID
+	e = s.log.Append(e)
+	s.notifyMu.Lock()
+	close(s.notify)
+	s.notify = make(chan struct{})
+	s.notifyMu.Unlock()
+	s.subMu.Lock()
+	ids := make([]int, 0, len(s.subs))
+	for id := range s.subs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fns := make([]func(loop.Event), 0, len(ids))
+	for _, id := range ids {
+		fns = append(fns, s.subs[id])
+	}
+	s.subMu.Unlock()
+	for _, fn := range fns {
+		fn(e)
+	}
+}
+
+// close refuses new runs, cancels the one in progress and waits for it.
+func (s *Session) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	if s.cancel != nil {
+		s.cancel(loop.ErrCancelled)
+	}
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	s.wg.Wait()
+	close(s.done)
+}
