@@ -16,6 +16,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/zeroagent/zero/internal/dockertest"
 )
 
 // These tests run against a real Docker engine (DOCKER_HOST or the local
@@ -27,46 +29,11 @@ import (
 // workspace owner" means something when the tests run as root.
 const testUID = 1000
 
-var (
-	engineOnce sync.Once
-	engineErr  error
-)
-
-func testImage() string {
-	if img := os.Getenv("ZERO_TEST_IMAGE"); img != "" {
-		return img
-	}
-	return "zero-test:bookworm"
-}
-
 // requireDocker skips (or fails, under ZERO_REQUIRE_DOCKER=1) when no
 // engine answers or the test image is missing.
-func requireDocker(t testing.TB) {
-	t.Helper()
-	engineOnce.Do(func() {
-		cl, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-		if err != nil {
-			engineErr = err
-			return
-		}
-		defer cl.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if _, err := cl.Ping(ctx); err != nil {
-			engineErr = fmt.Errorf("no Docker engine answers: %w", err)
-			return
-		}
-		if _, err := cl.ImageInspect(ctx, testImage()); err != nil {
-			engineErr = fmt.Errorf("test image %s missing (build it with scripts/ci-docker): %w", testImage(), err)
-		}
-	})
-	if engineErr != nil {
-		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("ZERO_REQUIRE_DOCKER=1: %v", engineErr)
-		}
-		t.Skipf("skipping Docker test: %v", engineErr)
-	}
-}
+func requireDocker(t testing.TB) { dockertest.Image(t) }
+
+func testImage() string { return dockertest.ImageName() }
 
 // testWorkspace makes a workspace owned by testUID; its container is
 // removed when the test ends.

@@ -7,24 +7,40 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// Image returns the test image ($ZERO_TEST_IMAGE, default
-// zero-test:bookworm) once the engine has it.
+// ImageName is the test image: $ZERO_TEST_IMAGE, default
+// zero-test:bookworm (built by scripts/ci-docker).
+func ImageName() string {
+	if image := os.Getenv("ZERO_TEST_IMAGE"); image != "" {
+		return image
+	}
+	return "zero-test:bookworm"
+}
+
+var (
+	checkOnce sync.Once
+	checkErr  string // why the engine or the image is missing; "" when both are there
+)
+
+// Image returns the test image once an engine answers and has it. The
+// check runs once per test binary.
 func Image(t testing.TB) string {
 	t.Helper()
-	image := os.Getenv("ZERO_TEST_IMAGE")
-	if image == "" {
-		image = "zero-test:bookworm"
-	}
-	out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", image).CombinedOutput()
-	if err != nil {
-		msg := "no Docker engine with image " + image + ": " + strings.TrimSpace(string(out))
-		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
-			t.Fatal(msg)
+	image := ImageName()
+	checkOnce.Do(func() {
+		out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", image).CombinedOutput()
+		if err != nil {
+			checkErr = "no Docker engine with image " + image + " (build it with scripts/ci-docker): " + strings.TrimSpace(string(out))
 		}
-		t.Skip(msg)
+	})
+	if checkErr != "" {
+		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
+			t.Fatal(checkErr)
+		}
+		t.Skip(checkErr)
 	}
 	return image
 }
