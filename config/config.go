@@ -83,7 +83,7 @@ type Config struct {
 	Models   Models  `yaml:"models"`
 	Profile  string  `yaml:"profile"` // default "agent0"
 	Sandbox  Sandbox `yaml:"sandbox"`
-	Approval string  `yaml:"approval"` // "never" (default: run tools without asking), "always", "on-request"
+	Approval string  `yaml:"approval"` // "sandbox" (default: auto in a container, ask for commands on the host), "auto", "ask"
 	Limits   Limits  `yaml:"limits"`
 }
 
@@ -95,7 +95,7 @@ const (
 	DefaultSandboxBackend   = "auto"
 	DefaultImage            = "kalilinux/kali-rolling"
 	DefaultNetwork          = "bridge"
-	DefaultApproval         = "never"
+	DefaultApproval         = "sandbox"
 	DefaultMisformat        = 3
 	DefaultRepeat           = 3
 	DefaultSubordinateDepth = 5

@@ -79,8 +79,8 @@ func TestPrecedence(t *testing.T) {
 			name:    "env over project",
 			user:    user,
 			project: project,
-			env:     []string{"ZERO_PROFILE", "from-env", "ZERO_MODEL", "env-model", "ZERO_APPROVAL", " always "},
-			want:    map[string]string{"profile": "from-env", "models.chat.model": "env-model", "approval": "always", "limits.repeat": "7"},
+			env:     []string{"ZERO_PROFILE", "from-env", "ZERO_MODEL", "env-model", "ZERO_APPROVAL", " ask "},
+			want:    map[string]string{"profile": "from-env", "models.chat.model": "env-model", "approval": "ask", "limits.repeat": "7"},
 			origin:  map[string]string{"profile": "env ZERO_PROFILE", "models.chat.model": "env ZERO_MODEL", "approval": "env ZERO_APPROVAL", "limits.repeat": "user $USER:3"},
 		},
 		{
@@ -161,7 +161,7 @@ models:
     model: text-embedding-3-small
     base_url: https://api.openai.com/v1
 profile: developer
-approval: on-request
+approval: ask
 sandbox:
   backend: local
   image: debian:stable
@@ -192,7 +192,7 @@ limits: {misformat: 4, repeat: 5, subordinate_depth: 0, critical_retries: 0}
 			Embedding: Model{BaseURL: "https://api.openai.com/v1", Model: "text-embedding-3-small", APIKeyEnv: "OPENROUTER_API_KEY"},
 		},
 		Profile:  "developer",
-		Approval: "on-request",
+		Approval: "ask",
 		Sandbox: Sandbox{Backend: "local", Image: "debian:stable", Network: "none", Memory: "4g", CPUs: 2, Pids: 512, User: "1000",
 			Provision:      "apt-get install -y jq",
 			Timeouts:       Timeouts{FirstOutput: 60, BetweenOutput: 15, Max: 180, Dialog: 5},
@@ -274,8 +274,8 @@ func TestErrors(t *testing.T) {
 			[]string{`$F:2: models.chat: must be a mapping (base_url, model, api_key_env, context_length, rate_limit), got "gpt-4"`}},
 		{"bad enum", "\nsandbox:\n  backend: podman\n", nil, nil,
 			[]string{`$F:3: sandbox.backend: must be one of "auto", "docker", "local", got "podman"`}},
-		{"bad enum with suggestion", "approval: on_request\n", nil, nil,
-			[]string{`$F:1: approval: must be one of "never", "always", "on-request", got "on_request" (did you mean "on-request"?)`}},
+		{"bad enum with suggestion", "approval: asks\n", nil, nil,
+			[]string{`$F:1: approval: must be one of "sandbox", "auto", "ask", got "asks" (did you mean "ask"?)`}},
 		{"negative limit", "limits:\n  subordinate_depth: -1\n", nil, nil,
 			[]string{`$F:2: limits.subordinate_depth: must not be negative, got -1`}},
 		{"zero repeat", "limits:\n  repeat: 0\n", nil, nil,
@@ -314,7 +314,7 @@ func TestErrors(t *testing.T) {
 			[]string{`env OPENAI_BASE_URL: models.chat.base_url: must be an http:// or https:// URL, got "ftp://x"`}},
 		{"bad flag", "", nil, map[string]string{"models.chat.context_length": "big", "approval": "sometimes"},
 			[]string{
-				`flag --approval: approval: must be one of "never", "always", "on-request", got "sometimes"`,
+				`flag --approval: approval: must be one of "sandbox", "auto", "ask", got "sometimes"`,
 				`flag --models.chat.context_length: models.chat.context_length: must be a number, got "big"`,
 			}},
 		{"unknown flag key", "", nil, map[string]string{"models.chat.modell": "x"},
@@ -322,7 +322,7 @@ func TestErrors(t *testing.T) {
 		{"file, env and flag together", "profile: [x]\n", []string{"ZERO_APPROVAL", "no"}, map[string]string{"sandbox.pids": "-1"},
 			[]string{
 				`$F:1: profile: must be a single value, got a list`,
-				`env ZERO_APPROVAL: approval: must be one of "never", "always", "on-request", got "no"`,
+				`env ZERO_APPROVAL: approval: must be one of "sandbox", "auto", "ask", got "no"`,
 				`flag --sandbox.pids: sandbox.pids: must not be negative, got -1`,
 			}},
 	}

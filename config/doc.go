@@ -56,7 +56,7 @@
 //	  utility: {model: qwen3:8b}
 //	  embedding: {model: nomic-embed-text}
 //	profile: agent0
-//	approval: never            # never | always | on-request
+//	approval: sandbox          # sandbox (auto in docker, ask for host commands) | auto | ask
 //	sandbox:
 //	  backend: auto            # auto | docker | local
 //	  image: kalilinux/kali-rolling

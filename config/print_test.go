@@ -13,7 +13,7 @@ func TestPrint(t *testing.T) {
 	t.Parallel()
 	src, uf, pf := layout(t,
 		"models:\n  chat:\n    model: gpt-4.1\n  utility:\n    api_key_env: UTIL_KEY\nsandbox:\n  memory: 4g\n  user: \"1000\"\n",
-		"profile: developer\napproval: \"on-request\"\n")
+		"profile: developer\napproval: \"ask\"\n")
 	src.Getenv = env("OPENAI_API_KEY", "sk-secret", "UTIL_KEY", "", "ZERO_SANDBOX", "docker")
 	src.Flags = map[string]string{"models.chat.base_url": "http://127.0.0.1:8080/v1", "limits.repeat": "4"}
 	e, err := Load(src)
@@ -76,7 +76,7 @@ sandbox:
     between_output: 45                  # default
     max: 300                            # default
     dialog: 5                           # default
-approval: on-request                    # project $PROJECT:2
+approval: ask                           # project $PROJECT:2
 limits:
   misformat: 3                          # default
   repeat: 4                             # flag --limits.repeat

@@ -98,7 +98,7 @@ func rule(key string) (check func(any) string, secret bool) {
 	case "profile":
 		return checkProfile, false
 	case "approval":
-		return oneOf("never", "always", "on-request"), false
+		return oneOf("sandbox", "auto", "ask"), false
 	case "sandbox.backend":
 		return oneOf("auto", "docker", "local"), false
 	case "sandbox.image", "sandbox.network":

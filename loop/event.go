@@ -16,6 +16,7 @@ const (
 	EventThoughtsDelta      EventType = "thoughts_delta"
 	EventHeadline           EventType = "headline"
 	EventToolCall           EventType = "tool_call"
+	EventToolStarted        EventType = "tool_started" // approved and extensions done: the tool runs now
 	EventToolOutputDelta    EventType = "tool_output_delta"
 	EventToolResult         EventType = "tool_result"
 	EventResponseDelta      EventType = "response_delta"
@@ -64,6 +65,8 @@ type Event struct {
 	Kind   string          `json:"kind,omitempty"`
 	Title  string          `json:"title,omitempty"`
 	Status string          `json:"status,omitempty"`
+	// Diffs are the files a tool_result's tool changed.
+	Diffs []FileDiff `json:"diffs,omitempty"`
 	// Profile of a subordinate (subordinate_started).
 	Profile string `json:"profile,omitempty"`
 	// Usage (usage).

@@ -176,6 +176,9 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 	if err := a.call(ctx, hooks.BeforeMainLLMCall, &LoopPayload{Agent: a, Loop: ld}); err != nil {
 		return "", false, err
 	}
+	if err := a.session.waitWhilePaused(ctx); err != nil {
+		return "", false, err
+	}
 	if err := a.checkIntervention(ctx, ""); err != nil {
 		return "", false, err
 	}
@@ -521,6 +524,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		return "", false, context.Cause(ctx)
 	}
 
+	a.emit(Event{Type: EventToolStarted, Item: call.ID, Tool: req.Name})
 	pctx, endPhase := a.session.beginPhase(ctx)
 	res, err := tool.Execute(pctx, call)
 	intervened := Intervened(pctx)
@@ -558,7 +562,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	if res.IsError {
 		status = ToolFailed
 	}
-	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text})
+	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text, Diffs: res.Diffs})
 	st.lastResult = res.Text
 	if res.BreakLoop {
 		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})

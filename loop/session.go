@@ -114,7 +114,8 @@ type Session struct {
 	phases  []*phase
 	pending []string // interventions not yet delivered
 	items   int
-	active  *Agent // the agent whose monologue runs now
+	active  *Agent        // the agent whose monologue runs now
+	resume  chan struct{} // non-nil while paused; closed by Resume
 }
 
 // NewSession creates a session. sink gets every event, in order, from the
@@ -180,7 +181,11 @@ func newAgentSetup(st Setup) *agentSetup {
 func (s *Session) ID() string { return s.id }
 
 // Agent0 is the top agent.
-func (s *Session) Agent0() *Agent { return s.agent0 }
+func (s *Session) Agent0() *Agent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agent0
+}
 
 // Workspace is the directory the session works in.
 func (s *Session) Workspace() string { return s.cfg.Workspace }
@@ -203,11 +208,11 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	s.running, s.cancel, s.pending = true, cancel, nil
+	a := s.agent0
 	s.mu.Unlock()
 	defer cancel(nil)
 
 	item := s.newItem("run")
-	a := s.agent0
 	a.emit(Event{Type: EventRunStarted, Item: item, Text: msg})
 	answer, err := a.processChain(rctx, msg)
 	end := Event{Type: EventRunEnded, Item: item, StopReason: StopResponse}
@@ -237,10 +242,10 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 func (s *Session) Warn(text string) {
 	s.mu.Lock()
 	a := s.active
-	s.mu.Unlock()
 	if a == nil {
 		a = s.agent0
 	}
+	s.mu.Unlock()
 	a.warn("", text)
 }
 

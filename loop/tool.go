@@ -31,6 +31,17 @@ type ToolResult struct {
 	Text      string
 	BreakLoop bool // ends the monologue: Text is the answer (the response tool)
 	IsError   bool
+	// Diffs are the files the tool changed, for editors to show; they
+	// travel on the tool_result event, not into history.
+	Diffs []FileDiff
+}
+
+// FileDiff is one file a tool changed: its text before (nil for a file it
+// created) and after.
+type FileDiff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"old_text"`
+	NewText string  `json:"new_text"`
 }
 
 // ToolCall is one execution of a tool requested by the model.

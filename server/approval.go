@@ -160,6 +160,7 @@ type Broker struct {
 	order    []string                   // pending ids, oldest first
 	always   map[string]map[string]bool // session -> remembered "allow always" keys
 	emitters map[string]func(loop.Event)
+	policies map[string]Policy // per session, over policy
 }
 
 type pending struct {
@@ -188,7 +189,26 @@ func NewBroker(p Policy, opts BrokerOptions) *Broker {
 		pending:  map[string]*pending{},
 		always:   map[string]map[string]bool{},
 		emitters: map[string]func(loop.Event){},
+		policies: map[string]Policy{},
 	}
+}
+
+// SetPolicy gives session its own policy (the default depends on the
+// sandbox its workspace runs in); it lasts until the session is closed.
+func (b *Broker) SetPolicy(session string, p Policy) {
+	p.Rules = slices.Clone(p.Rules)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.policies[session] = p
+}
+
+func (b *Broker) policyOf(session string) Policy {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.policies[session]; ok {
+		return p
+	}
+	return b.policy
 }
 
 func defaultSubject(_ string, args map[string]any) string {
@@ -224,6 +244,7 @@ func (b *Broker) detach(id string) {
 	defer b.mu.Unlock()
 	delete(b.emitters, id)
 	delete(b.always, id)
+	delete(b.policies, id)
 }
 
 func (b *Broker) emit(session string, e loop.Event) {
@@ -242,8 +263,8 @@ func (b *Broker) check(ctx context.Context, p hooks.Payload) error {
 		return nil
 	}
 	subject := b.subject(bp.ToolName, bp.Args)
-	decision, rule := b.policy.decide(bp.ToolName, bp.Method, subject)
 	session := bp.Agent.Session().ID()
+	decision, rule := b.policyOf(session).decide(bp.ToolName, bp.Method, subject)
 	switch decision {
 	case Deny:
 		reason := "this call is not allowed by the approval policy"

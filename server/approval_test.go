@@ -222,3 +222,24 @@ func TestGlob(t *testing.T) {
 		})
 	}
 }
+
+func TestSetPolicyPerSession(t *testing.T) {
+	t.Parallel()
+	strict := &fakeModel{replies: []reply{{content: execCall("ls")}, {content: respond("refused")}}}
+	lax := &fakeModel{replies: []reply{{content: execCall("ls")}, {content: respond("ran")}}}
+	e := newEnv(t, map[string]*fakeModel{"strict": strict, "lax": lax}, &Policy{Default: Auto})
+	s1, s2 := e.create(t, "strict"), e.create(t, "lax")
+	e.broker.SetPolicy(s1.ID(), Policy{Rules: []Rule{{Tool: "code_execution_tool", Decision: Deny, Reason: "no commands here"}}})
+	if res, _ := s1.Prompt(testCtx(t), "go"); res.Response != "refused" {
+		t.Fatalf("strict session: %+v", res)
+	}
+	if res, _ := s2.Prompt(testCtx(t), "go"); res.Response != "ran" {
+		t.Fatalf("lax session: %+v", res)
+	}
+	if !strings.Contains(strict.requestText(1), "no commands here") {
+		t.Error("the strict session's model did not hear the refusal")
+	}
+	if diff := cmp.Diff([]string{"ls"}, e.exec.runs()); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}

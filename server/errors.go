@@ -11,4 +11,7 @@ var (
 	// a loop session whose id is not the one in the spec, or when the spec's
 	// id is already in use.
 	ErrSessionID = errors.New("bad session id")
+	// ErrUnsupported is returned by Session.Configure when the manager
+	// cannot build setups (Options.Setup is nil).
+	ErrUnsupported = errors.New("not supported")
 )

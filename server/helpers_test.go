@@ -163,24 +163,33 @@ func newEnv(t testing.TB, models map[string]*fakeModel, policy *Policy) *env {
 	if err != nil {
 		t.Fatalf("resolve hooks: %v", err)
 	}
+	setup := func(_ context.Context, spec SessionSpec) (loop.Setup, error) {
+		model := models[spec.Profile]
+		if model == nil {
+			return loop.Setup{}, fmt.Errorf("no model for profile %q", spec.Profile)
+		}
+		return loop.Setup{
+			Profile: spec.Profile,
+			Model:   model,
+			Prompts: profiles.New(),
+			Tools:   []loop.Tool{responseTool, e.exec},
+			Hooks:   set,
+		}, nil
+	}
 	e.m = NewManager(Options{
 		Broker: e.broker,
-		NewSession: func(_ context.Context, spec SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
-			model := models[spec.Profile]
-			if model == nil {
-				return nil, fmt.Errorf("no model for profile %q", spec.Profile)
+		Setup:  setup,
+		NewSession: func(ctx context.Context, spec SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+			st, err := setup(ctx, spec)
+			if err != nil {
+				return nil, err
 			}
 			root := ""
 			if len(spec.Roots) > 0 {
 				root = spec.Roots[0]
 			}
 			return loop.NewSession(spec.ID, loop.Config{
-				Setup: loop.Setup{
-					Model:   model,
-					Prompts: profiles.New(),
-					Tools:   []loop.Tool{responseTool, e.exec},
-					Hooks:   set,
-				},
+				Setup:     st,
 				Workspace: root,
 				Limits:    loop.Limits{CriticalRetryDelay: time.Millisecond},
 			}, sink), nil

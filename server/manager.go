@@ -30,6 +30,19 @@ type SessionSpec struct {
 	// Roots are the workspace folders, the first being the main one.
 	Roots   []string `json:"roots,omitempty"`
 	Profile string   `json:"profile,omitempty"`
+	// Model is the chat model's name; empty uses the configured one.
+	Model string `json:"model,omitempty"`
+	// Files, when set, is the editor's view of the workspace files
+	// (unsaved buffers included) that file tools should go through.
+	Files FileAccess `json:"-"`
+}
+
+// FileAccess reads and writes text files through the editor, so the agent
+// sees and edits what the user sees, unsaved changes included (ACP's
+// fs/read_text_file and fs/write_text_file). Paths are absolute.
+type FileAccess interface {
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
 }
 
 // Options configures a Manager. NewSession is required; the zero value of
@@ -39,6 +52,10 @@ type Options struct {
 	// loop.NewSession as is. Its hooks should include Broker's extension
 	// (Broker.Register) when Broker is set.
 	NewSession func(ctx context.Context, spec SessionSpec, sink func(loop.Event)) (*loop.Session, error)
+	// Setup builds agent 0's setup for spec, for Session.Configure (a
+	// profile or model chosen after the session was created); nil makes
+	// Configure fail with ErrUnsupported.
+	Setup func(ctx context.Context, spec SessionSpec) (loop.Setup, error)
 	// Broker, when set, gets the sessions attached so its approval events
 	// join their event streams.
 	Broker *Broker
@@ -62,11 +79,16 @@ type Manager struct {
 
 // Info describes a session for listings.
 type Info struct {
-	ID      string    `json:"id"`
-	Roots   []string  `json:"roots,omitempty"`
-	Profile string    `json:"profile,omitempty"`
+	ID      string   `json:"id"`
+	Roots   []string `json:"roots,omitempty"`
+	Profile string   `json:"profile,omitempty"`
+	Model   string   `json:"model,omitempty"`
+	// Title is the first message of the session, shortened.
+	Title   string    `json:"title,omitempty"`
 	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 	Running bool      `json:"running"`
+	Paused  bool      `json:"paused,omitempty"`
 	Runs    int       `json:"runs"`
 	LastSeq int64     `json:"last_seq"`
 }
@@ -109,6 +131,7 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 		return nil, fmt.Errorf("create session %q: %w: in use", spec.ID, ErrSessionID)
 	}
 	s := newSession(spec, m.opts.NewLog(spec.ID), m.opts.Now())
+	s.setup, s.now = m.opts.Setup, m.opts.Now
 	ls, err := m.opts.NewSession(ctx, spec, s.sink)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)

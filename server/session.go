@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroagent/zero/loop"
@@ -35,6 +36,9 @@ type Session struct {
 	created time.Time
 	log     Log
 	ls      *loop.Session // set by Manager.Create before the session is shared
+	setup   func(context.Context, SessionSpec) (loop.Setup, error)
+	now     func() time.Time
+	updated atomic.Int64 // unix nanoseconds of the last event
 
 	// deliverMu orders appends and subscriber calls: events from the engine
 	// and from the broker get increasing Seq and reach subscribers in
@@ -54,6 +58,7 @@ type Session struct {
 	runs   int
 	last   RunResult
 	answer string // agent 0's response in the run going on
+	title  string
 	closed bool
 	done   chan struct{} // closed by close
 	wg     sync.WaitGroup
@@ -63,6 +68,8 @@ func newSession(spec SessionSpec, log Log, now time.Time) *Session {
 	s := &Session{spec: spec, created: now, log: log, subs: map[int]func(loop.Event){},
 		notify: make(chan struct{}), done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
+	s.now = time.Now
+	s.updated.Store(now.UnixNano())
 	return s
 }
 
@@ -71,7 +78,9 @@ func (s *Session) ID() string { return s.spec.ID }
 
 // Spec is what the session was created with.
 func (s *Session) Spec() SessionSpec {
+	s.mu.Lock()
 	sp := s.spec
+	s.mu.Unlock()
 	sp.Roots = slices.Clone(sp.Roots)
 	return sp
 }
@@ -82,11 +91,12 @@ func (s *Session) Loop() *loop.Session { return s.ls }
 // Info describes the session.
 func (s *Session) Info() Info {
 	s.mu.Lock()
-	running, runs := s.busy, s.runs
+	running, runs, spec, title := s.busy, s.runs, s.spec, s.title
 	s.mu.Unlock()
 	_, last := s.log.Since(1<<62 - 1)
-	return Info{ID: s.spec.ID, Roots: slices.Clone(s.spec.Roots), Profile: s.spec.Profile,
-		Created: s.created, Running: running, Runs: runs, LastSeq: last}
+	return Info{ID: spec.ID, Roots: slices.Clone(spec.Roots), Profile: spec.Profile, Model: spec.Model,
+		Title: title, Created: s.created, Updated: time.Unix(0, s.updated.Load()),
+		Running: running, Paused: s.ls.Paused(), Runs: runs, LastSeq: last}
 }
 
 // Running reports whether a run is in progress.
@@ -145,6 +155,9 @@ func (s *Session) begin(ctx context.Context, msg string) (context.Context, conte
 			rctx, cancel := context.WithCancelCause(ctx)
 			s.busy, s.live, s.cancel = true, false, cancel
 			s.runs++
+			if s.title == "" {
+				s.title = shorten(msg, 80)
+			}
 			s.wg.Add(1) // under mu with closed false, so close's Wait sees it
 			return rctx, cancel, s.runs, nil
 		case s.live:
@@ -303,6 +316,7 @@ func (s *Session) emit(e loop.Event) {
 	defer s.deliverMu.Unlock()
 	e.Session = s.spec.ID
 	e = s.log.Append(e)
+	s.updated.Store(s.now().UnixNano())
 	s.notifyMu.Lock()
 	close(s.notify)
 	s.notify = make(chan struct{})
