@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,10 @@ const (
 	// textPatchContext is how many unchanged lines a patch result shows
 	// around each edited region.
 	textPatchContext = 2
+	// textDiffMax caps each side of a result's diff: past it an editor's
+	// diff view is no help and the event would carry megabytes, so a
+	// write or patch of a bigger file reports no Diffs.
+	textDiffMax = 1 << 20
 )
 
 // TextEditorReadsKey is the key in loop.Agent.Data under which the text
@@ -50,15 +55,27 @@ const TextEditorReadsKey = "_text_editor_reads"
 
 // FileStamp is what the text editor remembers of a file when the agent
 // reads or writes it. A patch is accepted only while the file still has
-// the same modification time and size, so the line numbers the model saw
-// are the file's line numbers.
+// the same modification time, size and content hash, so the line numbers
+// the model saw are the file's line numbers. Files read through the
+// editor (TextEditor.WithFiles) have no modification time: their ModTime
+// is zero on both sides of the comparison, and Size and Sum decide.
 type FileStamp struct {
-	ModTime time.Time
+	ModTime time.Time // zero when the file came through Files
 	Size    int64
+	// Sum is the SHA-256 of the content: the only sign that an editor
+	// buffer changed in place, and on disk it catches a change that kept
+	// the modification time and the size.
+	Sum [32]byte
 	// Shifted marks a stamp voided by a patch that changed the line count:
 	// the numbers the model saw are out of date although the file changed
 	// through the editor itself.
 	Shifted bool
+}
+
+// same reports whether s and o describe the same file content, Shifted
+// aside.
+func (s FileStamp) same(o FileStamp) bool {
+	return s.ModTime.Equal(o.ModTime) && s.Size == o.Size && s.Sum == o.Sum
 }
 
 // TextEditor is Agent Zero's `text_editor` tool with its methods read,
@@ -67,6 +84,25 @@ type FileStamp struct {
 // confined to the workspace roots.
 type TextEditor struct {
 	roots []string
+	files Files // nil: the disk
+}
+
+// Files is the editor's view of files, unsaved buffers included: ACP's
+// fs/read_text_file and fs/write_text_file. Paths are absolute. A
+// server.FileAccess is a Files.
+type Files interface {
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// WithFiles returns a copy of te that reads and writes through f, so the
+// agent sees and edits what the user sees; nil f means the disk. Paths are
+// still confined to te's roots, checked on the disk.
+func (te *TextEditor) WithFiles(f Files) *TextEditor {
+	c := *te
+	c.roots = slices.Clone(te.roots)
+	c.files = f
+	return &c
 }
 
 // NewTextEditor returns the tool confined to roots. Relative paths from the
@@ -120,8 +156,9 @@ type textPatchArgs struct {
 	Edits []textEdit `json:"edits"`
 }
 
-// Execute runs text_editor:read, :write or :patch.
-func (te *TextEditor) Execute(_ context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+// Execute runs text_editor:read, :write or :patch. ctx bounds the calls to
+// the editor's Files.
+func (te *TextEditor) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	var run func(*textPath) loop.ToolResult
 	var path string
 	switch call.Method {
@@ -131,21 +168,21 @@ func (te *TextEditor) Execute(_ context.Context, call *loop.ToolCall) (loop.Tool
 			return textError(err.Error()), nil
 		}
 		path = a.Path
-		run = func(p *textPath) loop.ToolResult { return te.read(call, p, a) }
+		run = func(p *textPath) loop.ToolResult { return te.read(ctx, call, p, a) }
 	case "write":
 		var a textWriteArgs
 		if err := call.DecodeArgs(&a); err != nil {
 			return textError(err.Error()), nil
 		}
 		path = a.Path
-		run = func(p *textPath) loop.ToolResult { return te.write(call, p, a) }
+		run = func(p *textPath) loop.ToolResult { return te.write(ctx, call, p, a) }
 	case "patch":
 		var a textPatchArgs
 		if err := call.DecodeArgs(&a); err != nil {
 			return textError(err.Error()), nil
 		}
 		path = a.Path
-		run = func(p *textPath) loop.ToolResult { return te.patch(call, p, a) }
+		run = func(p *textPath) loop.ToolResult { return te.patch(ctx, call, p, a) }
 	case "":
 		return textError("text_editor needs a method: call text_editor:read, text_editor:write or text_editor:patch"), nil
 	default:
@@ -249,6 +286,7 @@ func textRealPath(p string) (string, error) {
 
 // textFile is a text file split into lines.
 type textFile struct {
+	text     string   // the whole content, for diffs
 	lines    []string // without "\n"; a CRLF file's lines keep their "\r"
 	trailing bool     // the last line ends with a newline
 	crlf     bool
@@ -256,43 +294,71 @@ type textFile struct {
 	mode     fs.FileMode
 }
 
-// loadText reads a text file, refusing binary and oversized ones with a
-// message for the model. The stamp is taken before the content, so a
-// change during the read makes the stamp stale rather than wrong.
-func loadText(path string) (*textFile, string) {
+// load reads a text file from the disk or through the editor's Files,
+// refusing binary and oversized ones with a message for the model.
+func (te *TextEditor) load(ctx context.Context, path string) (*textFile, string) {
+	var data string
+	tf := &textFile{mode: 0o644}
+	if te.files == nil {
+		b, fi, msg := textReadDisk(path)
+		if msg != "" {
+			return nil, msg
+		}
+		data = string(b)
+		tf.stamp = FileStamp{ModTime: fi.ModTime(), Size: fi.Size(), Sum: sha256.Sum256(b)}
+		tf.mode = fi.Mode().Perm()
+	} else {
+		s, err := te.files.ReadTextFile(ctx, path)
+		if err != nil {
+			return nil, textFilesMessage("read", err)
+		}
+		if len(s) > textMaxFile {
+			return nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", len(s), textMaxFile>>20)
+		}
+		data = s
+		tf.stamp = FileStamp{Size: int64(len(s)), Sum: sha256.Sum256([]byte(s))}
+	}
+	if strings.IndexByte(data[:min(len(data), textBinaryPeek)], 0) >= 0 {
+		return nil, "the file looks binary (it has NUL bytes); text_editor edits text only, use the terminal"
+	}
+	if !utf8.ValidString(data) {
+		b := []byte(data)
+		line := 1 + bytes.Count(b[:textInvalidUTF8At(b)], []byte("\n"))
+		return nil, fmt.Sprintf("the file is not UTF-8 text (invalid bytes on line %d); text_editor edits UTF-8 text only, use the terminal", line)
+	}
+	tf.text = data
+	tf.lines, tf.trailing = textSplitLines(data)
+	tf.crlf = len(tf.lines) > 0 && strings.HasSuffix(tf.lines[0], "\r")
+	return tf, ""
+}
+
+// textReadDisk reads a file of at most textMaxFile bytes. The file's info
+// is taken before the content, so a change during the read makes the stamp
+// stale rather than wrong.
+func textReadDisk(path string) ([]byte, fs.FileInfo, string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, textOSMessage(err)
+		return nil, nil, textOSMessage(err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, textOSMessage(err)
+		return nil, nil, textOSMessage(err)
 	}
 	if fi.IsDir() {
-		return nil, "it is a directory; list it with code_execution_tool (ls)"
+		return nil, nil, "it is a directory; list it with code_execution_tool (ls)"
 	}
 	if fi.Size() > textMaxFile {
-		return nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", fi.Size(), textMaxFile>>20)
+		return nil, nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", fi.Size(), textMaxFile>>20)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, textMaxFile+1))
 	if err != nil {
-		return nil, textOSMessage(err)
+		return nil, nil, textOSMessage(err)
 	}
 	if len(data) > textMaxFile {
-		return nil, fmt.Sprintf("the file grew past the %d MiB text_editor handles; use the terminal", textMaxFile>>20)
+		return nil, nil, fmt.Sprintf("the file grew past the %d MiB text_editor handles; use the terminal", textMaxFile>>20)
 	}
-	if bytes.IndexByte(data[:min(len(data), textBinaryPeek)], 0) >= 0 {
-		return nil, "the file looks binary (it has NUL bytes); text_editor edits text only, use the terminal"
-	}
-	if !utf8.Valid(data) {
-		line := 1 + bytes.Count(data[:textInvalidUTF8At(data)], []byte("\n"))
-		return nil, fmt.Sprintf("the file is not UTF-8 text (invalid bytes on line %d); text_editor edits UTF-8 text only, use the terminal", line)
-	}
-	tf := &textFile{stamp: FileStamp{ModTime: fi.ModTime(), Size: fi.Size()}, mode: fi.Mode().Perm()}
-	tf.lines, tf.trailing = textSplitLines(string(data))
-	tf.crlf = len(tf.lines) > 0 && strings.HasSuffix(tf.lines[0], "\r")
-	return tf, ""
+	return data, fi, ""
 }
 
 func textInvalidUTF8At(b []byte) int {
@@ -330,6 +396,29 @@ func textOSMessage(err error) string {
 		return "permission denied"
 	}
 	return err.Error()
+}
+
+// textFilesMessage words an error of the editor's Files for the model; op
+// is "read" or "write".
+func textFilesMessage(op string, err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "the editor did not " + op + " it: the call was cancelled"
+	}
+	return fmt.Sprintf("the editor could not %s it: %v", op, err)
+}
+
+// textDiff is the Diffs of a result that changed path from old (nil: it did
+// not exist) to new; none when either side is over textDiffMax.
+func textDiff(path string, old *string, new string) []loop.FileDiff {
+	if len(new) > textDiffMax || old != nil && len(*old) > textDiffMax {
+		return nil
+	}
+	return []loop.FileDiff{{Path: path, OldText: old, NewText: new}}
 }
 
 // textStamps returns the agent's map of file stamps, creating it.
@@ -382,8 +471,8 @@ func textCutNote(cut []int) string {
 	return fmt.Sprintf("[long lines cut: %s; use the terminal (sed, grep) for their full text, and patch them whole]\n", strings.Join(s, ", "))
 }
 
-func (te *TextEditor) read(call *loop.ToolCall, p *textPath, a textReadArgs) loop.ToolResult {
-	tf, msg := loadText(p.real)
+func (te *TextEditor) read(ctx context.Context, call *loop.ToolCall, p *textPath, a textReadArgs) loop.ToolResult {
+	tf, msg := te.load(ctx, p.real)
 	if msg != "" {
 		return textError(fmt.Sprintf("cannot read %s: %s", p.show, msg))
 	}
@@ -423,23 +512,39 @@ func (te *TextEditor) read(call *loop.ToolCall, p *textPath, a textReadArgs) loo
 	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
 }
 
-func (te *TextEditor) write(call *loop.ToolCall, p *textPath, a textWriteArgs) loop.ToolResult {
+func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPath, a textWriteArgs) loop.ToolResult {
 	if a.Content == nil {
 		return textError("text_editor:write needs tool_args.content, the whole new text of the file (\"\" for an empty file)")
 	}
 	if fi, err := os.Stat(p.real); err == nil && fi.IsDir() {
 		return textError(fmt.Sprintf("cannot write %s: it is a directory", p.show))
 	}
-	if err := os.MkdirAll(filepath.Dir(p.real), 0o755); err != nil {
-		return textError(fmt.Sprintf("cannot write %s: creating its folder: %s", p.show, textOSMessage(err)))
-	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(p.real); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	st, err := textReplaceFile(p.real, []byte(*a.Content), mode)
-	if err != nil {
-		return textError(fmt.Sprintf("cannot write %s: %s", p.show, textOSMessage(err)))
+	var st FileStamp
+	var old *string
+	known := true // old is the file's previous text, nil for none
+	if te.files != nil {
+		if s, err := te.files.ReadTextFile(ctx, p.real); err == nil {
+			old = &s
+		}
+		// The editor makes the file and its folders, in a buffer or on disk.
+		if err := te.files.WriteTextFile(ctx, p.real, *a.Content); err != nil {
+			return textError(fmt.Sprintf("cannot write %s: %s", p.show, textFilesMessage("write", err)))
+		}
+		st = FileStamp{Size: int64(len(*a.Content)), Sum: sha256.Sum256([]byte(*a.Content))}
+	} else {
+		old, known = textDiskOld(p.real)
+		if err := os.MkdirAll(filepath.Dir(p.real), 0o755); err != nil {
+			return textError(fmt.Sprintf("cannot write %s: creating its folder: %s", p.show, textOSMessage(err)))
+		}
+		mode := fs.FileMode(0o644)
+		if fi, err := os.Stat(p.real); err == nil {
+			mode = fi.Mode().Perm()
+		}
+		var err error
+		st, err = textReplaceFile(p.real, []byte(*a.Content), mode)
+		if err != nil {
+			return textError(fmt.Sprintf("cannot write %s: %s", p.show, textOSMessage(err)))
+		}
 	}
 	textStamps(call.Agent)[p.real] = st
 	lines, _ := textSplitLines(*a.Content)
@@ -453,7 +558,31 @@ func (te *TextEditor) write(call *loop.ToolCall, p *textPath, a textWriteArgs) l
 			fmt.Fprintf(&b, "[listing stops at line %d (size limit); read on with line_from %d]\n", last, last+1)
 		}
 	}
-	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
+	res := loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
+	if known {
+		res.Diffs = textDiff(p.real, old, *a.Content)
+	}
+	return res
+}
+
+// textDiskOld returns the text of the file a write is about to replace:
+// nil and true when there is none; false when it cannot be shown as the
+// old side of a diff (unreadable, binary, or over textDiffMax).
+func textDiskOld(path string) (*string, bool) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, textDiffMax+1))
+	if err != nil || len(data) > textDiffMax || bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return nil, false
+	}
+	s := string(data)
+	return &s, true
 }
 
 // textReplaceFile writes data to a temporary file beside path and renames it
@@ -488,7 +617,7 @@ func textReplaceFile(path string, data []byte, mode fs.FileMode) (FileStamp, err
 	if err != nil {
 		return FileStamp{}, err
 	}
-	return FileStamp{ModTime: fi.ModTime(), Size: fi.Size()}, nil
+	return FileStamp{ModTime: fi.ModTime(), Size: fi.Size(), Sum: sha256.Sum256(data)}, nil
 }
 
 // lineEdit is one validated edit. An insert has to == from-1: it removes
@@ -502,7 +631,7 @@ type lineEdit struct {
 func (e lineEdit) insert() bool { return e.to < e.from }
 func (e lineEdit) removed() int { return e.to - e.from + 1 }
 
-func (te *TextEditor) patch(call *loop.ToolCall, p *textPath, a textPatchArgs) loop.ToolResult {
+func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPath, a textPatchArgs) loop.ToolResult {
 	fail := func(msg string) loop.ToolResult { return textError(fmt.Sprintf("cannot patch %s: %s", p.show, msg)) }
 	if len(a.Edits) == 0 {
 		return fail(`tool_args.edits is empty: give a list of {"from", "to", "content"} line edits`)
@@ -510,19 +639,23 @@ func (te *TextEditor) patch(call *loop.ToolCall, p *textPath, a textPatchArgs) l
 	known := textStamps(call.Agent)
 	seen, ok := known[p.real]
 	if !ok {
-		if _, err := os.Stat(p.real); err != nil {
+		if te.files != nil {
+			if _, err := te.files.ReadTextFile(ctx, p.real); err != nil {
+				return fail(textFilesMessage("read", err) + "; to create a file, use text_editor:write")
+			}
+		} else if _, err := os.Stat(p.real); err != nil {
 			return fail(textOSMessage(err) + "; create it with text_editor:write")
 		}
 		return fail("read it first with text_editor:read: the line numbers of a patch must come from a read")
 	}
-	tf, msg := loadText(p.real)
+	tf, msg := te.load(ctx, p.real)
 	if msg != "" {
 		return fail(msg)
 	}
 	switch {
 	case seen.Shifted:
 		return fail("your previous patch changed its line count, so the numbers you have are out of date; read it again with text_editor:read")
-	case !seen.ModTime.Equal(tf.stamp.ModTime) || seen.Size != tf.stamp.Size:
+	case !seen.same(tf.stamp):
 		return fail("the file changed since you last read it; read it again with text_editor:read to get the current line numbers")
 	}
 	edits, msg := textValidateEdits(a.Edits, len(tf.lines), tf.crlf)
@@ -539,9 +672,17 @@ func (te *TextEditor) patch(call *loop.ToolCall, p *textPath, a textPatchArgs) l
 	if trailing && len(lines) > 0 {
 		text += "\n"
 	}
-	st, err := textReplaceFile(p.real, []byte(text), tf.mode)
-	if err != nil {
-		return fail(textOSMessage(err))
+	var st FileStamp
+	if te.files != nil {
+		if err := te.files.WriteTextFile(ctx, p.real, text); err != nil {
+			return fail(textFilesMessage("write", err))
+		}
+		st = FileStamp{Size: int64(len(text)), Sum: sha256.Sum256([]byte(text))}
+	} else {
+		var err error
+		if st, err = textReplaceFile(p.real, []byte(text), tf.mode); err != nil {
+			return fail(textOSMessage(err))
+		}
 	}
 	inPlace := !slices.ContainsFunc(edits, func(e lineEdit) bool { return e.removed() != len(e.lines) })
 	st.Shifted = !inPlace
@@ -553,7 +694,7 @@ func (te *TextEditor) patch(call *loop.ToolCall, p *textPath, a textPatchArgs) l
 	if !inPlace {
 		b.WriteString("[the line count changed: read the file again before the next patch]\n")
 	}
-	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
+	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n"), Diffs: textDiff(p.real, &tf.text, text)}
 }
 
 // textValidateEdits checks the model's edits against a file of total lines and

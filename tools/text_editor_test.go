@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -367,6 +370,19 @@ func TestTextEditorPatchNeedsFreshRead(t *testing.T) {
 				}
 			}, isError: true, want: "changed since you last read it"},
 		}},
+		{name: "stale after a change that keeps mtime and size", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`},
+			{method: "patch", args: patch1, external: func(t *testing.T, path string) {
+				st, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				teWriteFile(t, path, "A\nB\nC\n")
+				if err := os.Chtimes(path, st.ModTime(), st.ModTime()); err != nil {
+					t.Fatal(err)
+				}
+			}, isError: true, want: "changed since you last read it"},
+		}},
 		{name: "a line count change forces a re-read", steps: []step{
 			{method: "read", args: `{"path": "f.txt"}`},
 			{method: "patch", args: `{"path": "f.txt", "edits": [{"from": 2, "to": 2}]}`, want: "read the file again before the next patch"},
@@ -547,4 +563,349 @@ func BenchmarkTextEditor(b *testing.B) {
 			run("patch", map[string]any{"path": "big.txt", "edits": edits})
 		}
 	})
+}
+
+// teFiles is an editor's view of files for the tests: buffers in a map,
+// every call recorded.
+type teFiles struct {
+	mu       sync.Mutex
+	bufs     map[string]string
+	readErr  error // returned by every read when set
+	writeErr error // returned by every write when set
+	calls    []string
+	ctxSeen  []any // the value of teCtxKey in each call's context
+}
+
+type teCtxKey struct{}
+
+var _ tools.Files = (*teFiles)(nil)
+
+func newTeFiles(bufs map[string]string) *teFiles {
+	if bufs == nil {
+		bufs = map[string]string{}
+	}
+	return &teFiles{bufs: bufs}
+}
+
+func (f *teFiles) ReadTextFile(ctx context.Context, path string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "read "+path)
+	f.ctxSeen = append(f.ctxSeen, ctx.Value(teCtxKey{}))
+	if f.readErr != nil {
+		return "", f.readErr
+	}
+	s, ok := f.bufs[path]
+	if !ok {
+		return "", errors.New("resource not found") // as an ACP client answers, no fs error
+	}
+	return s, nil
+}
+
+func (f *teFiles) WriteTextFile(ctx context.Context, path, content string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "write "+path)
+	f.ctxSeen = append(f.ctxSeen, ctx.Value(teCtxKey{}))
+	if f.writeErr != nil {
+		return f.writeErr
+	}
+	f.bufs[path] = content
+	return nil
+}
+
+func (f *teFiles) set(path, content string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bufs[path] = content
+}
+
+func (f *teFiles) get(path string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.bufs[path]
+	return s, ok
+}
+
+func (f *teFiles) callLog() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+// teRealDir is dir with its symlinks resolved: the paths the editor's
+// Files and the diffs get.
+func teRealDir(t *testing.T, dir string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestTextEditorFiles walks the text editor through the editor's buffers:
+// the disk holds other content, which must stay as it is.
+func TestTextEditorFiles(t *testing.T) {
+	t.Parallel()
+	type step struct {
+		method, args string
+		before       func(f *teFiles, dir string) // a change in the editor, before the call
+		isError      bool
+		want         string
+	}
+	patch1 := `{"path": "f.txt", "edits": [{"from": 1, "to": 1, "content": "X\n"}]}`
+	tests := []struct {
+		name    string
+		steps   []step
+		want    map[string]string // the buffers afterwards, by name in the workspace
+		noCalls bool              // the editor's files were never asked
+	}{
+		{name: "read sees the unsaved buffer", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`, want: "f.txt: 3 lines, showing 1-3\n    1 | buf a\n    2 | buf b\n    3 | buf c"},
+		}},
+		{name: "write goes to the editor", steps: []step{
+			{method: "write", args: `{"path": "new/dir/n.txt", "content": "n1\nn2\n"}`, want: "n.txt written: 2 lines\n    1 | n1"},
+			{method: "read", args: `{"path": "new/dir/n.txt"}`, want: "    2 | n2"},
+		}, want: map[string]string{"f.txt": "buf a\nbuf b\nbuf c\n", "new/dir/n.txt": "n1\nn2\n"}},
+		{name: "patch after a read", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`},
+			{method: "patch", args: patch1, want: "    1 | X\n    2 | buf b"},
+			{method: "patch", args: `{"path": "f.txt", "edits": [{"from": 3, "to": 3, "content": "Z\n"}]}`, want: "    3 | Z"},
+		}, want: map[string]string{"f.txt": "X\nbuf b\nZ\n"}},
+		{name: "patch after a write", steps: []step{
+			{method: "write", args: `{"path": "f.txt", "content": "p\nq\n"}`},
+			{method: "patch", args: patch1, want: "    1 | X\n    2 | q"},
+		}, want: map[string]string{"f.txt": "X\nq\n"}},
+		{name: "patch without a read", steps: []step{
+			{method: "patch", args: patch1, isError: true, want: "read it first with text_editor:read"},
+		}, want: map[string]string{"f.txt": "buf a\nbuf b\nbuf c\n"}},
+		{name: "patch of a file the editor lacks", steps: []step{
+			{method: "patch", args: `{"path": "none.txt", "edits": [{"from": 1, "content": "x\n"}]}`, isError: true,
+				want: "cannot patch " + "WS/none.txt: the editor could not read it: resource not found; to create a file, use text_editor:write"},
+		}},
+		{name: "a buffer changed in the editor is stale", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`},
+			{method: "patch", args: patch1, before: func(f *teFiles, dir string) {
+				f.set(filepath.Join(dir, "f.txt"), "BUF A\nbuf b\nbuf c\n") // same size: only the hash tells
+			}, isError: true, want: "changed since you last read it"},
+			{method: "read", args: `{"path": "f.txt"}`},
+			{method: "patch", args: patch1, want: "1 edits applied"},
+		}, want: map[string]string{"f.txt": "X\nbuf b\nbuf c\n"}},
+		{name: "a line count change forces a re-read", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`},
+			{method: "patch", args: `{"path": "f.txt", "edits": [{"from": 2, "to": 2}]}`, want: "read the file again"},
+			{method: "patch", args: patch1, isError: true, want: "previous patch changed its line count"},
+		}, want: map[string]string{"f.txt": "buf a\nbuf c\n"}},
+		{name: "a read error is a result", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`, before: func(f *teFiles, _ string) { f.readErr = errors.New("editor gone") },
+				isError: true, want: "cannot read WS/f.txt: the editor could not read it: editor gone"},
+		}},
+		{name: "a missing file as an fs error", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`, before: func(f *teFiles, _ string) { f.readErr = fmt.Errorf("open: %w", fs.ErrNotExist) },
+				isError: true, want: "cannot read WS/f.txt: no such file"},
+		}},
+		{name: "a write error is a result", steps: []step{
+			{method: "write", args: `{"path": "w.txt", "content": "x"}`, before: func(f *teFiles, _ string) { f.writeErr = errors.New("read-only buffer") },
+				isError: true, want: "cannot write WS/w.txt: the editor could not write it: read-only buffer"},
+		}, want: map[string]string{"f.txt": "buf a\nbuf b\nbuf c\n"}},
+		{name: "a patch write error is a result", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`},
+			{method: "patch", args: patch1, before: func(f *teFiles, _ string) { f.writeErr = errors.New("read-only buffer") },
+				isError: true, want: "cannot patch WS/f.txt: the editor could not write it: read-only buffer"},
+		}, want: map[string]string{"f.txt": "buf a\nbuf b\nbuf c\n"}},
+		{name: "binary content from the editor", steps: []step{
+			{method: "read", args: `{"path": "f.txt"}`, before: func(f *teFiles, dir string) { f.set(filepath.Join(dir, "f.txt"), "a\x00b") },
+				isError: true, want: "looks binary"},
+		}},
+		{name: "escapes are refused before the editor is asked", noCalls: true, steps: []step{
+			{method: "read", args: `{"path": "../outside.txt"}`, isError: true, want: "is outside the workspace"},
+			{method: "write", args: `{"path": "/etc/zero-test.txt", "content": "x"}`, isError: true, want: "is outside the workspace"},
+			{method: "patch", args: `{"path": "out/secret.txt", "edits": [{"from": 1, "to": 1}]}`, isError: true, want: "through a symlink"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base := teRealDir(t, t.TempDir())
+			ws := filepath.Join(base, "ws")
+			teWriteFile(t, filepath.Join(ws, "f.txt"), "disk\n")
+			teWriteFile(t, filepath.Join(base, "outside", "secret.txt"), "secret\n")
+			if err := os.Symlink(filepath.Join(base, "outside"), filepath.Join(ws, "out")); err != nil {
+				t.Fatal(err)
+			}
+			f := newTeFiles(map[string]string{filepath.Join(ws, "f.txt"): "buf a\nbuf b\nbuf c\n"})
+			te, a := tools.NewTextEditor(ws).WithFiles(f), teAgent(t, ws)
+			for i, s := range tt.steps {
+				if s.before != nil {
+					s.before(f, ws)
+				}
+				res := teCall(t, te, a, s.method, s.args)
+				want := strings.ReplaceAll(s.want, "WS", ws)
+				if res.IsError != s.isError || !strings.Contains(res.Text, want) {
+					t.Fatalf("step %d %s: IsError %v, want %v containing %q:\n%s", i, s.method, res.IsError, s.isError, want, res.Text)
+				}
+			}
+			if tt.want != nil {
+				for name, content := range tt.want {
+					if got, _ := f.get(filepath.Join(ws, name)); got != content {
+						t.Errorf("buffer %s = %q, want %q", name, got, content)
+					}
+				}
+			}
+			if calls := f.callLog(); tt.noCalls && len(calls) > 0 {
+				t.Errorf("the editor was asked %v", calls)
+			}
+			// The disk is the editor's business: nothing of it changed.
+			if got := teReadFile(t, filepath.Join(ws, "f.txt")); got != "disk\n" {
+				t.Errorf("disk file = %q, want it untouched", got)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "new")); err == nil {
+				t.Error("a write through the editor made folders on disk")
+			}
+			if got := teReadFile(t, filepath.Join(base, "outside", "secret.txt")); got != "secret\n" {
+				t.Errorf("outside file changed: %q", got)
+			}
+		})
+	}
+}
+
+// TestTextEditorFilesContext checks that the calls to the editor carry the
+// context of Execute, so a cancelled turn cancels them.
+func TestTextEditorFilesContext(t *testing.T) {
+	t.Parallel()
+	ws := teRealDir(t, t.TempDir())
+	f := newTeFiles(map[string]string{filepath.Join(ws, "f.txt"): "a\n"})
+	te, a := tools.NewTextEditor(ws).WithFiles(f), teAgent(t, ws)
+	ctx := context.WithValue(context.Background(), teCtxKey{}, "turn")
+	for _, c := range []struct {
+		method string
+		args   map[string]any
+	}{
+		{"read", map[string]any{"path": "f.txt"}},
+		{"patch", map[string]any{"path": "f.txt", "edits": []any{map[string]any{"from": 1, "to": 1, "content": "b\n"}}}},
+		{"write", map[string]any{"path": "g.txt", "content": "g\n"}},
+	} {
+		res, err := te.Execute(ctx, &loop.ToolCall{Name: "text_editor", Method: c.method, Args: c.args, Agent: a})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %s", c.method, err, res.Text)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ctxSeen) == 0 {
+		t.Fatal("the editor was never called")
+	}
+	for i, v := range f.ctxSeen {
+		if v != "turn" {
+			t.Errorf("call %d (%s) had context value %v, want Execute's context", i, f.calls[i], v)
+		}
+	}
+}
+
+// TestTextEditorWithFilesNil checks that WithFiles(nil) is the disk and
+// leaves the original editor as it was.
+func TestTextEditorWithFilesNil(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	teWriteFile(t, filepath.Join(ws, "f.txt"), "disk\n")
+	orig := tools.NewTextEditor(ws)
+	f := newTeFiles(map[string]string{filepath.Join(teRealDir(t, ws), "f.txt"): "buffer\n"})
+	viaFiles := orig.WithFiles(f)
+	for _, c := range []struct {
+		name string
+		te   *tools.TextEditor
+		want string
+	}{
+		{"original", orig, "1 | disk"},
+		{"with files", viaFiles, "1 | buffer"},
+		{"with nil files", viaFiles.WithFiles(nil), "1 | disk"},
+	} {
+		if res := teCall(t, c.te, teAgent(t, ws), "read", `{"path": "f.txt"}`); res.IsError || !strings.Contains(res.Text, c.want) {
+			t.Errorf("%s: read = %q, want %q", c.name, res.Text, c.want)
+		}
+	}
+}
+
+// TestTextEditorDiffs checks the diffs results carry, on the disk and
+// through the editor's files alike.
+func TestTextEditorDiffs(t *testing.T) {
+	t.Parallel()
+	ptr := func(s string) *string { return &s }
+	big := strings.Repeat("x", 1<<20) + "\n" // one byte over the cap
+	type step struct{ method, args string }
+	tests := []struct {
+		name   string
+		before string // f.txt's content; "" for none
+		steps  []step // run before the call whose diffs are checked
+		call   step
+		want   []loop.FileDiff // Path is a name in the workspace
+		errors bool            // the checked call fails
+	}{
+		{name: "write of a new file", call: step{"write", `{"path": "sub/new.txt", "content": "n\n"}`},
+			want: []loop.FileDiff{{Path: "sub/new.txt", OldText: nil, NewText: "n\n"}}},
+		{name: "overwrite", before: "old\n", call: step{"write", `{"path": "f.txt", "content": "new\n"}`},
+			want: []loop.FileDiff{{Path: "f.txt", OldText: ptr("old\n"), NewText: "new\n"}}},
+		{name: "overwrite of an empty file", before: "EMPTY", call: step{"write", `{"path": "f.txt", "content": "x"}`},
+			want: []loop.FileDiff{{Path: "f.txt", OldText: ptr(""), NewText: "x"}}},
+		{name: "patch gives the whole texts", before: "a\nb\nc\n", steps: []step{{"read", `{"path": "f.txt"}`}},
+			call: step{"patch", `{"path": "f.txt", "edits": [{"from": 2, "to": 2, "content": "B\n"}]}`},
+			want: []loop.FileDiff{{Path: "f.txt", OldText: ptr("a\nb\nc\n"), NewText: "a\nB\nc\n"}}},
+		{name: "none for a read", before: "a\n", call: step{"read", `{"path": "f.txt"}`}},
+		{name: "none for a failed write", call: step{"write", `{"path": "f.txt"}`}, errors: true},
+		{name: "none for a failed patch", before: "a\n", call: step{"patch", `{"path": "f.txt", "edits": [{"from": 1, "to": 1}]}`}, errors: true},
+		{name: "none for a new file over 1 MiB", call: step{"write", `{"path": "f.txt", "content": "` + big[:len(big)-1] + `x"}`}},
+		{name: "none when the old text is over 1 MiB", before: big, call: step{"write", `{"path": "f.txt", "content": "small\n"}`}},
+	}
+	for _, mode := range []string{"disk", "files"} {
+		for _, tt := range tests {
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				ws := teRealDir(t, t.TempDir())
+				te := tools.NewTextEditor(ws)
+				content := strings.ReplaceAll(tt.before, "EMPTY", "")
+				if mode == "disk" {
+					if tt.before != "" {
+						teWriteFile(t, filepath.Join(ws, "f.txt"), content)
+					}
+				} else {
+					f := newTeFiles(nil)
+					if tt.before != "" {
+						f.set(filepath.Join(ws, "f.txt"), content)
+					}
+					te = te.WithFiles(f)
+				}
+				a := teAgent(t, ws)
+				for _, s := range tt.steps {
+					if res := teCall(t, te, a, s.method, s.args); res.IsError || len(res.Diffs) > 0 {
+						t.Fatalf("%s: %s (diffs %v)", s.method, res.Text, res.Diffs)
+					}
+				}
+				res := teCall(t, te, a, tt.call.method, tt.call.args)
+				if res.IsError != tt.errors {
+					t.Fatalf("IsError = %v, want %v: %.300s", res.IsError, tt.errors, res.Text)
+				}
+				var want []loop.FileDiff
+				for _, d := range tt.want {
+					d.Path = filepath.Join(ws, d.Path)
+					want = append(want, d)
+				}
+				if diff := cmp.Diff(want, res.Diffs); diff != "" {
+					t.Errorf("Diffs (-want +got):\n%.2000s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestTextEditorDiffsOfBinary checks that a write over a binary file on
+// disk reports no diff, as its old side cannot be shown as text.
+func TestTextEditorDiffsOfBinary(t *testing.T) {
+	t.Parallel()
+	ws := teRealDir(t, t.TempDir())
+	teWriteFile(t, filepath.Join(ws, "b.bin"), "\x00\x01\x02")
+	res := teCall(t, tools.NewTextEditor(ws), teAgent(t, ws), "write", `{"path": "b.bin", "content": "text\n"}`)
+	if res.IsError || len(res.Diffs) != 0 {
+		t.Errorf("write = %+v, want success without diffs", res)
+	}
 }

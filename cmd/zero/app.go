@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/hooks"
@@ -64,6 +66,7 @@ func (f *commonFlags) overrides() map[string]string {
 // configuration and the profiles, and the pieces built from them.
 type app struct {
 	ws, userDir string
+	roots       []string // more workspace folders, writable by the agent
 	cfg         *config.Effective
 	loader      *profiles.Loader
 	logger      *slog.Logger
@@ -75,6 +78,9 @@ type app struct {
 	ce      *tools.CodeExecution
 	userCE  map[string]*tools.CodeExecution // per sandbox.user of a profile
 	backend sandbox.Backend
+
+	sandboxOnce sync.Once // the editor faces open the sandbox on first use
+	sandboxErr  error
 }
 
 func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
@@ -82,17 +88,23 @@ func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newAppAt(ws, nil, f.overrides(), newLogger(stderr))
+}
+
+// newAppAt builds the app of workspace ws (absolute) with more roots.
+func newAppAt(ws string, roots []string, flags map[string]string, logger *slog.Logger) (*app, error) {
 	userDir := userConfigDir()
-	cfg, err := config.Load(config.Sources{UserDir: userDir, Workspace: ws, Flags: f.overrides()})
+	cfg, err := config.Load(config.Sources{UserDir: userDir, Workspace: ws, Flags: flags})
 	if err != nil {
 		return nil, err
 	}
 	return &app{
 		ws:      ws,
+		roots:   roots,
 		userDir: userDir,
 		cfg:     cfg,
 		loader:  profiles.NewLoader(ws, userDir),
-		logger:  newLogger(stderr),
+		logger:  logger,
 		env:     agentEnviron(os.Environ()),
 		warn:    &warner{},
 		clients: map[string]*llm.Client{},
@@ -102,11 +114,6 @@ func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
 // openSandbox starts the configured backend and the code execution tool
 // on it.
 func (a *app) openSandbox() error {
-	if p := a.cfg.Approval; p != "never" {
-		// Running without asking when the user asked to be asked would be
-		// worse than not running.
-		return fmt.Errorf("approval %q (%s): this version runs tools without asking and enforces only \"never\"; the approval broker comes with the editor faces", p, a.cfg.Origin("approval"))
-	}
 	backend, err := a.chooseBackend()
 	if err != nil {
 		return err
@@ -124,7 +131,7 @@ func (a *app) openSandbox() error {
 // (docker when an engine answers, else local with a warning).
 func (a *app) chooseBackend() (sandbox.Backend, error) {
 	local := func() (sandbox.Backend, error) {
-		l, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, BaseEnv: a.env, Isolation: sandbox.IsolationAuto, Logger: a.logger.With("component", "sandbox")})
+		l, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, Roots: a.roots, BaseEnv: a.env, Isolation: sandbox.IsolationAuto, Logger: a.logger.With("component", "sandbox")})
 		if err != nil {
 			return nil, err
 		}
@@ -170,6 +177,7 @@ func (a *app) docker() (*sandbox.Docker, error) {
 	}
 	return sandbox.NewDocker(sandbox.DockerOptions{
 		Workspace: a.ws,
+		Mounts:    a.roots,
 		Image:     c.Image,
 		User:      c.User,
 		Network:   c.Network,
@@ -261,7 +269,7 @@ func (a *app) close() {
 // or a profile in its .zero/agents) gets no key, and a workspace cannot
 // name the variable a key is read from. Your environment, flags and user
 // configuration choose both.
-func (a *app) client(role string, p *profiles.Profile) (*llm.Client, error) {
+func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Client, error) {
 	o := p.Spec.Models[role]
 	fromWorkspace := func(origin string) bool { return strings.Contains(origin, "project ") }
 	m := a.cfg.Models.Chat
@@ -275,7 +283,10 @@ func (a *app) client(role string, p *profiles.Profile) (*llm.Client, error) {
 		a.warn.warn(fmt.Sprintf("models.%s.api_key_env from %s is ignored: a workspace cannot choose which secret is sent", role, field("api_key_env")))
 	}
 	projectProfile := p.Layer == profiles.LayerProjectProfile
-	if o.Model != "" {
+	switch {
+	case model != "": // chosen in the editor for this session
+		m.Model = model
+	case o.Model != "":
 		if origin := field("model"); strings.HasPrefix(origin, "flag") || strings.HasPrefix(origin, "env") {
 			a.warn.warn(fmt.Sprintf("profile %s uses %s model %s from its agent.yaml, not %s from %s", p.Name, role, o.Model, m.Model, origin))
 		}
@@ -309,7 +320,7 @@ func (a *app) client(role string, p *profiles.Profile) (*llm.Client, error) {
 	if c := a.clients[id]; c != nil {
 		return c, nil
 	}
-	model := m.Model
+	model = m.Model
 	c, err := llm.New(llm.Options{
 		Model: m.Model, BaseURL: m.BaseURL, APIKey: key, RateLimit: rl,
 		OnRateLimit: func(wait time.Duration) {
@@ -328,6 +339,13 @@ func (a *app) client(role string, p *profiles.Profile) (*llm.Client, error) {
 // models, the tools it may use and its extensions. withModel false skips
 // the model clients (for `zero prompt`).
 func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
+	return a.setupFor(name, "", nil, withModel)
+}
+
+// setupFor is setup with the chat model chosen in the editor ("" for the
+// configured one) and the editor's file access for text_editor (nil for
+// the disk).
+func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (loop.Setup, error) {
 	p, err := a.loader.Load(name)
 	if err != nil {
 		return loop.Setup{}, err
@@ -338,14 +356,14 @@ func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
 
 	st := loop.Setup{Profile: p.Name, Prompts: p.Prompts, Model: noModel{}}
 	if withModel {
-		if st.Model, err = a.client("chat", p); err != nil {
+		if st.Model, err = a.client("chat", p, model); err != nil {
 			return loop.Setup{}, err
 		}
-		if st.UtilityModel, err = a.client("utility", p); err != nil {
+		if st.UtilityModel, err = a.client("utility", p, ""); err != nil {
 			return loop.Setup{}, err
 		}
 	}
-	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor()}
+	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor(append([]string{a.ws}, a.roots...)...).WithFiles(files)}
 	if a.ce != nil {
 		ce := a.ce
 		if u := p.Spec.Sandbox.User; u != "" {
@@ -375,7 +393,18 @@ func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
 
 // session builds a session whose agent 0 has the configured profile.
 func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, error) {
-	st, err := a.setup(a.cfg.Profile, withModel)
+	return a.sessionFor(sessionOpts{id: newID()}, sink, withModel)
+}
+
+// sessionOpts is what an editor chooses for a session.
+type sessionOpts struct {
+	id, profile, model string // "" for the configured profile and model
+	files              tools.Files
+}
+
+// sessionFor builds a session as the editor asked.
+func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
+	st, err := a.setupFor(cmp.Or(o.profile, a.cfg.Profile), o.model, o.files, withModel)
 	if err != nil {
 		return nil, err
 	}
@@ -387,12 +416,12 @@ func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, err
 	if a.backend != nil {
 		backend = a.backend.Name()
 	}
-	id := newID()
+	id := o.id
 	var spilled atomic.Int64
 	sess := loop.NewSession(id, loop.Config{
 		Setup: st,
 		Subordinate: func(profile string) (loop.Setup, error) {
-			st, err := a.setup(profile, withModel)
+			st, err := a.setupFor(profile, "", o.files, withModel)
 			if errors.Is(err, profiles.ErrNoProfile) {
 				names := make([]string, len(infos))
 				for i, in := range infos {
@@ -435,8 +464,11 @@ func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, err
 // warner turns diagnostics into warning events; those found before the
 // session exists are held until it does.
 type warner struct {
-	mu    sync.Mutex
-	sess  *loop.Session
+	logger *slog.Logger // also logs them, when set (the editor faces)
+	mu     sync.Mutex
+	// sess are the sessions told, weakly held: the editor faces close
+	// sessions without telling the app.
+	sess  []weak.Pointer[loop.Session]
 	early []string
 	seen  map[string]bool // each note once: subordinates reload their profile
 }
@@ -451,17 +483,27 @@ func (w *warner) warn(text string) {
 		w.seen = map[string]bool{}
 	}
 	w.seen[text] = true
-	if w.sess == nil {
+	if w.logger != nil {
+		w.logger.Warn(text)
+	}
+	if len(w.sess) == 0 {
 		w.early = append(w.early, text)
 		return
 	}
-	w.sess.Warn(text)
+	live := w.sess[:0]
+	for _, p := range w.sess {
+		if s := p.Value(); s != nil {
+			s.Warn(text)
+			live = append(live, p)
+		}
+	}
+	w.sess = live
 }
 
 func (w *warner) attach(sess *loop.Session) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sess = sess
+	w.sess = append(w.sess, weak.Make(sess))
 	for _, text := range w.early {
 		sess.Warn(text)
 	}

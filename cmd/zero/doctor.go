@@ -69,7 +69,7 @@ func (a *app) checkModel(ctx context.Context) checkResult {
 		r.detail, r.fix = err.Error(), "choose an existing profile (zero profiles)"
 		return r
 	}
-	c, err := a.client("chat", p)
+	c, err := a.client("chat", p, "")
 	if err != nil {
 		r.detail, r.fix = "not configured", "set ZERO_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL (see zero run with no model)"
 		return r

@@ -47,6 +47,12 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
+	if a.cfg.Approval == "ask" {
+		// Running without asking when the user asked to be asked would be
+		// worse than not running; the terminal view has no way to ask yet.
+		fmt.Fprintf(stderr, "zero: approval \"ask\" (%s): zero run cannot ask before a tool runs; use an editor (zero acp, mcp or lsp) or --approval auto\n", a.cfg.Origin("approval"))
+		return 2
+	}
 	if err := a.openSandbox(); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1

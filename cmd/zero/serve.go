@@ -1,0 +1,300 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/tools"
+)
+
+// host is what the editor faces share: one app (configuration, profiles,
+// sandbox, model clients) per workspace, built when a session first asks
+// for it, and the session manager with its approval broker.
+type host struct {
+	flags  map[string]string // configuration set by flags
+	ws     string            // the default workspace: --workspace or the current directory
+	logger *slog.Logger
+
+	broker  *server.Broker
+	manager *server.Manager
+	catalog *catalog
+
+	mu   sync.Mutex
+	apps map[string]*app // by roots
+}
+
+// serveFlags parses the flags of `zero acp|mcp|lsp`; extra adds the
+// face's own. It returns nil when the command is over with code.
+func serveFlags(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (h *host, code int) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	common := addCommonFlags(fs, true)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0
+		}
+		return nil, 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q (it speaks its protocol on stdin and stdout)\n", name, fs.Arg(0))
+		return nil, 2
+	}
+	ws, err := resolveWorkspace(*common.workspace)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return nil, 2
+	}
+	h, err = newHost(ws, common.overrides(), newLogger(stderr))
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return nil, 2
+	}
+	return h, 0
+}
+
+// newHost checks the default workspace's configuration (so a typo is
+// reported at start, not at the first session) and builds the manager.
+func newHost(ws string, flags map[string]string, logger *slog.Logger) (*host, error) {
+	h := &host{flags: flags, ws: ws, logger: logger, apps: map[string]*app{}}
+	a, err := h.app([]string{ws})
+	if err != nil {
+		return nil, err
+	}
+	h.catalog = newCatalog(a)
+	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: logger.With("component", "approval")})
+	h.manager = server.NewManager(server.Options{
+		NewSession: h.newSession,
+		Setup:      h.setup,
+		Broker:     h.broker,
+		Logger:     logger.With("component", "server"),
+	})
+	return h, nil
+}
+
+// app returns the app of a workspace (its first root), creating it.
+func (h *host) app(roots []string) (*app, error) {
+	key := strings.Join(roots, "\x00")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a := h.apps[key]; a != nil {
+		return a, nil
+	}
+	a, err := newAppAt(roots[0], slices.Clone(roots[1:]), h.flags, h.logger)
+	if err != nil {
+		return nil, err
+	}
+	a.warn.logger = h.logger
+	h.apps[key] = a
+	return a, nil
+}
+
+// roots checks a session's workspace folders: absolute directories; none
+// means the default workspace.
+func (h *host) roots(spec server.SessionSpec) ([]string, error) {
+	if len(spec.Roots) == 0 {
+		return []string{h.ws}, nil
+	}
+	out := make([]string, 0, len(spec.Roots))
+	for _, r := range spec.Roots {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("workspace %q is not an absolute path", r)
+		}
+		r = filepath.Clean(r)
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("workspace %s is not a directory", r)
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// newSession is server.Options.NewSession: the workspace's app opens its
+// sandbox (a container starts with the first command, not here), and the
+// session gets the approval policy of that sandbox.
+func (h *host) newSession(_ context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+	roots, err := h.roots(spec)
+	if err != nil {
+		return nil, err
+	}
+	a, err := h.app(roots)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.ensureSandbox(); err != nil {
+		return nil, err
+	}
+	sess, err := a.sessionFor(sessionOpts{id: spec.ID, profile: spec.Profile, model: spec.Model, files: files(spec.Files)}, sink, true)
+	if err != nil {
+		return nil, err
+	}
+	h.broker.SetPolicy(spec.ID, a.policy())
+	return sess, nil
+}
+
+// setup is server.Options.Setup: another profile or model for a session.
+func (h *host) setup(_ context.Context, spec server.SessionSpec) (loop.Setup, error) {
+	roots, err := h.roots(spec)
+	if err != nil {
+		return loop.Setup{}, err
+	}
+	a, err := h.app(roots)
+	if err != nil {
+		return loop.Setup{}, err
+	}
+	if err := a.ensureSandbox(); err != nil {
+		return loop.Setup{}, err
+	}
+	return a.setupFor(cmp.Or(spec.Profile, a.cfg.Profile), spec.Model, files(spec.Files), true)
+}
+
+// files turns the editor's file access into the text editor's (nil stays
+// nil: a typed nil would send every read to a missing editor).
+func files(f server.FileAccess) tools.Files {
+	if f == nil {
+		return nil
+	}
+	return f
+}
+
+// close ends every session, waiting at most grace for their runs, then
+// closes the sandboxes' shells (containers stay for reuse).
+func (h *host) close(grace time.Duration) {
+	done := make(chan struct{})
+	go func() { // owned here: close waits for it or gives up after grace
+		h.manager.CloseAll()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		h.logger.Warn("runs did not end in time; closing their shells", "grace", grace)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, a := range h.apps {
+		a.close()
+	}
+}
+
+// ensureSandbox opens the sandbox once.
+func (a *app) ensureSandbox() error {
+	a.sandboxOnce.Do(func() { a.sandboxErr = a.openSandbox() })
+	return a.sandboxErr
+}
+
+// policy is the approval policy of the app's sessions. A workspace's own
+// configuration may make it stricter, never looser: a repository must not
+// be able to switch off the questions.
+func (a *app) policy() server.Policy {
+	ask := server.Policy{Default: server.Auto, Rules: []server.Rule{
+		{Tool: "code_execution_tool", Decision: server.Ask},
+		{Tool: "input", Decision: server.Ask},
+		{Tool: "text_editor:write", Decision: server.Ask},
+		{Tool: "text_editor:patch", Decision: server.Ask},
+	}}
+	backend := "local"
+	if a.backend != nil {
+		backend = a.backend.Name()
+	}
+	switch a.cfg.Approval {
+	case "ask":
+		return ask
+	case "auto":
+		if strings.Contains(a.cfg.Origin("approval"), "project ") {
+			a.warn.warn(fmt.Sprintf("approval auto from %s is ignored: a workspace cannot turn approvals off", a.cfg.Origin("approval")))
+			return server.DefaultPolicy(backend)
+		}
+		return server.Policy{Default: server.Auto}
+	default:
+		return server.DefaultPolicy(backend)
+	}
+}
+
+// catalog offers the profiles of the default workspace and the models of
+// the configured endpoint: the configured one first, then whatever the
+// endpoint lists (fetched once, in the background, so no editor request
+// waits for it).
+type catalog struct {
+	profiles []server.Choice
+
+	mu     sync.Mutex
+	models []server.Choice
+}
+
+func newCatalog(a *app) *catalog {
+	c := &catalog{}
+	infos, err := a.loader.List()
+	if err != nil {
+		a.logger.Warn("profiles", "err", err)
+	}
+	for _, in := range infos {
+		ch := server.Choice{ID: in.Name, Name: cmp.Or(in.Title, in.Name), Description: in.Description}
+		if in.Name == a.cfg.Profile {
+			c.profiles = slices.Insert(c.profiles, 0, ch)
+		} else {
+			c.profiles = append(c.profiles, ch)
+		}
+	}
+	if m := a.cfg.Models.Chat.Model; m != "" {
+		c.models = []server.Choice{{ID: m, Name: m, Description: "the configured model"}}
+	}
+	return c
+}
+
+// fetchModels adds the endpoint's models; errors only log.
+func (c *catalog) fetchModels(ctx context.Context, a *app, logger *slog.Logger) {
+	p, err := a.loader.Load(a.cfg.Profile)
+	if err != nil {
+		return
+	}
+	client, err := a.client("chat", p, "")
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	names, err := client.Models(ctx)
+	if err != nil {
+		logger.Info("the endpoint lists no models", "err", err)
+		return
+	}
+	c.addModels(names)
+}
+
+func (c *catalog) addModels(names []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		if !slices.ContainsFunc(c.models, func(ch server.Choice) bool { return ch.ID == n }) {
+			c.models = append(c.models, server.Choice{ID: n, Name: n})
+		}
+	}
+}
+
+// Profiles implements server.Catalog.
+func (c *catalog) Profiles() []server.Choice { return c.profiles }
+
+// Models implements server.Catalog.
+func (c *catalog) Models() []server.Choice {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.models)
+}
