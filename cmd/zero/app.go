@@ -81,6 +81,8 @@ type app struct {
 
 	sandboxOnce sync.Once // the editor faces open the sandbox on first use
 	sandboxErr  error
+	// approvals registers the approval broker's extension (editor faces).
+	approvals func(*hooks.Registry)
 }
 
 func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
@@ -383,7 +385,11 @@ func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (l
 			st.Tools = append(st.Tools, t)
 		}
 	}
-	st.Hooks, err = hooks.Resolve(loop.Builtins(), hooks.Layers(a.ws, p.Name, a.userDir), hooks.Options{
+	reg := loop.Builtins()
+	if a.approvals != nil {
+		a.approvals(reg)
+	}
+	st.Hooks, err = hooks.Resolve(reg, hooks.Layers(a.ws, p.Name, a.userDir), hooks.Options{
 		Logger:    a.logger.With("component", "hooks"),
 		BaseEnv:   a.env,
 		OnWarning: func(w hooks.Warning) { a.warn.warn(w.Error()) },

@@ -72,12 +72,12 @@ func serveFlags(name string, args []string, stderr io.Writer, extra func(*flag.F
 // reported at start, not at the first session) and builds the manager.
 func newHost(ws string, flags map[string]string, logger *slog.Logger) (*host, error) {
 	h := &host{flags: flags, ws: ws, logger: logger, apps: map[string]*app{}}
+	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: logger.With("component", "approval")})
 	a, err := h.app([]string{ws})
 	if err != nil {
 		return nil, err
 	}
 	h.catalog = newCatalog(a)
-	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: logger.With("component", "approval")})
 	h.manager = server.NewManager(server.Options{
 		NewSession: h.newSession,
 		Setup:      h.setup,
@@ -100,6 +100,9 @@ func (h *host) app(roots []string) (*app, error) {
 		return nil, err
 	}
 	a.warn.logger = h.logger
+	if h.broker != nil {
+		a.approvals = h.broker.Register
+	}
 	h.apps[key] = a
 	return a, nil
 }

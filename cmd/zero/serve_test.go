@@ -4,9 +4,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -75,3 +79,47 @@ func TestHostRoots(t *testing.T) {
 	}
 }
 
+
+// TestHostSessionsAsk checks the wiring every face relies on: a session
+// the host builds on the local backend asks before a command, and runs it
+// once approved.
+func TestHostSessionsAsk(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts":["list"],"headline":"Listing","tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"echo approved-and-ran"}}`},
+		llmtest.Reply{Content: `{"thoughts":["done"],"headline":"Answer","tool_name":"response","tool_args":{"text":"done"}}`})
+	t.Setenv("ZERO_MODEL", llmtest.ModelName)
+	t.Setenv("OPENAI_BASE_URL", srv.URL())
+	t.Setenv("ZERO_SANDBOX", "local")
+	t.Setenv("ZERO_APPROVAL", "")
+	h, err := newHost(t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close(time.Second)
+	s, err := h.manager.Create(t.Context(), server.SessionSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Subscribe(func(e loop.Event) {
+		if e.Type == server.EventApprovalRequested {
+			if err := h.manager.Approvals().Approve(e.Text, false); err != nil {
+				t.Errorf("Approve: %v", err)
+			}
+		}
+	})
+	res, err := s.Prompt(t.Context(), "list")
+	if err != nil || res.Response != "done" {
+		t.Fatalf("Prompt = %+v, %v", res, err)
+	}
+	evs, _ := s.Events(0)
+	var asked, output bool
+	for _, e := range evs {
+		asked = asked || e.Type == server.EventApprovalRequested
+		output = output || (e.Type == loop.EventToolResult && strings.Contains(e.Text, "approved-and-ran"))
+	}
+	if !asked || !output {
+		t.Fatalf("asked %v, command ran %v; events: %+v", asked, output, evs)
+	}
+}
