@@ -1,0 +1,613 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sourcegraph/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+func TestInitialize(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil)
+	c := start(t, env, clientOpts{})
+	res := c.initialize(env.Workspace)
+	caps, _ := res["capabilities"].(map[string]any)
+	got := map[string]any{"executeCommandProvider": caps["executeCommandProvider"], "serverInfo": res["serverInfo"]}
+	want := map[string]any{
+		"executeCommandProvider": map[string]any{"commands": []any{"zero.prompt", "zero.cancel", "zero.newSession"}},
+		"serverInfo":             map[string]any{"name": "zero", "version": "test"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("initialize result (-want +got):\n%s", diff)
+	}
+	if e := c.rpcErr("initialize", map[string]any{}); e.Code != jsonrpc2.CodeInvalidRequest {
+		t.Errorf("second initialize: code %d, want %d", e.Code, jsonrpc2.CodeInvalidRequest)
+	}
+}
+
+// A run that executes a command: thoughts, the tool call and its live
+// output arrive as zero/event before the answer, and the run is a
+// work-done progress.
+func TestPromptRunsCommand(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil,
+		llmtest.Reply{Match: "say hello", Reasoning: "I should run echo", ChunkSize: 3, Content: command("run echo", "echo hello-out")},
+		llmtest.Reply{Match: "hello-out", Content: answer("done: hello-out")})
+	c := start(t, env, clientOpts{})
+	c.initialize(env.Workspace)
+	id := c.newSession()
+	var res PromptResult
+	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "say hello"}, &res)
+	if diff := cmp.Diff(PromptResult{StopReason: "response", Response: "done: hello-out", Run: 1}, res); diff != "" {
+		t.Errorf("zero/prompt result (-want +got):\n%s", diff)
+	}
+	// The answer is sent after every event of the run: they are all here.
+	ns := c.snapshot()
+	evs := events(ns, id)
+	thought := index(evs, ofType(loop.EventThoughtsDelta))
+	call := index(evs, func(e loop.Event) bool { return e.Type == loop.EventToolCall && e.Tool == "code_execution_tool" })
+	out := index(evs, func(e loop.Event) bool {
+		return e.Type == loop.EventToolOutputDelta && strings.Contains(e.Text, "hello-out")
+	})
+	answerAt := index(evs, func(e loop.Event) bool { return e.Type == loop.EventResponse && e.Agent == 0 })
+	ended := index(evs, ofType(loop.EventRunEnded))
+	if thought < 0 || call < 0 || out < 0 || answerAt < 0 || ended != len(evs)-1 ||
+		!(thought < call && call < out && out < answerAt) {
+		t.Errorf("event order: thoughts %d, tool_call %d, output %d, response %d, run_ended %d of %d: %s",
+			thought, call, out, answerAt, ended, len(evs), summary(ns))
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Seq != evs[i-1].Seq+1 {
+			t.Fatalf("events out of order or missing: seq %d after %d", evs[i].Seq, evs[i-1].Seq)
+		}
+	}
+	// Progress: created, begun with the task, a report per headline, ended
+	// with the outcome.
+	ps := progresses(ns)
+	c.mu.Lock()
+	created := append([]string(nil), c.created...)
+	c.mu.Unlock()
+	if len(created) != 1 || len(ps) < 3 {
+		t.Fatalf("created %v, progress %+v", created, ps)
+	}
+	var kinds []string
+	for _, p := range ps {
+		if p.Token != created[0] {
+			t.Errorf("progress token %q, want the created %q", p.Token, created[0])
+		}
+		kinds = append(kinds, p.Value["kind"].(string))
+	}
+	if kinds[0] != "begin" || kinds[len(kinds)-1] != "end" || !strings.Contains(strings.Join(kinds, ","), "report") {
+		t.Errorf("progress kinds %v", kinds)
+	}
+	if ps[0].Value["title"] != "Zero" || ps[0].Value["message"] != "say hello" || ps[0].Value["cancellable"] != true {
+		t.Errorf("progress begin %v", ps[0].Value)
+	}
+	if !strings.Contains(ps[len(ps)-1].Value["message"].(string), "done: hello-out") {
+		t.Errorf("progress end %v", ps[len(ps)-1].Value)
+	}
+	var reported []string
+	for _, p := range ps[1 : len(ps)-1] {
+		reported = append(reported, p.Value["message"].(string))
+	}
+	if !strings.Contains(strings.Join(reported, "|"), "H: run echo") {
+		t.Errorf("progress reports %v lack the headline", reported)
+	}
+}
+
+// workspace/executeCommand runs the same requests, and a client-given
+// workDoneToken is used instead of creating one.
+func TestExecuteCommand(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil, llmtest.Reply{Content: answer("hi there")})
+	c := start(t, env, clientOpts{})
+	c.initialize(env.Workspace)
+	var ns newSessionResult
+	c.call("workspace/executeCommand", map[string]any{"command": "zero.newSession", "arguments": []any{map[string]any{}}}, &ns)
+	var res PromptResult
+	c.call("workspace/executeCommand", map[string]any{"command": "zero.prompt", "workDoneToken": "tok-1",
+		"arguments": []any{map[string]any{"sessionId": ns.SessionID, "message": "hello"}}}, &res)
+	if res.StopReason != "response" || res.Response != "hi there" {
+		t.Errorf("zero.prompt: %+v", res)
+	}
+	c.call("workspace/executeCommand", map[string]any{"command": "zero.cancel", "arguments": []any{map[string]any{"sessionId": ns.SessionID}}}, nil)
+	ps := progresses(c.snapshot())
+	if len(ps) < 2 || ps[0].Token != "tok-1" || ps[len(ps)-1].Value["kind"] != "end" {
+		t.Errorf("progress with the client's token: %+v", ps)
+	}
+	c.mu.Lock()
+	created := len(c.created)
+	c.mu.Unlock()
+	if created != 0 {
+		t.Errorf("created %d tokens although the client gave one", created)
+	}
+	e := c.rpcErr("workspace/executeCommand", map[string]any{"command": "zero.prompt", "arguments": []any{map[string]any{"sessionId": ns.SessionID}}})
+	if e.Code != jsonrpc2.CodeInvalidParams || !strings.Contains(e.Message, "arguments[0].message: required") {
+		t.Errorf("zero.prompt without message: %d %q", e.Code, e.Message)
+	}
+}
+
+// A message sent while a run goes on is an intervention: answered at once,
+// and the run takes it.
+func TestIntervention(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil,
+		llmtest.Reply{Match: "long task", Content: command("working slowly", "echo slow"), ChunkSize: 4, Delay: llmtest.Duration(20 * time.Millisecond)},
+		llmtest.Reply{Match: "also say banana", Content: answer("banana noted")},
+		llmtest.Reply{Match: "and cherry", Content: answer("cherry noted")})
+	c := start(t, env, clientOpts{})
+	c.initialize(env.Workspace)
+	id := c.newSession()
+	first := c.promptAsync("p1", map[string]any{"sessionId": id, "message": "long task"})
+	c.waitFor("the run to stream", hasEvent(id, ofType(loop.EventThoughtsDelta)))
+	var res PromptResult
+	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "also say banana"}, &res)
+	if res.StopReason != "intervened" || res.Run != 1 {
+		t.Errorf("prompt during a run: %+v, want intervened in run 1", res)
+	}
+	o := wait(t, first, "the first prompt")
+	if o.err != nil || o.res.Response != "banana noted" {
+		t.Errorf("first prompt: %+v %v", o.res, o.err)
+	}
+	// zero/intervene with no run going on says so.
+	if e := c.rpcErr("zero/intervene", map[string]any{"sessionId": id, "message": "and cherry"}); e.Code != codeRequestFailed {
+		t.Errorf("zero/intervene without a run: %d %q", e.Code, e.Message)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"zero/cancel", "$/cancelRequest", "window/workDoneProgress/cancel"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t, nil, llmtest.Reply{Match: "wait a lot", Content: command("sleeping", "sleep 30")})
+			c := start(t, env, clientOpts{})
+			c.initialize(env.Workspace)
+			id := c.newSession()
+			started := time.Now()
+			done := c.promptAsync("slow", map[string]any{"sessionId": id, "message": "wait a lot"})
+			c.waitFor("the command to start", hasEvent(id, ofType(loop.EventToolStarted)))
+			switch how {
+			case "zero/cancel":
+				c.call("zero/cancel", map[string]any{"sessionId": id}, nil)
+			case "$/cancelRequest":
+				if err := c.rc.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": "slow"}); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				ps := progresses(c.snapshot())
+				if len(ps) == 0 {
+					t.Fatal("no progress to cancel")
+				}
+				if err := c.rc.Notify(context.Background(), "window/workDoneProgress/cancel", map[string]any{"token": ps[0].Token}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o := wait(t, done, "the cancelled prompt")
+			if how == "$/cancelRequest" {
+				var e *jsonrpc2.Error
+				if !errors.As(o.err, &e) || e.Code != codeRequestCancelled {
+					t.Errorf("cancelled request: %v, want code %d", o.err, codeRequestCancelled)
+				}
+			} else if o.err != nil || o.res.StopReason != "cancelled" {
+				t.Errorf("prompt: %+v %v, want stopReason cancelled", o.res, o.err)
+			}
+			if d := time.Since(started); d > 15*time.Second {
+				t.Errorf("the cancel took %v: the command was not stopped", d)
+			}
+			evs := events(c.snapshot(), id)
+			if last := evs[len(evs)-1]; last.Type != loop.EventRunEnded || last.StopReason != "cancelled" {
+				t.Errorf("last event %+v, want run_ended cancelled", last)
+			}
+		})
+	}
+}
+
+func TestApproval(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		answer   any
+		want     string
+		approved bool
+	}{
+		{"allow", protocol.MessageActionItem{Title: "Allow"}, "ran: approved-42", true},
+		{"allow always", protocol.MessageActionItem{Title: "Allow always"}, "ran: approved-42", true},
+		{"deny", protocol.MessageActionItem{Title: "Deny"}, "not allowed", false},
+		{"dismissed", nil, "not allowed", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t, askCommands,
+				llmtest.Reply{Match: "risky", Content: command("risky step", "echo approved-$((40+2))")},
+				llmtest.Reply{Match: "approved-42", Content: answer("ran: approved-42")},
+				llmtest.Reply{Match: "refused by", Content: answer("not allowed")})
+			c := start(t, env, clientOpts{answer: func(protocol.ShowMessageRequestParams) any { return tt.answer }})
+			c.initialize(env.Workspace)
+			id := c.newSession()
+			var res PromptResult
+			c.call("zero/prompt", map[string]any{"sessionId": id, "message": "risky"}, &res)
+			if res.Response != tt.want {
+				t.Errorf("response %q, want %q", res.Response, tt.want)
+			}
+			c.mu.Lock()
+			asked := append([]protocol.ShowMessageRequestParams(nil), c.asked...)
+			c.mu.Unlock()
+			want := []protocol.ShowMessageRequestParams{{
+				Type:    protocol.MessageTypeWarning,
+				Message: asked0Message(asked),
+				Actions: []protocol.MessageActionItem{{Title: "Allow"}, {Title: "Allow always"}, {Title: "Deny"}},
+			}}
+			if diff := cmp.Diff(want, asked); diff != "" || !strings.HasPrefix(want[0].Message, "Zero wants to run: ") {
+				t.Errorf("showMessageRequest (-want +got):\n%s", diff)
+			}
+			evs := events(c.snapshot(), id)
+			i := index(evs, ofType(server.EventApprovalResolved))
+			wantStatus := map[bool]string{true: server.ApprovalApproved, false: server.ApprovalDenied}[tt.approved]
+			if i < 0 || evs[i].Status != wantStatus {
+				t.Errorf("approval_resolved %v, want %s", evs, wantStatus)
+			}
+		})
+	}
+}
+
+func asked0Message(a []protocol.ShowMessageRequestParams) string {
+	if len(a) == 0 {
+		return ""
+	}
+	return a[0].Message
+}
+
+// A client that cannot show a message request answers with zero/approve.
+func TestApproveFallback(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, askCommands,
+		llmtest.Reply{Match: "risky", Content: command("risky step", "echo approved-$((40+2))")},
+		llmtest.Reply{Match: "approved-42", Content: answer("ran: approved-42")})
+	c := start(t, env, clientOpts{failAsk: true})
+	c.initialize(env.Workspace)
+	id := c.newSession()
+	done := c.promptAsync("r", map[string]any{"sessionId": id, "message": "risky"})
+	ns := c.waitFor("approval_requested", hasEvent(id, ofType(server.EventApprovalRequested)))
+	req := events(ns, id)[index(events(ns, id), ofType(server.EventApprovalRequested))]
+	if e := c.rpcErr("zero/approve", map[string]any{"id": req.Text}); e.Code != jsonrpc2.CodeInvalidParams || !strings.Contains(e.Message, "approve: required") {
+		t.Errorf("zero/approve without approve: %d %q", e.Code, e.Message)
+	}
+	c.call("zero/approve", map[string]any{"id": req.Text, "approve": true}, nil)
+	o := wait(t, done, "the prompt")
+	if o.err != nil || o.res.Response != "ran: approved-42" {
+		t.Errorf("prompt: %+v %v", o.res, o.err)
+	}
+	if e := c.rpcErr("zero/approve", map[string]any{"id": req.Text, "approve": true}); e.Code != jsonrpc2.CodeInvalidParams {
+		t.Errorf("approving twice: %d %q", e.Code, e.Message)
+	}
+}
+
+// Files the agent wrote are shown without taking focus.
+func TestShowDocument(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil,
+		llmtest.Reply{Match: "write it", Content: toolReply("writing", "text_editor:write", map[string]any{"path": "notes.txt", "content": "hello\n"})},
+		llmtest.Reply{Match: "notes.txt", Content: answer("written")})
+	c := start(t, env, clientOpts{})
+	c.initialize(env.Workspace)
+	id := c.newSession()
+	var res PromptResult
+	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "write it"}, &res)
+	if res.Response != "written" {
+		t.Fatalf("prompt: %+v", res)
+	}
+	if b, err := os.ReadFile(filepath.Join(env.Workspace, "notes.txt")); err != nil || string(b) != "hello\n" {
+		t.Fatalf("file: %q %v", b, err)
+	}
+	deadline := time.Now().Add(waitLong)
+	for {
+		c.mu.Lock()
+		shown := append([]json.RawMessage(nil), c.shown...)
+		c.mu.Unlock()
+		if len(shown) > 0 {
+			var got map[string]any
+			_ = json.Unmarshal(shown[0], &got)
+			want := map[string]any{"uri": string(uri.File(filepath.Join(env.Workspace, "notes.txt"))), "takeFocus": false}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("showDocument (-want +got):\n%s", diff)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no window/showDocument")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Without the capabilities, no progress and no showDocument.
+func TestNoClientCapabilities(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil,
+		llmtest.Reply{Match: "write it", Content: toolReply("writing", "text_editor:write", map[string]any{"path": "a.txt", "content": "x"})},
+		llmtest.Reply{Match: "a.txt", Content: answer("written")})
+	c := start(t, env, clientOpts{noProgress: true, noShowDocument: true})
+	c.initialize(env.Workspace)
+	id := c.newSession()
+	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "write it"}, nil)
+	c.call("zero/sessions", nil, nil) // one more round trip for anything late
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.created) != 0 || len(c.shown) != 0 || len(progresses(c.notes)) != 0 {
+		t.Errorf("created %v, shown %d, progress %d", c.created, len(c.shown), len(progresses(c.notes)))
+	}
+}
+
+func TestLoadSession(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil, llmtest.Reply{Match: "remember", Content: answer("remembered")})
+	first := start(t, env, clientOpts{})
+	first.initialize(env.Workspace)
+	id := first.newSession()
+	first.call("zero/prompt", map[string]any{"sessionId": id, "message": "remember this"}, nil)
+	want := events(first.snapshot(), id)
+
+	second := start(t, env, clientOpts{})
+	second.initialize(env.Workspace)
+	var list sessionsResult
+	second.call("zero/sessions", nil, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].ID != id || list.Sessions[0].Title != "remember this" {
+		t.Errorf("zero/sessions: %+v", list)
+	}
+	var res loadSessionResult
+	second.call("zero/loadSession", map[string]any{"sessionId": id}, &res)
+	got := events(second.snapshot(), id)
+	if res.SessionID != id || res.Events != len(want) {
+		t.Errorf("loadSession result %+v, want %d events", res, len(want))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replayed events (-want +got):\n%s", diff)
+	}
+	if e := second.rpcErr("zero/loadSession", map[string]any{"sessionId": "nope"}); e.Code != jsonrpc2.CodeInvalidParams || !strings.Contains(e.Message, "sessionId") {
+		t.Errorf("unknown session: %d %q", e.Code, e.Message)
+	}
+}
+
+// Two sessions run at once; a cancel in one leaves the other alone.
+func TestTwoSessions(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil,
+		llmtest.Reply{Match: "slow one", Content: command("sleeping", "sleep 30")},
+		llmtest.Reply{Match: "quick one", Content: command("quick", "echo quick-out")},
+		llmtest.Reply{Match: "quick-out", Content: answer("quick done")})
+	c := start(t, env, clientOpts{})
+	c.initialize(env.Workspace)
+	a, b := c.newSession(), c.newSession()
+	slow := c.promptAsync("slow", map[string]any{"sessionId": a, "message": "slow one"})
+	c.waitFor("the slow command", hasEvent(a, ofType(loop.EventToolStarted)))
+	var res PromptResult
+	c.call("zero/prompt", map[string]any{"sessionId": b, "message": "quick one"}, &res)
+	if res.Response != "quick done" {
+		t.Errorf("second session: %+v", res)
+	}
+	for _, e := range events(c.snapshot(), b) {
+		if e.Session != b {
+			t.Fatalf("event of %s among %s's", e.Session, b)
+		}
+	}
+	c.call("zero/cancel", map[string]any{"sessionId": a}, nil)
+	if o := wait(t, slow, "the slow prompt"); o.res.StopReason != "cancelled" {
+		t.Errorf("slow prompt: %+v %v", o.res, o.err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil)
+	c := start(t, env, clientOpts{})
+	if e := c.rpcErr("zero/sessions", nil); e.Code != codeServerNotInitialized {
+		t.Errorf("before initialize: %d %q", e.Code, e.Message)
+	}
+	c.initialize(env.Workspace)
+	id := c.newSession()
+	tests := []struct {
+		name, method string
+		params       any
+		code         int64
+		msg          string
+	}{
+		{"unknown method", "zero/nope", nil, jsonrpc2.CodeMethodNotFound, "zero/nope"},
+		{"no sessionId", "zero/prompt", map[string]any{"message": "x"}, jsonrpc2.CodeInvalidParams, "sessionId: required"},
+		{"message not a string", "zero/prompt", map[string]any{"sessionId": id, "message": 5}, jsonrpc2.CodeInvalidParams, "message: must be a string"},
+		{"no message", "zero/prompt", map[string]any{"sessionId": id}, jsonrpc2.CodeInvalidParams, "message: required"},
+		{"params not an object", "zero/cancel", []any{1}, jsonrpc2.CodeInvalidParams, "params: must be an object"},
+		{"unknown session", "zero/cancel", map[string]any{"sessionId": "nope"}, jsonrpc2.CodeInvalidParams, "sessionId: unknown session"},
+		{"bad folder", "zero/newSession", map[string]any{"workspaceFolders": []any{map[string]any{"uri": "http://x/y", "name": "y"}}}, jsonrpc2.CodeInvalidParams, "workspaceFolders[0].uri"},
+		{"folders not an array", "zero/newSession", map[string]any{"workspaceFolders": "x"}, jsonrpc2.CodeInvalidParams, "workspaceFolders: must be an array"},
+		{"unknown profile", "zero/newSession", map[string]any{"profile": "nobody"}, jsonrpc2.CodeInvalidParams, "profile: unknown profile"},
+		{"unknown command", "workspace/executeCommand", map[string]any{"command": "zero.nope"}, jsonrpc2.CodeInvalidParams, "command: unknown command"},
+	}
+	for _, tt := range tests {
+		e := c.rpcErr(tt.method, tt.params)
+		if e.Code != tt.code || !strings.Contains(e.Message, tt.msg) {
+			t.Errorf("%s: got %d %q, want %d containing %q", tt.name, e.Code, e.Message, tt.code, tt.msg)
+		}
+	}
+	// Unknown notifications are ignored and the server still answers.
+	if err := c.rc.Notify(context.Background(), "zero/whatever", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	c.call("zero/sessions", nil, nil)
+}
+
+// A new session takes the folders it is given, all of them as roots.
+func TestNewSessionFolders(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil)
+	c := start(t, env, clientOpts{})
+	c.initialize(env.Workspace)
+	extra := t.TempDir()
+	var res newSessionResult
+	c.call("zero/newSession", map[string]any{"profile": "developer", "workspaceFolders": []any{
+		map[string]any{"uri": string(uri.File(extra)), "name": "x"},
+		map[string]any{"uri": string(uri.File(env.Workspace)), "name": "w"},
+	}}, &res)
+	sess, err := env.Manager.Get(res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sess.Spec()
+	if diff := cmp.Diff([]string{extra, env.Workspace}, spec.Roots); diff != "" || spec.Profile != "developer" {
+		t.Errorf("roots (-want +got):\n%s profile %q", diff, spec.Profile)
+	}
+}
+
+// Malformed frames get a parse error with id null and the server goes on.
+func TestMalformedFrames(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil)
+	a, b := net.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- Serve(context.Background(), a, a, Options{Manager: env.Manager}) }()
+	frames := rawFrames(b)
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(b, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() map[string]any {
+		t.Helper()
+		select {
+		case m := <-frames:
+			return m
+		case <-time.After(waitLong):
+			t.Fatal("no answer")
+			return nil
+		}
+	}
+	send(frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	if m := next(); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	tests := []struct {
+		name, in string
+		id       any
+		code     float64
+	}{
+		{"bad json", frame(`{"jsonrpc":"2.0","id":2,"method":`), nil, -32700},
+		{"not a message", frame(`{"hello":1}`), nil, -32600},
+		{"batch", frame(`[{"jsonrpc":"2.0","id":3,"method":"zero/sessions"}]`), nil, -32600},
+		{"no length", "Content-Type: x\r\n\r\n", nil, -32700},
+	}
+	for _, tt := range tests {
+		send(tt.in)
+		m := next()
+		e, _ := m["error"].(map[string]any)
+		if m["id"] != tt.id || e == nil || e["code"] != tt.code {
+			t.Errorf("%s: got %v, want id %v code %v", tt.name, m, tt.id, tt.code)
+		}
+	}
+	send(frame(`{"jsonrpc":"2.0","id":4,"method":"zero/sessions"}`))
+	if m := next(); m["id"] != float64(4) || m["result"] == nil {
+		t.Errorf("after bad frames: %v", m)
+	}
+	send(frame(`{"jsonrpc":"2.0","id":5,"method":"shutdown"}`))
+	if m := next(); m["id"] != float64(5) || m["error"] != nil {
+		t.Errorf("shutdown: %v", m)
+	}
+	send(frame(`{"jsonrpc":"2.0","id":6,"method":"zero/sessions"}`))
+	if m := next(); m["error"].(map[string]any)["code"] != float64(jsonrpc2.CodeInvalidRequest) {
+		t.Errorf("after shutdown: %v", m)
+	}
+	send(frame(`{"jsonrpc":"2.0","method":"exit"}`))
+	if err := wait(t, served, "Serve after exit"); err != nil {
+		t.Errorf("Serve after shutdown+exit: %v", err)
+	}
+	_ = b.Close()
+}
+
+// Serve returns promptly on exit, on EOF and on ctx, cancelling the runs.
+func TestServeEnds(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"shutdown+exit", "exit", "eof", "ctx"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			env := newEnv(t, nil, llmtest.Reply{Match: "wait a lot", Content: command("sleeping", "sleep 30")})
+			a, b := net.Pipe()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			served := make(chan error, 1)
+			go func() {
+				served <- Serve(ctx, a, a, Options{Manager: env.Manager, Logger: slog.New(slog.DiscardHandler)})
+			}()
+			c := &client{t: t, raw: b, changed: make(chan struct{})}
+			c.rc = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(b, jsonrpc2.VSCodeObjectCodec{}), c)
+			defer c.rc.Close()
+			c.initialize(env.Workspace)
+			id := c.newSession()
+			c.promptAsync("slow", map[string]any{"sessionId": id, "message": "wait a lot"})
+			c.waitFor("the command", hasEvent(id, ofType(loop.EventToolStarted)))
+			switch how {
+			case "shutdown+exit":
+				c.call("shutdown", nil, nil)
+				_ = c.rc.Notify(context.Background(), "exit", nil)
+			case "exit":
+				_ = c.rc.Notify(context.Background(), "exit", nil)
+			case "eof":
+				_ = c.rc.Close()
+			case "ctx":
+				cancel()
+			}
+			t0 := time.Now()
+			err := wait(t, served, "Serve to return")
+			if d := time.Since(t0); d > 2*time.Second {
+				t.Errorf("Serve took %v to return", d)
+			}
+			if want := map[string]error{"exit": ErrExitWithoutShutdown}[how]; !errors.Is(err, want) || (want == nil && err != nil) {
+				t.Errorf("Serve: %v, want %v", err, want)
+			}
+			sess, _ := env.Manager.Get(id)
+			deadline := time.Now().Add(waitLong)
+			for sess.Running() {
+				if time.Now().After(deadline) {
+					t.Fatal("the run was not cancelled")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func TestShorten(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"a bit longer", 5, "a bi…"},
+		{"two\nlines", 20, "two lines"},
+	}
+	for _, tt := range tests {
+		if got := shorten(tt.in, tt.n); got != tt.want {
+			t.Errorf("shorten(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}

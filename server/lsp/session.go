@@ -1,0 +1,392 @@
+package lsp
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+// createTimeout bounds window/workDoneProgress/create and
+// window/showDocument: a client that never answers must not hold up a
+// session's events for long.
+const createTimeout = 5 * time.Second
+
+// The actions of the approval prompt.
+const (
+	actionAllow       = "Allow"
+	actionAllowAlways = "Allow always"
+	actionDeny        = "Deny"
+)
+
+// tracked is a session whose events this connection forwards. Its
+// subscriber only queues; the drain goroutine sends, in order, and does
+// what the events call for (progress, approvals, showing files).
+type tracked struct {
+	c     *conn
+	rc    *jsonrpc2.Conn
+	sess  *server.Session
+	unsub func()
+
+	qmu  sync.Mutex
+	q    []qitem
+	wake chan struct{} // capacity 1: "the queue is not empty"
+
+	// Owned by the drain goroutine.
+	last    int64     // Seq of the newest event sent
+	waiting []*waiter // prompts whose run has not started yet
+	run     *runState // the run going on
+}
+
+// qitem is an event, or a marker a request put in the event order.
+type qitem struct {
+	ev     *loop.Event
+	w      *waiter
+	replay *replay
+}
+
+// waiter is a zero/prompt waiting for its run to end.
+type waiter struct {
+	msg   string
+	token *protocol.ProgressToken // the client's workDoneToken, if any
+	void  atomic.Bool             // the message became an intervention or failed
+	done  chan PromptResult       // capacity 1
+}
+
+// replay is a zero/loadSession waiting for the log to be sent.
+type replay struct {
+	done chan int // capacity 1: how many events were sent
+}
+
+// runState is what the drain knows of the run going on.
+type runState struct {
+	w        *waiter
+	token    *protocol.ProgressToken
+	response string
+}
+
+// track starts forwarding sess's events, unless it already is or Serve is
+// stopping.
+func (c *conn) track(sess *server.Session) (*tracked, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing || c.rc == nil {
+		return nil, false
+	}
+	if t := c.sessions[sess.ID()]; t != nil {
+		return t, true
+	}
+	t := &tracked{c: c, rc: c.rc, sess: sess, wake: make(chan struct{}, 1)}
+	t.unsub = sess.Subscribe(func(e loop.Event) { t.push(qitem{ev: &e}) })
+	c.sessions[sess.ID()] = t
+	c.wg.Go(t.drain) // under mu with closing false: Serve waits for it
+	return t, true
+}
+
+// push queues it; it never blocks, as it runs on the session's run.
+func (t *tracked) push(it qitem) {
+	t.qmu.Lock()
+	t.q = append(t.q, it)
+	t.qmu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (t *tracked) take() []qitem {
+	t.qmu.Lock()
+	defer t.qmu.Unlock()
+	q := t.q
+	t.q = nil
+	return q
+}
+
+func (t *tracked) drain() {
+	ctx := t.c.ctx
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.wake:
+		}
+		for items := t.take(); len(items) > 0; items = t.take() {
+			for _, it := range items {
+				if ctx.Err() != nil {
+					return
+				}
+				switch {
+				case it.w != nil:
+					if !it.w.void.Load() {
+						t.waiting = append(t.waiting, it.w)
+					}
+				case it.replay != nil:
+					t.replay(ctx, it.replay)
+				case it.ev != nil:
+					t.event(ctx, *it.ev)
+				}
+			}
+		}
+	}
+}
+
+func (t *tracked) notify(ctx context.Context, method string, params any) {
+	if err := t.rc.Notify(ctx, method, params); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+		t.c.log.Warn("notification not sent", "method", method, "err", err)
+	}
+}
+
+// event forwards e and acts on it.
+func (t *tracked) event(ctx context.Context, e loop.Event) {
+	if e.Seq <= t.last {
+		return // already sent by a replay
+	}
+	t.last = e.Seq
+	t.notify(ctx, "zero/event", &e)
+	switch e.Type {
+	case loop.EventRunStarted:
+		t.beginRun(ctx, e)
+	case loop.EventHeadline:
+		if t.run != nil && t.run.token != nil && e.Text != "" {
+			t.progress(ctx, t.run.token, &protocol.WorkDoneProgressReport{
+				Kind: protocol.WorkDoneProgressKindReport, Message: e.Text, Cancellable: true})
+		}
+	case loop.EventResponse:
+		if e.Agent == 0 && t.run != nil {
+			t.run.response = e.Text
+		}
+	case loop.EventRunEnded:
+		t.endRun(ctx, e)
+	case server.EventApprovalRequested:
+		t.c.ask(t, e.Text, cmp.Or(e.Title, e.Tool))
+	case server.EventApprovalResolved:
+		t.c.stopAsking(e.Text)
+	case loop.EventToolResult:
+		if e.Status == "completed" && len(e.Diffs) > 0 {
+			t.c.show(t, e.Diffs)
+		}
+	}
+}
+
+// beginRun binds the run to the prompt that started it and opens its
+// work-done progress.
+func (t *tracked) beginRun(ctx context.Context, e loop.Event) {
+	run := &runState{}
+	kept := t.waiting[:0]
+	for _, w := range t.waiting {
+		switch {
+		case w.void.Load():
+		case run.w == nil && w.msg == e.Text:
+			run.w = w
+		default:
+			kept = append(kept, w)
+		}
+	}
+	clear(t.waiting[len(kept):])
+	t.waiting = kept
+	t.run = run
+
+	if run.w != nil && run.w.token != nil {
+		run.token = run.w.token
+	} else if t.c.capabilities().progress {
+		tok := protocol.NewProgressToken(fmt.Sprintf("zero/%s/%d", t.sess.ID(), e.Seq))
+		cctx, cancel := context.WithTimeout(ctx, createTimeout)
+		err := t.rc.Call(cctx, "window/workDoneProgress/create", &protocol.WorkDoneProgressCreateParams{Token: *tok}, nil)
+		cancel()
+		if err != nil {
+			t.c.log.Info("no progress for this run: the client refused a token", "session", t.sess.ID(), "err", err)
+		} else {
+			run.token = tok
+		}
+	}
+	if run.token == nil {
+		return
+	}
+	t.c.mu.Lock()
+	t.c.tokens[tokenKey(run.token)] = t
+	t.c.mu.Unlock()
+	t.progress(ctx, run.token, &protocol.WorkDoneProgressBegin{
+		Kind: protocol.WorkDoneProgressKindBegin, Title: "Zero", Message: shorten(e.Text, 80), Cancellable: true})
+}
+
+// endRun closes the run's progress and answers its prompt.
+func (t *tracked) endRun(ctx context.Context, e loop.Event) {
+	run := t.run
+	t.run = nil
+	if run == nil {
+		return // the run started before this connection listened
+	}
+	res := PromptResult{StopReason: e.StopReason, Error: e.Error}
+	if e.StopReason == loop.StopResponse {
+		res.Response = run.response
+	}
+	if run.token != nil {
+		msg := res.StopReason
+		switch {
+		case res.Response != "":
+			msg = shorten(res.Response, 120)
+		case res.Error != "":
+			msg += ": " + shorten(res.Error, 120)
+		}
+		t.progress(ctx, run.token, &protocol.WorkDoneProgressEnd{Kind: protocol.WorkDoneProgressKindEnd, Message: msg})
+		t.c.mu.Lock()
+		delete(t.c.tokens, tokenKey(run.token))
+		t.c.mu.Unlock()
+	}
+	if run.w != nil {
+		run.w.done <- res
+	}
+}
+
+func (t *tracked) progress(ctx context.Context, tok *protocol.ProgressToken, value any) {
+	// A pointer, so the token's pointer-receiver MarshalJSON is used.
+	t.notify(ctx, "$/progress", &protocol.ProgressParams{Token: *tok, Value: value})
+}
+
+// replay sends the session's log, answers the load, and asks again for
+// the approvals still waiting.
+func (t *tracked) replay(ctx context.Context, rp *replay) {
+	evs, _ := t.sess.Events(0)
+	for i := range evs {
+		t.notify(ctx, "zero/event", &evs[i])
+		t.last = max(t.last, evs[i].Seq)
+	}
+	rp.done <- len(evs)
+	if br := t.c.opts.Manager.Approvals(); br != nil {
+		for _, r := range br.Pending(t.sess.ID()) {
+			t.c.ask(t, r.ID, cmp.Or(r.Title, r.Tool))
+		}
+	}
+}
+
+func (c *conn) capabilities() clientCaps {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps
+}
+
+// ask puts an approval request to the user with window/showMessageRequest
+// from a goroutine of its own: the answer may take minutes.
+func (c *conn) ask(t *tracked, id, title string) {
+	if !c.capabilities().ask {
+		return // the client answers with zero/approve
+	}
+	c.mu.Lock()
+	if _, ok := c.asking[id]; ok || c.closing {
+		c.mu.Unlock()
+		return
+	}
+	actx, cancel := context.WithCancel(c.ctx)
+	c.asking[id] = cancel
+	c.wg.Go(func() { // under mu with closing false
+		defer func() {
+			c.mu.Lock()
+			delete(c.asking, id)
+			c.mu.Unlock()
+			cancel()
+		}()
+		var choice *protocol.MessageActionItem
+		err := t.rc.Call(actx, "window/showMessageRequest", &protocol.ShowMessageRequestParams{
+			Type:    protocol.MessageTypeWarning,
+			Message: "Zero wants to run: " + title,
+			Actions: []protocol.MessageActionItem{{Title: actionAllow}, {Title: actionAllowAlways}, {Title: actionDeny}},
+		}, &choice)
+		if err != nil {
+			// Answered elsewhere, the run ended, or the client cannot ask:
+			// zero/approve stays available.
+			c.log.Debug("approval prompt ended without an answer", "id", id, "err", err)
+			return
+		}
+		br := c.opts.Manager.Approvals()
+		if br == nil {
+			return
+		}
+		switch {
+		case choice != nil && choice.Title == actionAllow:
+			err = br.Approve(id, false)
+		case choice != nil && choice.Title == actionAllowAlways:
+			err = br.Approve(id, true)
+		default: // Deny, or the message was dismissed
+			err = br.Deny(id, "refused by the user")
+		}
+		if err != nil && !errors.Is(err, server.ErrNotFound) {
+			c.log.Warn("approval answer not applied", "id", id, "err", err)
+		}
+	})
+	c.mu.Unlock()
+}
+
+// stopAsking stops waiting for the prompt of a request resolved otherwise.
+func (c *conn) stopAsking(id string) {
+	c.mu.Lock()
+	cancel := c.asking[id]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// showDocumentParams is window/showDocument's params with takeFocus always
+// written: the files open beside what the user is doing.
+type showDocumentParams struct {
+	URI       protocol.URI `json:"uri"`
+	TakeFocus bool         `json:"takeFocus"`
+}
+
+// show opens the files a tool wrote, when the client can.
+func (c *conn) show(t *tracked, diffs []loop.FileDiff) {
+	if !c.capabilities().showDocument {
+		return
+	}
+	var root string
+	if roots := t.sess.Spec().Roots; len(roots) > 0 {
+		root = roots[0]
+	}
+	paths := make([]string, 0, len(diffs))
+	for _, d := range diffs {
+		p := d.Path
+		if !filepath.IsAbs(p) && root != "" {
+			p = filepath.Join(root, p)
+		}
+		paths = append(paths, p)
+	}
+	c.spawn(func() {
+		for _, p := range paths {
+			ctx, cancel := context.WithTimeout(c.ctx, createTimeout)
+			err := t.rc.Call(ctx, "window/showDocument", &showDocumentParams{URI: uri.File(p)}, nil)
+			cancel()
+			if err != nil {
+				c.log.Debug("showDocument failed", "err", err)
+			}
+		}
+	})
+}
+
+// tokenKey tells tokens apart: "5" (a string) is not 5.
+func tokenKey(tok *protocol.ProgressToken) string { return fmt.Sprintf("%q", *tok) }
+
+// shorten cuts s to at most n runes on one line.
+func shorten(s string, n int) string {
+	b := []rune{}
+	for _, r := range s {
+		if r == '\n' || r == '\r' || r == '\t' {
+			r = ' '
+		}
+		if len(b) == n {
+			return string(b[:n-1]) + "…"
+		}
+		b = append(b, r)
+	}
+	return string(b)
+}
