@@ -1,0 +1,268 @@
+// End-to-end tests of `zero mcp` with the official TypeScript MCP client,
+// over stdio and over streamable HTTP, against the scripted model.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ZERO_BIN, tempDir, toolReply, answer, startModel, spawnZero } from "./lib.mjs";
+
+const cmd = (thought, code) => toolReply(thought, "code_execution_tool", { runtime: "terminal", code });
+
+/** The environment spawnZero gives the binary, for the SDK's own spawn. */
+function zeroEnv(t, url, env = {}) {
+  const home = tempDir(t, "zero-home-");
+  return {
+    PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"),
+    TMPDIR: process.env.TMPDIR ?? "/tmp", ZERO_MODEL: "llmtest", OPENAI_BASE_URL: url,
+    ZERO_SANDBOX: "local", ZERO_APPROVAL: "auto", ...env,
+  };
+}
+
+/** An SDK client on `zero mcp` over stdio; closed when the test ends. */
+async function stdioClient(t, url, { env, capabilities = {}, cwd } = {}) {
+  const transport = new StdioClientTransport({ command: ZERO_BIN, args: ["mcp"], env: zeroEnv(t, url, env), stderr: "pipe", cwd });
+  let stderr = "";
+  transport.stderr?.on("data", (d) => { stderr += d; });
+  const client = new Client({ name: "e2e", version: "1" }, { capabilities });
+  t.after(() => client.close());
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    throw new Error(`connect: ${e.message}\n${stderr}`);
+  }
+  client.stderrText = () => stderr;
+  return client;
+}
+
+async function call(client, name, args, opts) {
+  const res = await client.callTool({ name, arguments: args }, undefined, opts);
+  assert.ok(!res.isError, `${name} failed: ${JSON.stringify(res.content)}`);
+  assert.ok(res.structuredContent, `${name} has no structured content`);
+  return res.structuredContent;
+}
+
+/** Polls zero_status until cond; returns the last status and every event. */
+async function follow(client, session, cond, since = 0) {
+  const events = [];
+  const end = Date.now() + 20000;
+  for (;;) {
+    const st = await call(client, "zero_status", { session, since, wait: 2 });
+    events.push(...st.events);
+    since = st.cursor;
+    if (cond(st)) return { st, events };
+    if (Date.now() > end) throw new Error(`zero_status never got there: ${JSON.stringify(events.map((e) => e.type))}`);
+  }
+}
+const finished = (st) => !st.running && st.result;
+
+test("stdio: a command runs in the sandbox, events stream before the answer, the session loads back", async (t) => {
+  const url = await startModel(t, [
+    { match: "say hello", reasoning: "Let me run echo.", content: cmd("run echo", "echo hello-$((6*7))") },
+    { match: "hello-42", content: answer("the output was hello-42") },
+    { match: "what did you see", content: answer("I saw hello-42") },
+  ]);
+  const ws = tempDir(t);
+  const client = await stdioClient(t, url);
+  const { tools } = await client.listTools();
+  for (const tool of tools) assert.ok(tool.outputSchema, `${tool.name} has an output schema`);
+
+  const started = await call(client, "zero_start", { message: "say hello", workspace: ws });
+  assert.equal(started.intervened, false);
+  const { st, events } = await follow(client, started.session, finished, started.cursor);
+  assert.equal(st.result.response, "the output was hello-42");
+  const at = (pred) => events.findIndex(pred);
+  const answerAt = at((e) => e.type === "response");
+  assert.ok(answerAt > 0, "the answer is an event");
+  for (const [what, pred] of [
+    ["reasoning", (e) => e.type === "reasoning_delta"],
+    ["thoughts", (e) => e.type === "thoughts_delta"],
+    ["tool call", (e) => e.type === "tool_call" && e.kind === "execute"],
+    ["live output", (e) => e.type === "tool_output_delta" && e.text.includes("hello-42")],
+    ["tool result", (e) => e.type === "tool_result" && e.status === "completed"],
+  ]) {
+    const i = at(pred);
+    assert.ok(i >= 0 && i < answerAt, `${what} arrives before the answer: ${JSON.stringify(events.map((e) => e.type))}`);
+  }
+
+  // Loading the session back: it is a resource with its transcript, and it continues.
+  const { resources } = await client.listResources();
+  assert.deepEqual(resources.map((r) => r.uri), [`zero://session/${started.session}`]);
+  const read = await client.readResource({ uri: `zero://session/${started.session}` });
+  assert.match(read.contents[0].text, /say hello[\s\S]*echo hello[\s\S]*the output was hello-42/);
+  const again = await call(client, "zero_run", { message: "what did you see", session: started.session });
+  assert.equal(again.response, "I saw hello-42");
+  assert.equal(again.run, 2);
+  const { sessions } = await call(client, "zero_sessions", {});
+  assert.equal(sessions.length, 1);
+});
+
+test("stdio: zero_run sends progress and log notifications", async (t) => {
+  const url = await startModel(t, [
+    { match: "build it", content: cmd("compile things", "echo built-$((1+1))") },
+    { match: "built-2", content: answer("all built") },
+  ]);
+  const ws = tempDir(t);
+  const client = await stdioClient(t, url);
+  const logs = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+  await client.setLoggingLevel("info");
+  const progress = [];
+  const out = await call(client, "zero_run", { message: "build it", workspace: ws }, { onprogress: (p) => progress.push(p) });
+  assert.equal(out.stop_reason, "response");
+  assert.equal(out.response, "all built");
+  assert.ok(progress.some((p) => p.message?.includes("compile things")), `progress: ${JSON.stringify(progress)}`);
+  assert.ok(logs.some((l) => String(l.data).includes("tool call")), `logs: ${JSON.stringify(logs)}`);
+});
+
+test("stdio: a message during a run is an intervention", async (t) => {
+  const url = await startModel(t, [
+    { match: "long task", content: cmd("working slowly", "echo slow"), chunk_size: 4, delay: "20ms" },
+    { match: "also say banana", content: answer("banana noted") },
+  ]);
+  const ws = tempDir(t);
+  const client = await stdioClient(t, url);
+  const started = await call(client, "zero_start", { message: "long task", workspace: ws });
+  await follow(client, started.session, (st) => st.events.length > 0);
+  const reply = await call(client, "zero_reply", { session: started.session, message: "also say banana" });
+  assert.equal(reply.intervened, true);
+  const { st } = await follow(client, started.session, finished);
+  assert.equal(st.result.response, "banana noted");
+});
+
+test("stdio: cancel mid-command; two sessions at once", async (t) => {
+  const url = await startModel(t, [
+    { match: "slow one", content: cmd("sleeping", "sleep 30") },
+    { match: "quick one", content: answer("quick done") },
+  ]);
+  const ws = tempDir(t);
+  const client = await stdioClient(t, url);
+  const slow = call(client, "zero_run", { message: "slow one", workspace: ws });
+  let slowSession;
+  const end = Date.now() + 10000;
+  while (!slowSession) {
+    const { sessions } = await call(client, "zero_sessions", {});
+    slowSession = sessions.find((s) => s.running)?.id;
+    if (Date.now() > end) throw new Error("the slow run never started");
+  }
+  await follow(client, slowSession, (st) => st.events.some((e) => e.type === "tool_started"));
+  // The other session answers while the first one's call still blocks.
+  const quick = await call(client, "zero_run", { message: "quick one", workspace: ws });
+  assert.equal(quick.response, "quick done");
+  assert.notEqual(quick.session, slowSession);
+  const c = await call(client, "zero_cancel", { session: slowSession });
+  assert.equal(c.cancelled, true);
+  const out = await slow;
+  assert.equal(out.stop_reason, "cancelled");
+});
+
+test("stdio: approvals granted by elicitation and refused with zero_approve", async (t) => {
+  const replies = [
+    { match: "risky", content: cmd("risky step", "echo approved-$((40+2))") },
+    { match: "approved-42", content: answer("ran it") },
+    { match: "refused by", content: answer("was refused") },
+  ];
+  // Granted through elicitation: the client advertised it.
+  {
+    const client = await stdioClient(t, await startModel(t, replies), { env: { ZERO_APPROVAL: "ask" }, capabilities: { elicitation: {} } });
+    const asked = [];
+    client.setRequestHandler(ElicitRequestSchema, (req) => { asked.push(req.params.message); return { action: "accept", content: {} }; });
+    const out = await call(client, "zero_run", { message: "risky", workspace: tempDir(t) });
+    assert.equal(out.response, "ran it");
+    assert.equal(asked.length, 1);
+  }
+  // Refused through zero_approve: no elicitation, the approval waits in zero_status.
+  {
+    const client = await stdioClient(t, await startModel(t, replies), { env: { ZERO_APPROVAL: "ask" } });
+    const started = await call(client, "zero_start", { message: "risky", workspace: tempDir(t) });
+    const { st } = await follow(client, started.session, (st) => st.pending_approvals.length > 0);
+    const [req] = st.pending_approvals;
+    assert.equal(req.tool, "code_execution_tool");
+    const ans = await call(client, "zero_approve", { id: req.id, approve: false, reason: "refused by the user" });
+    assert.equal(ans.approved, false);
+    const done = await follow(client, started.session, finished);
+    assert.equal(done.st.result.response, "was refused");
+  }
+  // Granted through zero_approve.
+  {
+    const client = await stdioClient(t, await startModel(t, replies), { env: { ZERO_APPROVAL: "ask" } });
+    const started = await call(client, "zero_start", { message: "risky", workspace: tempDir(t) });
+    const { st } = await follow(client, started.session, (st) => st.pending_approvals.length > 0);
+    await call(client, "zero_approve", { id: st.pending_approvals[0].id, approve: true });
+    const done = await follow(client, started.session, finished);
+    assert.equal(done.st.result.response, "ran it");
+  }
+});
+
+test("http: bearer token required; a run over streamable HTTP", async (t) => {
+  const url = await startModel(t, [
+    { match: "build it", content: cmd("compile things", "echo built-$((1+1))") },
+    { match: "built-2", content: answer("all built") },
+  ]);
+  const token = "e2e-secret-token";
+  const proc = spawnZero(t, ["mcp", "--http", "127.0.0.1:0"], { url, env: { ZERO_MCP_TOKEN: token } });
+  const lines = createInterface({ input: proc.stderr });
+  let endpoint;
+  for await (const line of lines) {
+    const m = line.match(/zero mcp: listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+    if (m) { endpoint = m[1]; break; }
+  }
+  assert.ok(endpoint, `no listening line: ${proc.stderrText()}`);
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+  for (const auth of [undefined, "Bearer wrong"]) {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    if (auth) headers.authorization = auth;
+    const res = await fetch(endpoint, { method: "POST", headers, body });
+    assert.equal(res.status, 401, `Authorization ${auth}`);
+  }
+  const client = new Client({ name: "e2e-http", version: "1" });
+  const transport = new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  t.after(() => client.close());
+  const progress = [];
+  const out = await call(client, "zero_run", { message: "build it", workspace: tempDir(t) }, { onprogress: (p) => progress.push(p) });
+  assert.equal(out.response, "all built");
+  assert.ok(progress.length > 0, "progress over HTTP");
+  await client.close();
+  proc.kill("SIGTERM");
+  const [code] = await once(proc, "exit");
+  assert.ok(code === 0 || code === null || code === 130 || code === 143, `exit code ${code}: ${proc.stderrText()}`);
+});
+
+test("stdio robustness: malformed line, unknown method, bad arguments, EOF", async (t) => {
+  const url = await startModel(t, []);
+  const proc = spawnZero(t, ["mcp"], { url });
+  const out = createInterface({ input: proc.stdout });
+  const pending = [];
+  const got = [];
+  out.on("line", (l) => { got.push(JSON.parse(l)); pending.shift()?.(); });
+  const next = async () => {
+    if (got.length === 0) await new Promise((r) => pending.push(r));
+    return got.shift();
+  };
+  const send = (s) => proc.stdin.write(s + "\n");
+
+  send('{"jsonrpc":"2.0","id":1,"method":"initialize"');
+  assert.equal((await next()).error?.code, -32700);
+  send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+  assert.ok((await next()).result?.serverInfo, "initialize after a malformed line");
+  send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "no/such/method" }));
+  assert.equal((await next()).error?.code, -32601);
+  send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "zero_start", arguments: { message: "x", workspace: "relative/dir" } } }));
+  const bad = await next();
+  assert.equal(bad.result?.isError, true);
+  assert.match(bad.result.content[0].text, /^workspace: must be an absolute path/);
+  send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "zero_status", arguments: { session: 7 } } }));
+  assert.match((await next()).result.content[0].text, /^session: must be a string/);
+
+  const t0 = Date.now();
+  proc.stdin.end();
+  await once(proc, "exit");
+  assert.ok(Date.now() - t0 < 2000, `exited after ${Date.now() - t0} ms`);
+});

@@ -1,0 +1,127 @@
+package mcpface
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+// drive records that the client of ctx works on s: its approval requests
+// go to that client (by elicitation when it advertised it), and its run is
+// cancelled when this face stops.
+func (f *face) drive(ctx context.Context, s *server.Session) {
+	cs := mcpserver.ClientSessionFromContext(ctx)
+	id := s.ID()
+	if f.setClient(id, cs) {
+		return
+	}
+	// Subscribe outside f.mu: the session holds its own lock while it calls
+	// onEvent, which takes f.mu.
+	unsubscribe := s.Subscribe(func(e loop.Event) { f.onEvent(id, e) })
+	f.mu.Lock()
+	if f.closed || f.driven[id] != nil {
+		f.mu.Unlock()
+		unsubscribe()
+		f.setClient(id, cs)
+		return
+	}
+	f.driven[id] = &driven{client: cs, unsubscribe: unsubscribe}
+	f.mu.Unlock()
+}
+
+// setClient makes cs the client of a driven session and reports whether the
+// session was driven already.
+func (f *face) setClient(id string, cs mcpserver.ClientSession) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.driven[id]
+	if d != nil && cs != nil {
+		d.client = cs
+	}
+	return d != nil
+}
+
+// onEvent runs on the session's run goroutine: it must not block, so an
+// elicitation gets a goroutine of its own (owned by f.wg).
+func (f *face) onEvent(session string, e loop.Event) {
+	switch e.Type {
+	case server.EventApprovalRequested:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		d := f.driven[session]
+		if f.closed || d == nil || !canElicit(d.client) {
+			return // zero_status lists it; zero_approve answers it
+		}
+		ctx := f.ctx
+		if rc := f.running[session]; rc != nil {
+			ctx = rc
+		}
+		ctx, cancel := context.WithCancel(f.srv.WithContext(ctx, d.client))
+		f.asking[e.Text] = cancel
+		f.wg.Add(1)
+		go f.elicit(ctx, cancel, e)
+	case server.EventApprovalResolved:
+		f.mu.Lock()
+		cancel := f.asking[e.Text]
+		delete(f.asking, e.Text)
+		f.mu.Unlock()
+		if cancel != nil {
+			cancel() // answered elsewhere (zero_approve, or the run ended)
+		}
+	}
+}
+
+func canElicit(cs mcpserver.ClientSession) bool {
+	ci, ok := cs.(mcpserver.SessionWithClientInfo)
+	return ok && ci.GetClientCapabilities().Elicitation != nil
+}
+
+// elicit asks the user about approval request e: accept approves (and
+// "always" when ticked), decline and cancel refuse. When the client cannot
+// answer, the request stays pending for zero_approve.
+func (f *face) elicit(ctx context.Context, cancel context.CancelFunc, e loop.Event) {
+	defer f.wg.Done()
+	defer cancel()
+	id := e.Text
+	title := cmpOr(e.Title, e.Tool)
+	res, err := f.srv.RequestElicitation(ctx, mcp.ElicitationRequest{
+		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params: mcp.ElicitationParams{
+			Message: fmt.Sprintf("Zero wants to run %s. Allow it?", title),
+			RequestedSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"always": map[string]any{"type": "boolean", "title": "Always allow this in the session", "default": false},
+				},
+			},
+		},
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			f.log.Warn("elicitation failed; the approval waits for zero_approve", "approval", id, "err", err)
+		}
+		return
+	}
+	ap := f.mgr.Approvals()
+	if ap == nil {
+		return
+	}
+	switch res.Action {
+	case mcp.ElicitationResponseActionAccept:
+		always := false
+		if m, ok := res.Content.(map[string]any); ok {
+			always, _ = m["always"].(bool)
+		}
+		err = ap.Approve(id, always)
+	default:
+		err = ap.Deny(id, "refused by the user")
+	}
+	if err != nil {
+		f.log.Debug("approval already answered", "approval", id, "err", err)
+	}
+}

@@ -1,0 +1,191 @@
+package mcpface
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+const (
+	// maxEvents bounds one zero_status answer, so a model's context is not
+	// flooded; "more" tells it to call again from the cursor.
+	maxEvents = 300
+	// maxResult bounds a tool result's text in the transcript.
+	maxResult = 4000
+	uriPrefix = "zero://session/"
+)
+
+// compact is an event as zero_status hands it out: only what a model needs.
+type compact struct {
+	Seq        int64  `json:"seq"`
+	Agent      int    `json:"agent,omitempty"`
+	Type       string `json:"type"`
+	Item       string `json:"item,omitempty"`
+	Text       string `json:"text,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	Title      string `json:"title,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Status     string `json:"status,omitempty"`
+	StopReason string `json:"stop_reason,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Profile    string `json:"profile,omitempty"`
+}
+
+func isDelta(t loop.EventType) bool {
+	switch t {
+	case loop.EventReasoningDelta, loop.EventThoughtsDelta, loop.EventResponseDelta, loop.EventToolOutputDelta:
+		return true
+	}
+	return false
+}
+
+// compactEvents drops bookkeeping events (turns, usage, the response
+// tool's own call, which is the answer) and joins consecutive deltas of the
+// same item. Seq of a joined delta is its last one's. When more than
+// maxEvents remain, it stops there and returns that event's seq as the
+// cursor with more set.
+func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
+	out := []compact{}
+	for _, e := range evs {
+		switch {
+		case e.Type == loop.EventTurnStarted || e.Type == loop.EventUsage:
+			continue
+		case e.Tool == "response" && (e.Type == loop.EventToolCall || e.Type == loop.EventToolStarted || e.Type == loop.EventToolResult):
+			continue
+		}
+		if n := len(out); n > 0 && isDelta(e.Type) {
+			last := &out[n-1]
+			if last.Type == string(e.Type) && last.Item == e.Item && last.Agent == e.Agent {
+				last.Text += e.Text
+				last.Seq = e.Seq
+				continue
+			}
+		}
+		if len(out) == maxEvents {
+			return out, out[len(out)-1].Seq, true
+		}
+		out = append(out, compact{Seq: e.Seq, Agent: e.Agent, Type: string(e.Type), Item: e.Item, Text: e.Text,
+			Tool: e.Tool, Title: e.Title, Kind: e.Kind, Status: e.Status, StopReason: e.StopReason,
+			Error: e.Error, Profile: e.Profile})
+	}
+	return out, cursor, false
+}
+
+// transcript renders a session's event log as markdown: the user's
+// messages, headlines, tool calls with their results, and the answers.
+func transcript(info server.Info, evs []loop.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Zero session %s\n\n", info.ID)
+	if len(info.Roots) > 0 {
+		fmt.Fprintf(&b, "Workspace: %s  \n", strings.Join(info.Roots, ", "))
+	}
+	if info.Profile != "" {
+		fmt.Fprintf(&b, "Profile: %s  \n", info.Profile)
+	}
+	fmt.Fprintf(&b, "Runs: %d\n", info.Runs)
+	who := func(agent int) string {
+		if agent == 0 {
+			return "Zero"
+		}
+		return fmt.Sprintf("Subordinate %d", agent)
+	}
+	for _, e := range evs {
+		switch e.Type {
+		case loop.EventRunStarted:
+			fmt.Fprintf(&b, "\n## User\n\n%s\n", e.Text)
+		case loop.EventHeadline:
+			fmt.Fprintf(&b, "\n_%s: %s_\n", who(e.Agent), e.Text)
+		case loop.EventToolCall:
+			if e.Tool == "response" {
+				continue
+			}
+			fmt.Fprintf(&b, "\n### %s calls %s\n", who(e.Agent), cmpOr(e.Title, e.Tool))
+			if len(e.Args) > 0 {
+				args := e.Args
+				var v any
+				if json.Unmarshal(e.Args, &v) == nil {
+					if pretty, err := json.MarshalIndent(v, "", "  "); err == nil {
+						args = pretty
+					}
+				}
+				fmt.Fprintf(&b, "\n```json\n%s\n```\n", args)
+			}
+		case loop.EventToolResult:
+			if e.Tool == "response" {
+				continue
+			}
+			text := e.Text
+			if r := []rune(text); len(r) > maxResult {
+				text = string(r[:maxResult]) + "\n… (cut)"
+			}
+			fmt.Fprintf(&b, "\nResult (%s):\n\n```\n%s\n```\n", cmpOr(e.Status, "completed"), strings.TrimRight(text, "\n"))
+			for _, d := range e.Diffs {
+				fmt.Fprintf(&b, "\nChanged %s\n", d.Path)
+			}
+		case server.EventApprovalRequested:
+			fmt.Fprintf(&b, "\n_Approval asked for %s (%s)_\n", cmpOr(e.Title, e.Tool), e.Text)
+		case server.EventApprovalResolved:
+			fmt.Fprintf(&b, "\n_Approval %s: %s_\n", e.Text, e.Status)
+		case loop.EventResponse:
+			if e.Agent == 0 {
+				fmt.Fprintf(&b, "\n## Zero\n\n%s\n", e.Text)
+			} else {
+				fmt.Fprintf(&b, "\n**%s answered:** %s\n", who(e.Agent), e.Text)
+			}
+		case loop.EventWarning:
+			fmt.Fprintf(&b, "\n> Warning: %s\n", e.Text)
+		case loop.EventError:
+			fmt.Fprintf(&b, "\n> Error: %s\n", cmpOr(e.Error, e.Text))
+		case loop.EventRunEnded:
+			if e.StopReason != loop.StopResponse {
+				fmt.Fprintf(&b, "\n_Run ended: %s%s_\n", e.StopReason, errSuffix(e.Error))
+			}
+		}
+	}
+	return b.String()
+}
+
+func errSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// syncResources makes resources/list show the manager's sessions; mcp-go
+// lists a static set, so it is refreshed before each listing.
+func (f *face) syncResources() {
+	var rs []mcpserver.ServerResource
+	for _, in := range f.mgr.List() {
+		name := cmpOr(in.Title, "session "+in.ID)
+		rs = append(rs, mcpserver.ServerResource{
+			Resource: mcp.NewResource(uriPrefix+in.ID, name,
+				mcp.WithResourceDescription(fmt.Sprintf("Zero session %s (%d runs)", in.ID, in.Runs)),
+				mcp.WithMIMEType("text/markdown")),
+			Handler: f.readSession,
+		})
+	}
+	f.srv.SetResources(rs...)
+}
+
+func (f *face) readSession(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	id, ok := strings.CutPrefix(req.Params.URI, uriPrefix)
+	if !ok || id == "" {
+		return nil, fmt.Errorf("%w: %s", mcpserver.ErrResourceNotFound, req.Params.URI)
+	}
+	s, err := f.mgr.Get(id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: no session %q", mcpserver.ErrResourceNotFound, id)
+	}
+	evs, _ := s.Events(0)
+	return []mcp.ResourceContents{mcp.TextResourceContents{
+		URI: req.Params.URI, MIMEType: "text/markdown", Text: transcript(s.Info(), evs),
+	}}, nil
+}

@@ -1,0 +1,230 @@
+package mcpface
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/zeroagent/zero/internal/servertest"
+	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/server"
+)
+
+const waitLong = 20 * time.Second
+
+func toolReply(thought, tool string, args map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"thoughts": []string{thought}, "headline": "H: " + thought, "tool_name": tool, "tool_args": args})
+	return string(b)
+}
+
+func answer(text string) string {
+	return toolReply("answering", "response", map[string]any{"text": text})
+}
+
+func command(thought, code string) string {
+	return toolReply(thought, "code_execution_tool", map[string]any{"runtime": "terminal", "code": code})
+}
+
+var askCommands = &server.Policy{Default: server.Auto, Rules: []server.Rule{{Tool: "code_execution_tool", Decision: server.Ask}}}
+
+// notes collects a client's notifications.
+type notes struct {
+	mu  sync.Mutex
+	got []mcp.JSONRPCNotification
+}
+
+func (n *notes) add(x mcp.JSONRPCNotification) { n.mu.Lock(); n.got = append(n.got, x); n.mu.Unlock() }
+
+func (n *notes) find(method string) []map[string]any {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []map[string]any
+	for _, x := range n.got {
+		if x.Method == method {
+			out = append(out, x.Params.AdditionalFields)
+		}
+	}
+	return out
+}
+
+type clientOpts struct {
+	elicit client.ElicitationHandler
+}
+
+type stdioRig struct {
+	env   *servertest.Env
+	c     *client.Client
+	notes *notes
+	done  chan error
+	in    *io.PipeWriter // client → server; closing it is EOF
+}
+
+// startStdio serves an env over io.Pipe and connects mcp-go's client to it.
+// Not parallel: mcp-go's stdio session is a package variable.
+func startStdio(t *testing.T, env *servertest.Env, co clientOpts) *stdioRig {
+	t.Helper()
+	return startStdioFace(t, env, co, nil)
+}
+
+func startStdioFace(t *testing.T, env *servertest.Env, co clientOpts, tweak func(*face)) *stdioRig {
+	t.Helper()
+	cr, sw := io.Pipe() // server → client
+	sr, cw := io.Pipe() // client → server
+	f, err := newFace(Options{Manager: env.Manager, Catalog: env.Catalog, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(f)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { // owned: the cleanup waits for done
+		err := f.serveStdio(ctx, sr, sw)
+		sw.Close()
+		done <- err
+		close(done)
+	}()
+	tr := transport.NewIO(cr, cw, io.NopCloser(strings.NewReader("")))
+	var opts []client.ClientOption
+	opts = append(opts, client.WithLegacyProtocolOnly())
+	if co.elicit != nil {
+		opts = append(opts, client.WithElicitationHandler(co.elicit))
+	}
+	c := client.NewClient(tr, opts...)
+	r := &stdioRig{env: env, c: c, notes: &notes{}, done: done, in: cw}
+	c.OnNotification(r.notes.add)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ictx, icancel := context.WithTimeout(ctx, waitLong)
+	defer icancel()
+	if _, err := c.Initialize(ictx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "test", Version: "1"},
+	}}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() {
+		cw.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("ServeStdio did not return after EOF")
+		}
+		cancel()
+		c.Close()
+	})
+	return r
+}
+
+// call calls a tool and returns its structured content decoded into a map.
+func call(t *testing.T, c *client.Client, name string, args map[string]any) (map[string]any, *mcp.CallToolResult) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return structured(t, res), res
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if res.StructuredContent == nil {
+		return nil
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func mustOK(t *testing.T, res *mcp.CallToolResult) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool error: %s", text(res))
+	}
+}
+
+// poll calls zero_status until cond holds for its answer, collecting the
+// events, and returns the last answer with all events seen.
+func poll(t *testing.T, c *client.Client, session string, since float64, cond func(st map[string]any) bool) (map[string]any, []map[string]any) {
+	t.Helper()
+	var evs []map[string]any
+	deadline := time.Now().Add(waitLong)
+	for time.Now().Before(deadline) {
+		st, res := call(t, c, "zero_status", map[string]any{"session": session, "since": since, "wait": 2})
+		mustOK(t, res)
+		for _, e := range st["events"].([]any) {
+			evs = append(evs, e.(map[string]any))
+		}
+		since = st["cursor"].(float64)
+		if cond(st) {
+			return st, evs
+		}
+	}
+	t.Fatalf("zero_status never met the condition; events %v", evs)
+	return nil, nil
+}
+
+func finished(st map[string]any) bool { return st["running"] == false && st["result"] != nil }
+
+func types(evs []map[string]any) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e["type"].(string))
+	}
+	return out
+}
+
+func index(evs []map[string]any, pred func(map[string]any) bool) int {
+	for i, e := range evs {
+		if pred(e) {
+			return i
+		}
+	}
+	return -1
+}
+
+func newEnv(t *testing.T, policy *server.Policy, replies ...llmtest.Reply) *servertest.Env {
+	return servertest.New(t, servertest.Options{Replies: replies, Policy: policy})
+}
+
+// rawLines reads the server's output lines.
+func rawLines(r io.Reader) chan string {
+	ch := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+		close(ch)
+	}()
+	return ch
+}

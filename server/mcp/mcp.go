@@ -1,0 +1,256 @@
+// Package mcpface is Zero's MCP face: `zero mcp` speaks the Model Context
+// Protocol over stdio (or streamable HTTP on loopback) with mcp-go and turns
+// the session manager into tools.
+//
+// One blocking tool call cannot be the only way to run the agent: some hosts
+// cut a call off after about 60 s and many never send a progress token. So
+// zero_start returns at once and zero_status long-polls the session's event
+// log with a cursor; zero_run blocks with progress notifications for the
+// hosts that handle them. Approvals go through elicitation when the client
+// advertised it and through zero_approve otherwise; sessions are resources
+// (their transcript as markdown).
+//
+// The package is named mcpface so it does not clash with mcp-go's mcp.
+package mcpface
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/zeroagent/zero/server"
+)
+
+// Options configures the face. Manager is required; the zero value of every
+// other field works.
+type Options struct {
+	Manager *server.Manager // required
+	// Catalog lists the profiles offered (tool descriptions and enums); nil
+	// accepts any profile name and lets the manager judge it.
+	Catalog server.Catalog
+	Version string
+	Logger  *slog.Logger
+	// DefaultWorkspace is used when a call names no workspace and the client
+	// advertises no roots; "" makes such a call fail with a clear error.
+	DefaultWorkspace string
+}
+
+const (
+	// stdioWorkers is mcp-go's maximum: tools/call runs on this pool, and a
+	// zero_run holds its worker for the whole run, so a small pool would
+	// make parallel calls queue behind long runs.
+	stdioWorkers = 100
+	stdioQueue   = 1000
+	// keepalive is how often zero_run sends progress with no news, well
+	// under the 60 s after which some hosts give up on a call.
+	keepalive = 10 * time.Second
+	// stopGrace bounds how long the face waits for its runs to end.
+	stopGrace = time.Second
+)
+
+// ServeStdio speaks MCP on in/out until in ends or ctx is done; then it
+// cancels the runs of the sessions it drove and returns: nil on EOF, ctx's
+// error when ctx ended it.
+//
+// mcp-go keeps the stdio client session in a package variable, so one
+// process serves at most one ServeStdio at a time.
+func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	f, err := newFace(opts)
+	if err != nil {
+		return err
+	}
+	return f.serveStdio(ctx, in, out)
+}
+
+// ServeHTTP serves MCP's streamable HTTP transport at /mcp on ln until ctx
+// is done, requiring "Authorization: Bearer <token>" on every request (401
+// otherwise). The caller checks that ln is on loopback. It returns nil after
+// ctx ends, having cancelled the runs of the sessions it drove.
+func ServeHTTP(ctx context.Context, ln net.Listener, token string, opts Options) error {
+	if token == "" {
+		return ErrNoToken
+	}
+	f, err := newFace(opts)
+	if err != nil {
+		return err
+	}
+	return f.serveHTTP(ctx, ln, token)
+}
+
+func (f *face) serveStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	f.start(ctx)
+	ss := mcpserver.NewStdioServer(f.srv)
+	ss.SetErrorLogger(slogLogLogger(f.log))
+	mcpserver.WithWorkerPoolSize(stdioWorkers)(ss)
+	mcpserver.WithQueueSize(stdioQueue)(ss)
+	// Listen returns once every request handler has returned; its ctx
+	// ends zero_run's runs and zero_status's waits.
+	err := ss.Listen(ctx, in, out)
+	f.stop()
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("mcp stdio: %w", err)
+	}
+	return ctx.Err()
+}
+
+func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) error {
+	f.start(ctx)
+	// Requests get a context that ends with the server, so a zero_run in
+	// flight does not hold up the shutdown.
+	reqCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer endRequests()
+	hs := &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slogLogLogger(f.log),
+	}
+	sh := mcpserver.NewStreamableHTTPServer(f.srv,
+		mcpserver.WithStreamableHTTPServer(hs),
+		mcpserver.WithStateful(true),
+		mcpserver.WithEndpointPath("/mcp"),
+		mcpserver.WithStreamableHTTPLogger(f.log),
+		mcpserver.WithHeartbeatInterval(25*time.Second),
+	)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sh)
+	hs.Handler = requireBearer(token, mux)
+
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }() // owned: awaited below
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	endRequests()
+	f.stop()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+	defer cancel()
+	sh.CloseSessions(sctx)
+	if serr := hs.Shutdown(sctx); serr != nil {
+		_ = hs.Close()
+	}
+	if err == nil {
+		err = <-served
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("mcp http: %w", err)
+	}
+	return nil
+}
+
+// requireBearer answers 401 to any request without the token, comparing in
+// constant time so the token cannot be guessed byte by byte.
+func requireBearer(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="zero"`)
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// slogLogLogger adapts the injected logger for mcp-go and net/http, which
+// take a *log.Logger (and would otherwise write to stderr on their own).
+func slogLogLogger(l *slog.Logger) *log.Logger {
+	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
+}
+
+// face is the state shared by the tool handlers of one Serve call.
+type face struct {
+	opts Options
+	mgr  *server.Manager
+	log  *slog.Logger
+	srv  *mcpserver.MCPServer
+
+	keepalive time.Duration // zero_run's quiet progress interval; tests shorten it
+
+	mu      sync.Mutex
+	ctx     context.Context // the Serve call's; elicitations live under it
+	cancel  context.CancelFunc
+	closed  bool
+	wg      sync.WaitGroup // elicitation goroutines
+	driven  map[string]*driven
+	asking  map[string]context.CancelFunc // approval id → its elicitation
+	running map[string]context.Context    // session → ctx of a zero_run in flight
+}
+
+// driven is a session this face has worked on: the client that last drove
+// it (asked for its approvals) and the subscription that watches for them.
+type driven struct {
+	client      mcpserver.ClientSession
+	unsubscribe func()
+}
+
+func newFace(opts Options) (*face, error) {
+	if opts.Manager == nil {
+		return nil, ErrNoManager
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	f := &face{
+		opts: opts, mgr: opts.Manager, log: opts.Logger, keepalive: keepalive,
+		driven: map[string]*driven{}, asking: map[string]context.CancelFunc{}, running: map[string]context.Context{},
+	}
+	f.srv = f.newMCPServer()
+	return f, nil
+}
+
+func (f *face) start(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
+}
+
+// stop cancels the runs of the sessions this face drove, ends its
+// elicitations and waits (up to stopGrace) for the runs to end. Sessions
+// stay in the manager: the caller decides whether to close them.
+func (f *face) stop() {
+	f.mu.Lock()
+	f.closed = true
+	f.cancel()
+	var sessions []string
+	var unsubs []func()
+	for id, d := range f.driven {
+		sessions = append(sessions, id)
+		unsubs = append(unsubs, d.unsubscribe)
+	}
+	f.driven = map[string]*driven{}
+	f.mu.Unlock()
+	for _, u := range unsubs {
+		u() // outside f.mu: see drive
+	}
+	f.wg.Wait()
+	deadline := time.Now().Add(stopGrace)
+	for _, id := range sessions {
+		s, err := f.mgr.Get(id)
+		if err != nil {
+			continue
+		}
+		s.Cancel()
+		for s.Running() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

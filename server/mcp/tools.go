@@ -1,0 +1,588 @@
+package mcpface
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+const (
+	maxWait    = 50 // seconds zero_status may wait: under the ~60 s hosts allow a call
+	rootsLimit = 5 * time.Second
+)
+
+func (f *face) newMCPServer() *mcpserver.MCPServer {
+	hooks := &mcpserver.Hooks{}
+	hooks.AddBeforeListResources(func(context.Context, any, *mcp.ListResourcesRequest) { f.syncResources() })
+	s := mcpserver.NewMCPServer("zero", f.opts.Version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithResourceCapabilities(false, false),
+		mcpserver.WithLogging(),
+		mcpserver.WithRecovery(),
+		mcpserver.WithHooks(hooks),
+		mcpserver.WithInstructions("Zero is an autonomous coding agent working in a sandbox on your workspace. "+
+			"Start a task with zero_start and follow it with zero_status (pass the cursor back; wait up to 50 s), "+
+			"or use zero_run to block until the answer. Answer approval requests with zero_approve."),
+	)
+	f.srv = s
+	profile := f.profileSchema()
+	s.AddTool(tool("zero_start",
+		"Start a task for the Zero agent (or continue a session) and return at once with the session id, the run number and a cursor; follow the run with zero_status. If the session is running, the message is delivered to the run as an intervention."+f.profileHint(),
+		obj(props{"message": str("The task or message for the agent."),
+			"workspace": str("Absolute path of the folder the agent works in; defaults to the client's first root."),
+			"session":   str("Id of a session to continue."), "profile": profile}, "message"),
+		startOutSchema), f.handleStart)
+	s.AddTool(tool("zero_status",
+		"Events of a session since a cursor (thoughts, tool calls, output, answer), whether it is still running, the approvals it waits for, and the result of its last run. With wait > 0 it waits up to that many seconds (max 50) for news.",
+		obj(props{"session": str("Session id."),
+			"since": map[string]any{"type": "integer", "minimum": 0, "description": "Cursor from the previous call (0 = from the start)."},
+			"wait":  map[string]any{"type": "number", "minimum": 0, "maximum": maxWait, "description": "Seconds to wait for news (default 0)."}}, "session"),
+		statusOutSchema), f.handleStatus)
+	s.AddTool(tool("zero_reply",
+		"Send a follow-up message to a session: it starts a new run, or is delivered to the running one as an intervention.",
+		obj(props{"session": str("Session id."), "message": str("The message.")}, "session", "message"),
+		startOutSchema), f.handleReply)
+	s.AddTool(tool("zero_approve",
+		"Answer an approval request (ids are listed by zero_status as pending_approvals).",
+		obj(props{"id": str("Approval request id."),
+			"approve": map[string]any{"type": "boolean", "description": "true runs the tool, false refuses it."},
+			"always":  map[string]any{"type": "boolean", "description": "Also allow later calls like this one in the session."},
+			"reason":  str("Why it is refused (told to the agent).")}, "id", "approve"),
+		approveOutSchema), f.handleApprove)
+	s.AddTool(tool("zero_cancel", "Cancel the run in progress of a session.",
+		obj(props{"session": str("Session id.")}, "session"), cancelOutSchema), f.handleCancel)
+	s.AddTool(tool("zero_sessions", "List the sessions.", obj(props{}), sessionsOutSchema), f.handleSessions)
+	s.AddTool(tool("zero_run",
+		"Run a task with the Zero agent and wait for its answer. Sends progress notifications (headline and latest thought) when given a progress token; prefer zero_start + zero_status when calls time out."+f.profileHint(),
+		obj(props{"message": str("The task or message for the agent."),
+			"workspace": str("Absolute path of the folder the agent works in; defaults to the client's first root."),
+			"session":   str("Id of a session to continue."), "profile": profile}, "message"),
+		runOutSchema), f.handleRun)
+
+	s.AddResourceTemplate(mcp.NewResourceTemplate("zero://session/{id}", "Zero session",
+		mcp.WithTemplateDescription("Transcript of a Zero session: messages, tool calls with results, answers."),
+		mcp.WithTemplateMIMEType("text/markdown")), f.readSession)
+	return s
+}
+
+type props map[string]any
+
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+
+func obj(p props, required ...string) map[string]any {
+	o := map[string]any{"type": "object", "properties": map[string]any(p), "additionalProperties": false}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+func tool(name, desc string, in map[string]any, out json.RawMessage) mcp.Tool {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		panic(err) // static schemas: a programmer error
+	}
+	t := mcp.NewToolWithRawSchema(name, desc, raw)
+	mcp.WithRawOutputSchema(out)(&t)
+	return t
+}
+
+func (f *face) profileSchema() map[string]any {
+	p := str("Agent profile for a new session (or to switch a session to).")
+	if f.opts.Catalog != nil {
+		var ids []string
+		for _, c := range f.opts.Catalog.Profiles() {
+			ids = append(ids, c.ID)
+		}
+		if len(ids) > 0 {
+			p["enum"] = ids
+		}
+	}
+	return p
+}
+
+func (f *face) profileHint() string {
+	if f.opts.Catalog == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range f.opts.Catalog.Profiles() {
+		if b.Len() == 0 {
+			b.WriteString(" Profiles: ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(c.ID)
+		if c.Description != "" {
+			b.WriteString(" (" + c.Description + ")")
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// Output schemas, written out so clients see exactly what comes back.
+var (
+	startOutSchema = json.RawMessage(`{"type":"object","properties":{
+"session":{"type":"string"},"run":{"type":"integer"},"cursor":{"type":"integer","description":"pass to zero_status as since"},
+"intervened":{"type":"boolean","description":"the message went to the running run"},"workspace":{"type":"string"}},
+"required":["session","run","cursor","intervened"]}`)
+	eventSchema = `{"type":"object","properties":{"seq":{"type":"integer"},"agent":{"type":"integer"},"type":{"type":"string"},
+"item":{"type":"string"},"text":{"type":"string"},"tool":{"type":"string"},"title":{"type":"string"},"kind":{"type":"string"},
+"status":{"type":"string"},"stop_reason":{"type":"string"},"error":{"type":"string"},"profile":{"type":"string"}},"required":["seq","type"]}`
+	approvalSchema  = `{"type":"object","properties":{"id":{"type":"string"},"tool":{"type":"string"},"title":{"type":"string"},"subject":{"type":"string"}},"required":["id","tool","title"]}`
+	resultSchema    = `{"type":"object","properties":{"run":{"type":"integer"},"stop_reason":{"type":"string"},"response":{"type":"string"},"error":{"type":"string"}},"required":["run","stop_reason"]}`
+	statusOutSchema = json.RawMessage(`{"type":"object","properties":{"session":{"type":"string"},
+"events":{"type":"array","items":` + eventSchema + `},"cursor":{"type":"integer"},"more":{"type":"boolean","description":"more events wait: call again with cursor"},
+"running":{"type":"boolean"},"pending_approvals":{"type":"array","items":` + approvalSchema + `},"result":` + resultSchema + `},
+"required":["session","events","cursor","running","pending_approvals"]}`)
+	approveOutSchema  = json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean"}},"required":["id","approved"]}`)
+	cancelOutSchema   = json.RawMessage(`{"type":"object","properties":{"session":{"type":"string"},"cancelled":{"type":"boolean","description":"a run was going on"}},"required":["session","cancelled"]}`)
+	sessionsOutSchema = json.RawMessage(`{"type":"object","properties":{"sessions":{"type":"array","items":{"type":"object","properties":{
+"id":{"type":"string"},"roots":{"type":"array","items":{"type":"string"}},"profile":{"type":"string"},"model":{"type":"string"},"title":{"type":"string"},
+"created":{"type":"string"},"updated":{"type":"string"},"running":{"type":"boolean"},"paused":{"type":"boolean"},"runs":{"type":"integer"},"last_seq":{"type":"integer"}},
+"required":["id","running","runs"]}}},"required":["sessions"]}`)
+	runOutSchema = json.RawMessage(`{"type":"object","properties":{"session":{"type":"string"},"run":{"type":"integer"},
+"stop_reason":{"type":"string","enum":["response","cancelled","error","intervened"]},"response":{"type":"string"},"error":{"type":"string"},
+"intervened":{"type":"boolean"}},"required":["session","run","stop_reason"]}`)
+)
+
+// Tool arguments and results.
+type (
+	startArgs struct {
+		Message   string `json:"message"`
+		Workspace string `json:"workspace"`
+		Session   string `json:"session"`
+		Profile   string `json:"profile"`
+	}
+	startOut struct {
+		Session    string `json:"session"`
+		Run        int    `json:"run"`
+		Cursor     int64  `json:"cursor"`
+		Intervened bool   `json:"intervened"`
+		Workspace  string `json:"workspace,omitempty"`
+	}
+	statusArgs struct {
+		Session string  `json:"session"`
+		Since   int64   `json:"since"`
+		Wait    float64 `json:"wait"`
+	}
+	statusOut struct {
+		Session string      `json:"session"`
+		Events  []compact   `json:"events"`
+		Cursor  int64       `json:"cursor"`
+		More    bool        `json:"more,omitempty"`
+		Running bool        `json:"running"`
+		Pending []approval  `json:"pending_approvals"`
+		Result  *lastResult `json:"result,omitempty"`
+	}
+	approval struct {
+		ID      string `json:"id"`
+		Tool    string `json:"tool"`
+		Title   string `json:"title"`
+		Subject string `json:"subject,omitempty"`
+	}
+	lastResult struct {
+		Run        int    `json:"run"`
+		StopReason string `json:"stop_reason"`
+		Response   string `json:"response,omitempty"`
+		Error      string `json:"error,omitempty"`
+	}
+	replyArgs struct {
+		Session string `json:"session"`
+		Message string `json:"message"`
+	}
+	approveArgs struct {
+		ID      string `json:"id"`
+		Approve *bool  `json:"approve"`
+		Always  bool   `json:"always"`
+		Reason  string `json:"reason"`
+	}
+	approveOut struct {
+		ID       string `json:"id"`
+		Approved bool   `json:"approved"`
+		Always   bool   `json:"always,omitempty"`
+	}
+	sessionArgs struct {
+		Session string `json:"session"`
+	}
+	cancelOut struct {
+		Session   string `json:"session"`
+		Cancelled bool   `json:"cancelled"`
+	}
+	sessionsOut struct {
+		Sessions []server.Info `json:"sessions"`
+	}
+	runOut struct {
+		Session    string `json:"session"`
+		Run        int    `json:"run"`
+		StopReason string `json:"stop_reason"`
+		Response   string `json:"response,omitempty"`
+		Error      string `json:"error,omitempty"`
+		Intervened bool   `json:"intervened,omitempty"`
+	}
+)
+
+// bind decodes a call's arguments into dst, naming the field that is wrong.
+func bind(req mcp.CallToolRequest, dst any, required ...string) error {
+	raw, err := json.Marshal(req.GetRawArguments())
+	if err != nil {
+		return badArg("arguments", "not JSON: %v", err)
+	}
+	if string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return badArg("arguments", "must be an object")
+	}
+	for _, name := range required {
+		v, ok := fields[name]
+		if !ok || string(v) == "null" || string(v) == `""` {
+			return badArg(name, "required")
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return badArg(te.Field, "must be a %s, not %s", jsonType(te.Type.Kind().String()), te.Value)
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return badArg(strings.Trim(name, `"`), "unknown argument")
+		}
+		return badArg("arguments", "%v", err)
+	}
+	return nil
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "ptr":
+		return "boolean"
+	case "int", "int64", "float64":
+		return "number"
+	}
+	return kind
+}
+
+// result is a successful tool result: structured content plus the same as
+// indented JSON text for clients that ignore structured content.
+func result(v any, summary string) *mcp.CallToolResult {
+	text, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return mcp.NewToolResultError("encode result: " + err.Error())
+	}
+	if summary != "" {
+		return mcp.NewToolResultStructured(v, summary+"\n"+string(text))
+	}
+	return mcp.NewToolResultStructured(v, string(text))
+}
+
+// toolError turns err into an isError result; argument errors name their
+// field, the others say what failed.
+func toolError(err error) *mcp.CallToolResult {
+	return mcp.NewToolResultError(err.Error())
+}
+
+func (f *face) session(id string) (*server.Session, error) {
+	s, err := f.mgr.Get(id)
+	if err != nil {
+		if errors.Is(err, server.ErrNotFound) {
+			return nil, badArg("session", "no session %q (zero_sessions lists them)", id)
+		}
+		return nil, fmt.Errorf("session %q: %w", id, err)
+	}
+	return s, nil
+}
+
+// openSession continues a.Session or creates a session on the workspace the
+// call names, the client's first root, or the default workspace.
+func (f *face) openSession(ctx context.Context, a startArgs) (*server.Session, error) {
+	if a.Profile != "" && f.opts.Catalog != nil {
+		var ids []string
+		for _, c := range f.opts.Catalog.Profiles() {
+			ids = append(ids, c.ID)
+		}
+		if len(ids) > 0 && !slices.Contains(ids, a.Profile) {
+			return nil, badArg("profile", "unknown profile %q (one of %s)", a.Profile, strings.Join(ids, ", "))
+		}
+	}
+	if a.Session != "" {
+		s, err := f.session(a.Session)
+		if err != nil {
+			return nil, err
+		}
+		if a.Workspace != "" {
+			if ws := s.Spec().Roots; len(ws) > 0 && filepath.Clean(a.Workspace) != ws[0] {
+				return nil, badArg("workspace", "session %s works in %s; omit workspace to continue it", s.ID(), ws[0])
+			}
+		}
+		if a.Profile != "" && a.Profile != s.Spec().Profile && a.Profile != s.Info().Profile {
+			if err := s.Configure(ctx, a.Profile, ""); err != nil {
+				if errors.Is(err, loop.ErrBusy) {
+					return nil, badArg("profile", "cannot switch profile while the session is running")
+				}
+				return nil, badArg("profile", "%v", err)
+			}
+		}
+		f.drive(ctx, s)
+		return s, nil
+	}
+	roots, err := f.workspace(ctx, a.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	s, err := f.mgr.Create(context.WithoutCancel(ctx), server.SessionSpec{Roots: roots, Profile: a.Profile})
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	f.drive(ctx, s)
+	return s, nil
+}
+
+func (f *face) workspace(ctx context.Context, ws string) ([]string, error) {
+	if ws != "" {
+		if !filepath.IsAbs(ws) {
+			return nil, badArg("workspace", "must be an absolute path, not %q", ws)
+		}
+		if err := isDir(ws); err != nil {
+			return nil, badArg("workspace", "%v", err)
+		}
+		return []string{filepath.Clean(ws)}, nil
+	}
+	if roots := f.clientRoots(ctx); len(roots) > 0 {
+		return roots, nil
+	}
+	if f.opts.DefaultWorkspace != "" {
+		return []string{f.opts.DefaultWorkspace}, nil
+	}
+	return nil, badArg("workspace", "required: give the absolute path of the folder to work in (the client offers no roots)")
+}
+
+func isDir(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("%s does not exist or cannot be read", p)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", p)
+	}
+	return nil
+}
+
+// clientRoots asks the client for its roots when it advertised them; the
+// file:// roots that are directories become the session's folders.
+func (f *face) clientRoots(ctx context.Context) []string {
+	cs := mcpserver.ClientSessionFromContext(ctx)
+	ci, ok := cs.(mcpserver.SessionWithClientInfo)
+	if !ok || ci.GetClientCapabilities().Roots == nil {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, rootsLimit)
+	defer cancel()
+	res, err := f.srv.RequestRoots(rctx, mcp.ListRootsRequest{})
+	if err != nil {
+		f.log.Warn("roots/list failed", "err", err)
+		return nil
+	}
+	var roots []string
+	for _, r := range res.Roots {
+		u, err := url.Parse(r.URI)
+		if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) || isDir(u.Path) != nil {
+			continue
+		}
+		roots = append(roots, filepath.Clean(u.Path))
+	}
+	return roots
+}
+
+// cursorNow is the cursor after the newest logged event.
+func cursorNow(s *server.Session) int64 {
+	_, next := s.Events(1<<62 - 1)
+	return next
+}
+
+func (f *face) handleStart(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a startArgs
+	if err := bind(req, &a, "message"); err != nil {
+		return toolError(err), nil
+	}
+	s, err := f.openSession(ctx, a)
+	if err != nil {
+		return toolError(err), nil
+	}
+	return f.send(s, a.Message)
+}
+
+func (f *face) handleReply(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a replyArgs
+	if err := bind(req, &a, "session", "message"); err != nil {
+		return toolError(err), nil
+	}
+	s, err := f.session(a.Session)
+	if err != nil {
+		return toolError(err), nil
+	}
+	f.drive(ctx, s)
+	return f.send(s, a.Message)
+}
+
+func (f *face) send(s *server.Session, msg string) (*mcp.CallToolResult, error) {
+	cur := cursorNow(s)
+	run, intervened, err := s.Send(msg)
+	if err != nil {
+		return toolError(fmt.Errorf("send: %w", err)), nil
+	}
+	out := startOut{Session: s.ID(), Run: run, Cursor: cur, Intervened: intervened}
+	if r := s.Spec().Roots; len(r) > 0 {
+		out.Workspace = r[0]
+	}
+	summary := fmt.Sprintf("Started run %d of session %s; follow it with zero_status {session: %q, since: %d, wait: 30}.", run, s.ID(), s.ID(), cur)
+	if intervened {
+		summary = fmt.Sprintf("Session %s was running: the message was delivered to run %d as an intervention.", s.ID(), run)
+	}
+	return result(out, summary), nil
+}
+
+func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a statusArgs
+	if err := bind(req, &a, "session"); err != nil {
+		return toolError(err), nil
+	}
+	if a.Since < 0 {
+		return toolError(badArg("since", "must not be negative")), nil
+	}
+	if a.Wait < 0 {
+		return toolError(badArg("wait", "must not be negative")), nil
+	}
+	s, err := f.session(a.Session)
+	if err != nil {
+		return toolError(err), nil
+	}
+	evs, next := s.Events(a.Since)
+	if len(evs) == 0 && a.Wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(min(a.Wait, maxWait)*float64(time.Second)))
+		evs, next, _ = s.Wait(wctx, a.Since) // a timeout just means no news
+		cancel()
+	}
+	out := statusOut{Session: s.ID(), Cursor: max(next, a.Since), Running: s.Running(), Pending: []approval{}}
+	out.Events, out.Cursor, out.More = compactEvents(evs, out.Cursor)
+	if ap := f.mgr.Approvals(); ap != nil {
+		for _, r := range ap.Pending(s.ID()) {
+			out.Pending = append(out.Pending, approval{ID: r.ID, Tool: r.Tool, Title: r.Title, Subject: r.Subject})
+		}
+	}
+	if last, ok := s.Last(); ok && !out.Running {
+		out.Result = &lastResult{Run: last.Run, StopReason: last.StopReason, Response: last.Response}
+		if last.Err != nil && last.StopReason == loop.StopError {
+			out.Result.Error = last.Err.Error()
+		}
+	}
+	return result(out, statusSummary(out)), nil
+}
+
+func statusSummary(o statusOut) string {
+	var b strings.Builder
+	state := "finished"
+	if o.Running {
+		state = "running"
+	}
+	fmt.Fprintf(&b, "Session %s is %s; %d new events; next cursor %d.", o.Session, state, len(o.Events), o.Cursor)
+	for _, p := range o.Pending {
+		fmt.Fprintf(&b, "\nWaiting for approval %s: %s (call zero_approve).", p.ID, p.Title)
+	}
+	if o.Result != nil && !o.Running {
+		fmt.Fprintf(&b, "\nLast run %d ended: %s.", o.Result.Run, o.Result.StopReason)
+		if o.Result.Response != "" {
+			b.WriteString("\nAnswer: " + o.Result.Response)
+		}
+	}
+	return b.String()
+}
+
+func (f *face) handleApprove(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a approveArgs
+	if err := bind(req, &a, "id", "approve"); err != nil {
+		return toolError(err), nil
+	}
+	ap := f.mgr.Approvals()
+	if ap == nil {
+		return toolError(badArg("id", "this server asks for no approvals")), nil
+	}
+	var err error
+	if *a.Approve {
+		err = ap.Approve(a.ID, a.Always)
+	} else {
+		err = ap.Deny(a.ID, cmpOr(a.Reason, "refused by the user"))
+	}
+	if errors.Is(err, server.ErrNotFound) {
+		return toolError(badArg("id", "no pending approval %q (it may have been answered or its run ended)", a.ID)), nil
+	}
+	if err != nil {
+		return toolError(fmt.Errorf("approve: %w", err)), nil
+	}
+	verb := "Refused"
+	if *a.Approve {
+		verb = "Approved"
+	}
+	return result(approveOut{ID: a.ID, Approved: *a.Approve, Always: a.Always && *a.Approve}, verb+" "+a.ID+"."), nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (f *face) handleCancel(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a sessionArgs
+	if err := bind(req, &a, "session"); err != nil {
+		return toolError(err), nil
+	}
+	s, err := f.session(a.Session)
+	if err != nil {
+		return toolError(err), nil
+	}
+	was := s.Running()
+	s.Cancel()
+	msg := "Cancelled the run of session " + s.ID() + "."
+	if !was {
+		msg = "Session " + s.ID() + " had no run going on."
+	}
+	return result(cancelOut{Session: s.ID(), Cancelled: was}, msg), nil
+}
+
+func (f *face) handleSessions(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct{}
+	if err := bind(req, &a); err != nil {
+		return toolError(err), nil
+	}
+	out := sessionsOut{Sessions: f.mgr.List()}
+	if out.Sessions == nil {
+		out.Sessions = []server.Info{}
+	}
+	return result(out, fmt.Sprintf("%d sessions.", len(out.Sessions))), nil
+}
