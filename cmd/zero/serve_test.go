@@ -79,7 +79,6 @@ func TestHostRoots(t *testing.T) {
 	}
 }
 
-
 // TestHostSessionsAsk checks the wiring every face relies on: a session
 // the host builds on the local backend asks before a command, and runs it
 // once approved.
