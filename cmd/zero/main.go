@@ -19,6 +19,9 @@ const usage = `zero: Agent Zero's agent for editors and terminals.
 
 Usage:
   zero run [flags] MESSAGE   run one task in the current directory and watch it work
+  zero acp                   serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)
+  zero mcp [--http ADDR]     serve MCP on stdio, or streamable HTTP on loopback (Claude, Cursor, VS Code)
+  zero lsp                   serve the LSP-style session on stdio (the VS Code extension)
   zero profiles              list the agent profiles and where they come from
   zero prompt [--profile P]  print the system prompt a profile's agent is given
   zero config                print the effective configuration and where each value came from
@@ -59,6 +62,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return doctorCommand(ctx, args[1:], stdout, stderr)
 	case "sandbox":
 		return sandboxCommand(args[1:], stdout, stderr)
+	case "acp", "mcp", "lsp":
+		if face := faces[args[0]]; face != nil {
+			return face(ctx, args[1:], stdin, stdout, stderr)
+		}
 	}
 	fmt.Fprintf(stderr, "zero: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/zeroagent/zero/server/acp"
+	"github.com/zeroagent/zero/server/lsp"
+	mcpface "github.com/zeroagent/zero/server/mcp"
+)
+
+// closeGrace is how long a face waits for runs to end after the editor
+// left, so the process is gone within 2 s of stdin closing.
+const closeGrace = 1500 * time.Millisecond
+
+// serveFace runs one face until the editor closes stdin, a signal arrives
+// or the face fails, then ends every session.
+func serveFace(ctx context.Context, h *host, name string, serve func(context.Context) error) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h.logger.Info("serving", "face", name, "workspace", h.ws, "version", version)
+	go h.catalog.fetchModels(ctx, h.defaultApp(), h.logger) // ends with ctx
+	err := serve(ctx)
+	h.close(closeGrace)
+	if err != nil && ctx.Err() == nil {
+		h.logger.Error("face stopped", "face", name, "err", err)
+		return 1
+	}
+	return 0
+}
+
+func (h *host) defaultApp() *app {
+	a, _ := h.app([]string{h.ws}) // built by newHost: cannot fail now
+	return a
+}
+
+func acpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	h, code := serveFlags("zero acp", args, stderr, nil)
+	if h == nil {
+		return code
+	}
+	return serveFace(ctx, h, "acp", func(ctx context.Context) error {
+		return acp.Serve(ctx, stdin, stdout, acp.Options{Manager: h.manager, Catalog: h.catalog, Version: version, Logger: h.logger.With("face", "acp")})
+	})
+}
+
+func lspCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	h, code := serveFlags("zero lsp", args, stderr, nil)
+	if h == nil {
+		return code
+	}
+	return serveFace(ctx, h, "lsp", func(ctx context.Context) error {
+		return lsp.Serve(ctx, stdin, stdout, lsp.Options{Manager: h.manager, Catalog: h.catalog, Version: version, Logger: h.logger.With("face", "lsp")})
+	})
+}
+
+func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var addr *string
+	h, code := serveFlags("zero mcp", args, stderr, func(fs *flag.FlagSet) {
+		addr = fs.String("http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:7777) instead of stdio; the bearer token is $ZERO_MCP_TOKEN, or a new one printed on stderr")
+	})
+	if h == nil {
+		return code
+	}
+	opts := mcpface.Options{Manager: h.manager, Catalog: h.catalog, Version: version, DefaultWorkspace: h.ws, Logger: h.logger.With("face", "mcp")}
+	if *addr == "" {
+		return serveFace(ctx, h, "mcp", func(ctx context.Context) error {
+			return mcpface.ServeStdio(ctx, stdin, stdout, opts)
+		})
+	}
+	ln, err := listenLoopback(*addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero mcp:", err)
+		h.close(0)
+		return 2
+	}
+	token := os.Getenv("ZERO_MCP_TOKEN")
+	if token == "" {
+		token = newToken()
+		fmt.Fprintf(stderr, "zero mcp: bearer token %s (set ZERO_MCP_TOKEN to choose it)\n", token)
+	}
+	fmt.Fprintf(stderr, "zero mcp: listening on http://%s/mcp\n", ln.Addr())
+	return serveFace(ctx, h, "mcp-http", func(ctx context.Context) error {
+		return mcpface.ServeHTTP(ctx, ln, token, opts)
+	})
+}
+
+// listenLoopback listens on addr if it is a loopback address: the HTTP
+// face runs commands on this machine and must not be reachable from others.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http %q: want host:port, e.g. 127.0.0.1:7777", addr)
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+		_, port, _ := net.SplitHostPort(addr)
+		addr = net.JoinHostPort(host, port)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("--http %q: only a loopback address (127.0.0.1, ::1) is allowed", addr)
+	}
+	return net.Listen("tcp", addr)
+}
+
+func newToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// faces are the editor-facing commands.
+var faces = map[string]func(context.Context, []string, io.Reader, io.Writer, io.Writer) int{
+	"acp": acpCommand, "mcp": mcpCommand, "lsp": lspCommand,
+}

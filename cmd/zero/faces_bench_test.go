@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeroagent/zero/llm/llmtest"
+)
+
+// buildZero builds the real binary once per benchmark.
+func buildZero(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "zero")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// faceEnv is the environment of a face under benchmark: the scripted model
+// at url, the local sandbox, no approvals, a private home.
+func faceEnv(b *testing.B, url string) []string {
+	home := b.TempDir()
+	return append(cleanEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"ZERO_MODEL="+llmtest.ModelName, "OPENAI_BASE_URL="+url, "ZERO_SANDBOX=local", "ZERO_APPROVAL=auto")
+}
+
+// percentile of sorted durations, in milliseconds.
+func percentile(d []time.Duration, p float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	i := min(len(d)-1, int(float64(len(d))*p))
+	return float64(d[i]) / float64(time.Millisecond)
+}
+
+// BenchmarkInitialize measures each face from process start to the answer
+// to `initialize` on stdout: the time an editor waits before it can open
+// a session.
+func BenchmarkInitialize(b *testing.B) {
+	bin := buildZero(b)
+	ws := b.TempDir()
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	faces := []struct {
+		name, request string
+		lsp           bool
+	}{
+		{"acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n", false},
+		{"mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n", false},
+		{"lsp", frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":"file://` + ws + `","capabilities":{}}}`), true},
+	}
+	for _, f := range faces {
+		b.Run(f.name, func(b *testing.B) {
+			env := faceEnv(b, "http://127.0.0.1:9/v1")
+			var times []time.Duration
+			for b.Loop() {
+				cmd := exec.Command(bin, f.name, "--workspace", ws)
+				cmd.Env = env
+				in, _ := cmd.StdinPipe()
+				out, _ := cmd.StdoutPipe()
+				start := time.Now()
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				io.WriteString(in, f.request)
+				r := bufio.NewReader(out)
+				var answer string
+				if f.lsp {
+					n := 0
+					for {
+						line, err := r.ReadString('\n')
+						if err != nil {
+							b.Fatalf("read: %v", err)
+						}
+						if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Content-Length: "); ok {
+							n, _ = strconv.Atoi(v)
+						}
+						if strings.TrimSpace(line) == "" {
+							break
+						}
+					}
+					body := make([]byte, n)
+					io.ReadFull(r, body)
+					answer = string(body)
+				} else {
+					answer, _ = r.ReadString('\n')
+				}
+				times = append(times, time.Since(start))
+				if !strings.Contains(answer, `"result"`) {
+					b.Fatalf("initialize answered %q", answer)
+				}
+				in.Close()
+				cmd.Wait()
+			}
+			slices.Sort(times)
+			b.ReportMetric(percentile(times, 0.5), "p50-ms")
+			b.ReportMetric(percentile(times, 0.9), "p90-ms")
+		})
+	}
+}
+
+// acpClient speaks raw ACP lines to a zero acp process.
+type acpClient struct {
+	in  io.WriteCloser
+	mu  sync.Mutex
+	id  int
+	res map[int]chan json.RawMessage
+}
+
+func startACP(b *testing.B, bin string, env []string, ws string) (*acpClient, *exec.Cmd) {
+	cmd := exec.Command(bin, "acp", "--workspace", ws)
+	cmd.Env = env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := &acpClient{in: in, res: map[int]chan json.RawMessage{}}
+	go func() { // owned by the process: ends when its stdout closes
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     *int            `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil || m.Method != "" {
+				continue
+			}
+			c.mu.Lock()
+			ch := c.res[*m.ID]
+			delete(c.res, *m.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				if m.Error != nil {
+					ch <- m.Error
+				} else {
+					ch <- m.Result
+				}
+			}
+		}
+	}()
+	return c, cmd
+}
+
+func (c *acpClient) call(method string, params any) json.RawMessage {
+	c.mu.Lock()
+	c.id++
+	id := c.id
+	ch := make(chan json.RawMessage, 1)
+	c.res[id] = ch
+	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	c.in.Write(append(line, '\n'))
+	c.mu.Unlock()
+	return <-ch
+}
+
+// vmHWM is the peak resident memory of a process, in MiB.
+func vmHWM(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkConcurrentSessions runs 50 ACP sessions at once in one zero
+// acp process against the scripted model; each prompt is two turns (a
+// shell command, then the answer). It reports turns per second, how long
+// runs took (a session waiting for another would show as a long tail
+// against the single-session time) and the process's peak memory.
+func BenchmarkConcurrentSessions(b *testing.B) {
+	const sessions, prompts = 50, 2
+	bin := buildZero(b)
+	for b.Loop() {
+		var replies []llmtest.Reply
+		for s := range sessions {
+			tag := fmt.Sprintf("[S%02d]", s)
+			for range prompts {
+				replies = append(replies,
+					llmtest.Reply{Match: tag, Content: `{"thoughts":["run it"],"headline":"Echo","tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"echo hi"}}`},
+					llmtest.Reply{Match: tag, Content: `{"thoughts":["done"],"headline":"Answer","tool_name":"response","tool_args":{"text":"done"}}`})
+			}
+		}
+		// One more session alone first, for the baseline.
+		replies = append(replies,
+			llmtest.Reply{Match: "[solo]", Content: `{"thoughts":["run it"],"headline":"Echo","tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"echo hi"}}`},
+			llmtest.Reply{Match: "[solo]", Content: `{"thoughts":["done"],"headline":"Answer","tool_name":"response","tool_args":{"text":"done"}}`})
+		srv := llmtest.NewServer(b, replies...)
+		ws := b.TempDir()
+		c, cmd := startACP(b, bin, faceEnv(b, srv.URL()), ws)
+		c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+		newSession := func() string {
+			var r struct {
+				SessionID string `json:"sessionId"`
+			}
+			json.Unmarshal(c.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}), &r)
+			if r.SessionID == "" {
+				b.Fatal("session/new gave no id")
+			}
+			return r.SessionID
+		}
+		prompt := func(id, text string) time.Duration {
+			start := time.Now()
+			res := c.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": text}}})
+			if !strings.Contains(string(res), "end_turn") {
+				b.Errorf("prompt %s: %s", text, res)
+			}
+			return time.Since(start)
+		}
+		solo := prompt(newSession(), "[solo] echo")
+		ids := make([]string, sessions)
+		for i := range ids {
+			ids[i] = newSession()
+		}
+		var mu sync.Mutex
+		var times []time.Duration
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i, id := range ids {
+			wg.Go(func() {
+				for range prompts {
+					d := prompt(id, fmt.Sprintf("[S%02d] echo", i))
+					mu.Lock()
+					times = append(times, d)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		rss := vmHWM(cmd.Process.Pid)
+		c.in.Close()
+		cmd.Wait()
+		slices.Sort(times)
+		b.ReportMetric(float64(sessions*prompts*2)/elapsed.Seconds(), "turns/s")
+		b.ReportMetric(float64(solo)/float64(time.Millisecond), "solo-run-ms")
+		b.ReportMetric(percentile(times, 0.5), "p50-run-ms")
+		b.ReportMetric(percentile(times, 0.99), "p99-run-ms")
+		b.ReportMetric(rss, "peak-RSS-MiB")
+	}
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeroagent/zero/internal/servertest"
+	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/server/acp"
+	"github.com/zeroagent/zero/server/lsp"
+)
+
+var chunkToken = regexp.MustCompile(`k\d{5}`)
+
+// stamps records when each chunk token was first seen.
+type stamps struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func (s *stamps) mark(text string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tok := range chunkToken.FindAllString(text, -1) {
+		if _, ok := s.seen[tok]; !ok {
+			s.seen[tok] = at
+		}
+	}
+}
+
+// stampWriter is the face's stdout: it notes when each token leaves.
+type stampWriter struct {
+	st *stamps
+	w  io.Writer
+}
+
+func (w stampWriter) Write(p []byte) (int, error) {
+	w.st.mark(string(p), time.Now())
+	return w.w.Write(p)
+}
+
+// BenchmarkChunkToNotification measures, in process, the time from a
+// model chunk reaching the engine (as the OpenAI client hands it over) to
+// the notification that carries it being written to the face's stdout.
+// Each iteration streams 200 reasoning chunks, 1 ms apart.
+func BenchmarkChunkToNotification(b *testing.B) {
+	const chunks = 200
+	var reasoning strings.Builder
+	for i := range chunks {
+		fmt.Fprintf(&reasoning, "k%05d ", i)
+	}
+	faces := []struct {
+		name  string
+		serve func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error
+		drive func(b *testing.B, in io.Writer, out *bufio.Reader, ws string)
+	}{
+		{"acp", func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error {
+			return acp.Serve(ctx, in, out, acp.Options{Manager: env.Manager, Catalog: env.Catalog})
+		}, driveACP},
+		{"lsp", func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error {
+			return lsp.Serve(ctx, in, out, lsp.Options{Manager: env.Manager, Catalog: env.Catalog})
+		}, driveLSP},
+	}
+	for _, f := range faces {
+		b.Run(f.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				st := &stamps{seen: map[string]time.Time{}}
+				arrived := &stamps{seen: map[string]time.Time{}}
+				env := servertest.New(b, servertest.Options{
+					Replies: []llmtest.Reply{{Reasoning: reasoning.String(), ChunkSize: 7, Delay: llmtest.Duration(time.Millisecond),
+						Content: `{"thoughts":["done"],"headline":"Answer","tool_name":"response","tool_args":{"text":"done"}}`}},
+					OnChunk: func(d llm.Delta) { arrived.mark(d.Text, time.Now()) },
+				})
+				inR, inW := io.Pipe()
+				outR, outW := io.Pipe()
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- f.serve(ctx, env, inR, stampWriter{st, outW}) }()
+				f.drive(b, inW, bufio.NewReader(outR), env.Workspace)
+				inW.Close()
+				cancel()
+				go io.Copy(io.Discard, outR)
+				<-done
+				outW.Close()
+				for tok, t0 := range arrived.seen {
+					if t1, ok := st.seen[tok]; ok {
+						lat = append(lat, t1.Sub(t0))
+					} else {
+						b.Fatalf("chunk %s never reached stdout", tok)
+					}
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(percentile(lat, 0.5)*1000, "p50-µs")
+			b.ReportMetric(percentile(lat, 0.99)*1000, "p99-µs")
+			b.ReportMetric(float64(lat[len(lat)-1])/float64(time.Microsecond), "max-µs")
+		})
+	}
+}
+
+// rpc writes one JSON-RPC message and reads until the answer to it.
+func rpc(b *testing.B, in io.Writer, read func() []byte, frame func([]byte) []byte, id int, method string, params any) json.RawMessage {
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if _, err := in.Write(frame(msg)); err != nil {
+		b.Fatalf("%s: %v", method, err)
+	}
+	for {
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		raw := read()
+		if raw == nil {
+			b.Fatalf("%s: the face closed its output", method)
+		}
+		if json.Unmarshal(raw, &m) != nil || m.ID == nil || *m.ID != id || m.Method != "" {
+			continue
+		}
+		if m.Error != nil {
+			b.Fatalf("%s: %s", method, m.Error)
+		}
+		return m.Result
+	}
+}
+
+func driveACP(b *testing.B, in io.Writer, out *bufio.Reader, ws string) {
+	read := func() []byte {
+		line, err := out.ReadBytes('\n')
+		if err != nil {
+			return nil
+		}
+		return line
+	}
+	line := func(m []byte) []byte { return append(m, '\n') }
+	rpc(b, in, read, line, 1, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(rpc(b, in, read, line, 2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}), &s)
+	rpc(b, in, read, line, 3, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "think"}}})
+}
+
+func driveLSP(b *testing.B, in io.Writer, out *bufio.Reader, ws string) {
+	read := func() []byte {
+		n := 0
+		for {
+			l, err := out.ReadString('\n')
+			if err != nil {
+				return nil
+			}
+			l = strings.TrimSpace(l)
+			if v, ok := strings.CutPrefix(l, "Content-Length: "); ok {
+				n, _ = strconv.Atoi(v)
+			}
+			if l == "" {
+				break
+			}
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(out, body); err != nil {
+			return nil
+		}
+		return body
+	}
+	frame := func(m []byte) []byte { return append([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n", len(m))), m...) }
+	rpc(b, in, read, frame, 1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}})
+	in.Write(frame([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)))
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(rpc(b, in, read, frame, 2, "zero/newSession", map[string]any{}), &s)
+	rpc(b, in, read, frame, 3, "zero/prompt", map[string]any{"sessionId": s.SessionID, "message": "think"})
+}

@@ -1,0 +1,87 @@
+// Shared helpers of the end-to-end tests: a scripted model (the fakellm
+// binary), a workspace, and the real zero binary on stdio. The Go test in
+// this folder builds both binaries and passes their paths in ZERO_BIN and
+// FAKELLM_BIN.
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+
+export const ZERO_BIN = process.env.ZERO_BIN;
+export const FAKELLM_BIN = process.env.FAKELLM_BIN;
+if (!ZERO_BIN || !FAKELLM_BIN) {
+  throw new Error("run these tests through `go test ./e2e` (it sets ZERO_BIN and FAKELLM_BIN)");
+}
+
+/** A fresh directory, removed when the test ends. */
+export function tempDir(t, prefix = "zero-e2e-") {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A model reply that asks for a tool, as the agent's JSON protocol wants. */
+export function toolReply(thought, tool, args, headline = thought) {
+  return JSON.stringify({ thoughts: [thought], headline, tool_name: tool, tool_args: args });
+}
+
+/** A model reply that ends the run with text. */
+export function answer(text) {
+  return toolReply("answering", "response", { text }, "Answering");
+}
+
+/**
+ * Starts fakellm with replies (llmtest.Reply objects: match, content,
+ * reasoning, delay, first_delay, chunk_size, ...) and returns its /v1 URL.
+ */
+export async function startModel(t, replies) {
+  const dir = tempDir(t, "zero-model-");
+  const script = join(dir, "script.json");
+  writeFileSync(script, JSON.stringify({ replies }));
+  const proc = spawn(FAKELLM_BIN, ["-script", script], { stdio: ["ignore", "pipe", "pipe"] });
+  proc.stderr.resume();
+  t.after(() => proc.kill("SIGTERM"));
+  const lines = createInterface({ input: proc.stdout });
+  const [url] = await once(lines, "line");
+  return url.trim();
+}
+
+/**
+ * Starts `zero <args>` against the model at url with a private config
+ * folder, the local sandbox and no key; stderr is collected for failure
+ * messages. Returns the child process.
+ */
+export function spawnZero(t, args, { url, env = {}, cwd } = {}) {
+  const home = tempDir(t, "zero-home-");
+  const proc = spawn(ZERO_BIN, args, {
+    cwd,
+    stdio: ["pipe", "pipe", "pipe"],
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, ".config"),
+      TMPDIR: process.env.TMPDIR ?? "/tmp",
+      ZERO_MODEL: "llmtest",
+      OPENAI_BASE_URL: url,
+      ZERO_SANDBOX: "local",
+      ZERO_APPROVAL: "auto",
+      ...env,
+    },
+  });
+  let stderr = "";
+  proc.stderr.on("data", (d) => { stderr += d; });
+  proc.stderrText = () => stderr;
+  t.after(() => { if (proc.exitCode === null) proc.kill("SIGKILL"); });
+  return proc;
+}
+
+/** Waits until pred() is true, polling; fails after ms. */
+export async function until(pred, ms = 10000, what = "condition") {
+  const end = Date.now() + ms;
+  while (!(await pred())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,536 @@
+// Package acp is Zero's Agent Client Protocol face (`zero acp`): an editor
+// such as Zed, a JetBrains IDE or a Neovim plugin starts zero over stdio and
+// drives sessions of the shared server.Manager with ACP v1 through
+// github.com/coder/acp-go-sdk.
+//
+// Mapping choices, for the editors' sake:
+//   - Profiles and models are session config options (categories "mode" and
+//     "model"), switched with session/set_config_option; no legacy modes.
+//   - A run that fails ends the turn with stop reason end_turn after the
+//     error was shown as an agent message ("Error: ..."), rather than as a
+//     JSON-RPC error: clients keep the partial transcript and the thread
+//     stays usable (some clients treat a failed session/prompt as a broken
+//     connection).
+//   - Engine warnings become thought chunks; engine errors message chunks.
+//   - A prompt sent while a run is going joins that run as an intervention
+//     and is answered at once with end_turn.
+package acp
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/zeroagent/zero/server"
+)
+
+// Options configures Serve. Manager is required; the zero value of every
+// other field works.
+type Options struct {
+	Manager *server.Manager // required
+	Catalog server.Catalog  // profiles and models offered (config options, /profile); nil = none offered
+	Version string          // zero's version for initialize's agentInfo
+	Logger  *slog.Logger
+}
+
+// shutdownGrace bounds how long Serve waits, after the client left, for the
+// prompts in flight to return once their runs were cancelled.
+const shutdownGrace = 800 * time.Millisecond
+
+// Serve speaks ACP on in/out until in ends (the client closed stdin) or ctx
+// is done, then cancels the runs of the sessions it started and returns
+// (nil on EOF, ctx's error when ctx ended it). It returns within about a
+// second of EOF even while runs are going. When ctx ends first, a read
+// blocked on in cannot be interrupted: that one goroutine ends when in does.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	if opts.Manager == nil {
+		return ErrNoManager
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	base, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	lw := &lineWriter{w: out}
+	pr, pw := io.Pipe()
+	a := &agent{opts: opts, ctx: base, stop: cancel, out: lw, sessions: map[string]*sessState{}}
+	a.conn = sdk.NewAgentSideConnection(a, lw, pr)
+	a.conn.SetLogger(opts.Logger)
+
+	readErr := make(chan error, 1)
+	go func() { readErr <- filterInput(in, pw, lw) }()
+
+	var err error
+	select {
+	case <-a.conn.Done():
+		select {
+		case err = <-readErr:
+		default: // the SDK gave up on the stream itself (an oversized line)
+		}
+		if err != nil {
+			err = fmt.Errorf("acp: read: %w", err)
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+		pw.CloseWithError(err)
+	}
+	a.shutdown()
+	return err
+}
+
+// agent implements the SDK's Agent (and AgentLoader) over the manager.
+type agent struct {
+	opts Options
+	ctx  context.Context    // ends when Serve returns
+	stop context.CancelFunc // ends ctx
+	conn *sdk.AgentSideConnection
+	out  *lineWriter
+
+	wg sync.WaitGroup // the goroutines this face owns: drainers, permission asks, prompt watchers
+
+	mu         sync.Mutex
+	closing    bool
+	stopped    bool          // wg is being waited for: spawn refuses
+	inflight   int           // prompts in progress
+	idle       chan struct{} // closed when inflight drops to 0 while closing
+	clientCaps sdk.ClientCapabilities
+	sessions   map[string]*sessState
+}
+
+var (
+	_ sdk.Agent       = (*agent)(nil)
+	_ sdk.AgentLoader = (*agent)(nil)
+)
+
+// shutdown cancels every run of this connection, stops forwarding and
+// waits (boundedly) for the prompts in flight and the goroutines it owns.
+func (a *agent) shutdown() {
+	a.mu.Lock()
+	a.closing = true
+	sessions := make([]*sessState, 0, len(a.sessions))
+	for _, st := range a.sessions {
+		sessions = append(sessions, st)
+	}
+	var idle chan struct{}
+	if a.inflight > 0 {
+		idle = make(chan struct{})
+		a.idle = idle
+	}
+	a.mu.Unlock()
+	for _, st := range sessions {
+		st.sess.Cancel()
+	}
+	timer := time.NewTimer(shutdownGrace)
+	defer timer.Stop()
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-timer.C:
+			a.opts.Logger.Warn("prompts still running after the client left", "grace", shutdownGrace)
+		}
+	}
+	for _, st := range sessions {
+		st.detach()
+	}
+	// Cancelling the base context stops the drainers, the watchers and the
+	// permission requests.
+	a.stop()
+	a.mu.Lock()
+	a.stopped = true
+	a.mu.Unlock()
+	a.wg.Wait()
+}
+
+// spawn runs fn on a goroutine shutdown waits for; false (fn not run) once
+// shutdown waits. Checking under mu keeps every Add before the Wait.
+func (a *agent) spawn(fn func()) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return false
+	}
+	a.wg.Go(fn)
+	return true
+}
+
+// enter registers a prompt in flight; false when Serve is ending.
+func (a *agent) enter() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing {
+		return false
+	}
+	a.inflight++
+	return true
+}
+
+func (a *agent) leave() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.inflight--
+	if a.inflight == 0 && a.idle != nil {
+		close(a.idle)
+		a.idle = nil
+	}
+}
+
+// Initialize advertises what this face really does.
+func (a *agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.clientCaps = p.ClientCapabilities
+	a.mu.Unlock()
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession: true,
+			// Resource links and embedded text resources join the message
+			// as context; images and audio are not understood.
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: sdk.SessionCapabilities{
+				List:                  &sdk.SessionListCapabilities{},
+				Resume:                &sdk.SessionResumeCapabilities{},
+				Close:                 &sdk.SessionCloseCapabilities{},
+				AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{},
+			},
+		},
+		AgentInfo:   &sdk.Implementation{Name: "zero", Title: sdk.Ptr("Zero"), Version: cmp.Or(a.opts.Version, "dev")},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Authenticate succeeds: zero offers no auth methods, the model's key is in
+// its own configuration.
+func (a *agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// Logout is not advertised.
+func (a *agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+}
+
+// SetSessionMode is not advertised: profiles are config options.
+func (a *agent) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetMode)
+}
+
+// roots checks cwd and the additional directories: ACP paths are absolute.
+func roots(cwd string, extra []string) ([]string, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, invalidParams("cwd", "must be an absolute path")
+	}
+	out := []string{filepath.Clean(cwd)}
+	for i, d := range extra {
+		if !filepath.IsAbs(d) {
+			return nil, invalidParams(fmt.Sprintf("additionalDirectories[%d]", i), "must be an absolute path")
+		}
+		out = append(out, filepath.Clean(d))
+	}
+	return out, nil
+}
+
+// NewSession creates a session on cwd (plus the additional directories) and
+// answers at once; the slash commands follow the answer.
+func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	rs, err := roots(p.Cwd, p.AdditionalDirectories)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	spec := server.SessionSpec{Roots: rs}
+	var files *editorFiles
+	a.mu.Lock()
+	if a.clientCaps.Fs.ReadTextFile && a.clientCaps.Fs.WriteTextFile {
+		files = &editorFiles{conn: a.conn}
+		spec.Files = files
+	}
+	a.mu.Unlock()
+	sess, err := a.opts.Manager.Create(ctx, spec)
+	if err != nil {
+		return sdk.NewSessionResponse{}, rpcError("", fmt.Errorf("create session: %w", err))
+	}
+	if files != nil {
+		files.setSession(sess.ID())
+	}
+	// The client learns the id from this answer: notifications for the
+	// session wait until the answer is on the wire.
+	gate := a.out.watch(fmt.Sprintf(`"sessionId":%q`, sess.ID()))
+	// What happened while the session was built (a sandbox warning) is in
+	// its log already: replay it so the user sees it.
+	st, _, err := a.attachWith(sess, gate, true)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.ID()), ConfigOptions: a.configOptions(sess)}, nil
+}
+
+// LoadSession replays the session's event log as session/update
+// notifications, then answers.
+func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	id := string(p.SessionId)
+	sess, err := a.opts.Manager.Get(id)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, rpcError(id, err)
+	}
+	st, err := a.attachReplay(sess)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	idx := st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
+	if err := st.waitSent(ctx, idx); err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	a.askPending(st)
+	return sdk.LoadSessionResponse{ConfigOptions: a.configOptions(sess)}, nil
+}
+
+// ResumeSession reattaches to a session without replaying it.
+func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	id := string(p.SessionId)
+	sess, err := a.opts.Manager.Get(id)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, rpcError(id, err)
+	}
+	st, err := a.attach(sess, nil)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	idx := st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
+	if err := st.waitSent(ctx, idx); err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	a.askPending(st)
+	return sdk.ResumeSessionResponse{ConfigOptions: a.configOptions(sess)}, nil
+}
+
+// CloseSession cancels the session's run and forgets the session.
+func (a *agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	id := string(p.SessionId)
+	if _, err := a.opts.Manager.Get(id); err != nil {
+		return sdk.CloseSessionResponse{}, rpcError(id, err)
+	}
+	a.mu.Lock()
+	st := a.sessions[id]
+	delete(a.sessions, id)
+	a.mu.Unlock()
+	if st != nil {
+		st.detach()
+	}
+	if err := a.opts.Manager.Close(id); err != nil {
+		return sdk.CloseSessionResponse{}, rpcError(id, err)
+	}
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// ListSessions lists the manager's sessions, filtered by cwd when given.
+func (a *agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	resp := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
+	for _, in := range a.opts.Manager.List() {
+		if len(in.Roots) == 0 {
+			continue
+		}
+		if p.Cwd != nil && *p.Cwd != "" && filepath.Clean(*p.Cwd) != in.Roots[0] {
+			continue
+		}
+		si := sdk.SessionInfo{SessionId: sdk.SessionId(in.ID), Cwd: in.Roots[0], AdditionalDirectories: in.Roots[1:],
+			UpdatedAt: sdk.Ptr(in.Updated.UTC().Format(time.RFC3339))}
+		if in.Title != "" {
+			si.Title = sdk.Ptr(in.Title)
+		}
+		resp.Sessions = append(resp.Sessions, si)
+	}
+	return resp, nil
+}
+
+// Cancel ends the session's run. The SDK also cancels the prompt's
+// context, but not once a later prompt (an intervention) took its place,
+// so the run is cancelled here directly.
+func (a *agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
+	id := string(p.SessionId)
+	sess, err := a.opts.Manager.Get(id)
+	if err != nil {
+		a.opts.Logger.Debug("cancel for an unknown session", "session", id)
+		return nil
+	}
+	sess.Cancel()
+	return nil
+}
+
+// SetSessionConfigOption switches the profile or the model.
+func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	if p.ValueId == nil {
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("type", "zero has no boolean config options")
+	}
+	id := string(p.ValueId.SessionId)
+	sess, err := a.opts.Manager.Get(id)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, rpcError(id, err)
+	}
+	value := string(p.ValueId.Value)
+	var profile, model string
+	switch p.ValueId.ConfigId {
+	case configProfile:
+		if !a.offered(a.profiles(), value) {
+			return sdk.SetSessionConfigOptionResponse{}, invalidParams("value", fmt.Sprintf("unknown profile %q", value))
+		}
+		profile = value
+	case configModel:
+		if !a.offered(a.models(), value) {
+			return sdk.SetSessionConfigOptionResponse{}, invalidParams("value", fmt.Sprintf("unknown model %q", value))
+		}
+		model = value
+	default:
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("configId", fmt.Sprintf("unknown config option %q", p.ValueId.ConfigId))
+	}
+	if err := sess.Configure(ctx, profile, model); err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, rpcError(id, err)
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(sess)}, nil
+}
+
+// Prompt runs the message, or handles a slash command, and answers with the
+// stop reason when the turn ends.
+func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	id := string(p.SessionId)
+	if id == "" {
+		return sdk.PromptResponse{}, invalidParams("sessionId", "is required")
+	}
+	sess, err := a.opts.Manager.Get(id)
+	if err != nil {
+		return sdk.PromptResponse{}, rpcError(id, err)
+	}
+	msg := promptText(p.Prompt)
+	if strings.TrimSpace(msg) == "" {
+		return sdk.PromptResponse{}, invalidParams("prompt", "holds no text")
+	}
+	if !a.enter() {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	defer a.leave()
+	st, err := a.attach(sess, nil)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	gen := st.nextPrompt()
+	if reply, ok := a.command(ctx, st, msg); ok {
+		idx := st.enqueue(item{message: reply})
+		if err := st.waitSent(ctx, idx); err != nil && !errors.Is(err, context.Canceled) {
+			return sdk.PromptResponse{}, err
+		}
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	}
+
+	// The SDK cancels this ctx on session/cancel, but also when another
+	// prompt for the session arrives, which here is an intervention that
+	// must not end the run. So the run gets a context of its own and a
+	// watcher decides: a newer prompt within a moment means intervention,
+	// anything else (session/cancel, $/cancel_request, the client leaving)
+	// cancels the run.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	done := make(chan struct{})
+	defer close(done)
+	a.spawn(func() { a.watch(ctx, done, st, gen) })
+
+	res, err := sess.Prompt(runCtx, msg)
+	if err != nil {
+		return sdk.PromptResponse{}, rpcError(id, err)
+	}
+	if res.StopReason == server.StopIntervened {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	}
+	// Everything the run produced goes out before the answer.
+	if err := st.waitSent(a.ctx, st.runEndedIndex()); err != nil {
+		a.opts.Logger.Debug("prompt answered before its updates", "session", id, "err", err)
+	}
+	if res.StopReason == "cancelled" {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+}
+
+// interveneGrace is how long the watcher waits, after the SDK cancelled a
+// prompt's context, for the newer prompt that would explain it.
+const interveneGrace = 250 * time.Millisecond
+
+// watch cancels st's run when the prompt's context ends for any reason but
+// a newer prompt of the same session.
+func (a *agent) watch(ctx context.Context, done <-chan struct{}, st *sessState, gen uint64) {
+	select {
+	case <-done:
+		return
+	case <-a.ctx.Done():
+		st.sess.Cancel()
+		return
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(interveneGrace)
+	defer t.Stop()
+	for {
+		if st.promptGen() != gen {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-a.ctx.Done():
+			st.sess.Cancel()
+			return
+		case <-st.promptSignal():
+		case <-t.C:
+			if st.promptGen() == gen {
+				st.sess.Cancel()
+			}
+			return
+		}
+	}
+}
+
+// editorFiles routes text_editor through the client's fs/read_text_file and
+// fs/write_text_file, so the agent sees unsaved buffers.
+type editorFiles struct {
+	conn *sdk.AgentSideConnection
+	mu   sync.Mutex
+	id   string
+}
+
+var _ server.FileAccess = (*editorFiles)(nil)
+
+func (f *editorFiles) setSession(id string) {
+	f.mu.Lock()
+	f.id = id
+	f.mu.Unlock()
+}
+
+func (f *editorFiles) session() sdk.SessionId {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return sdk.SessionId(f.id)
+}
+
+// ReadTextFile implements server.FileAccess.
+func (f *editorFiles) ReadTextFile(ctx context.Context, path string) (string, error) {
+	resp, err := f.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: f.session(), Path: path})
+	if err != nil {
+		return "", fsError("read", path, err)
+	}
+	return resp.Content, nil
+}
+
+// WriteTextFile implements server.FileAccess.
+func (f *editorFiles) WriteTextFile(ctx context.Context, path, content string) error {
+	if _, err := f.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: f.session(), Path: path, Content: content}); err != nil {
+		return fsError("write", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,7 @@
+package acp
+
+import "log/slog"
+
+type slogLogger = slog.Logger
+
+var slogDiscard = slog.New(slog.DiscardHandler)

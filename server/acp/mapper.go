@@ -1,0 +1,280 @@
+package acp
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+// outputCap bounds the terminal output a tool call update carries: Zed
+// replaces a tool call's content on each update, so every update holds the
+// whole (tail of the) output.
+const outputCap = 64 << 10
+
+// mapper turns engine events into ACP session updates. It belongs to one
+// session's drainer goroutine.
+type mapper struct {
+	roots []string
+	// skip holds the items of the response tool: the answer is the message,
+	// not a tool call.
+	skip  map[string]bool
+	kinds map[string]sdk.ToolKind
+	out   map[string]string // live output so far per tool call
+	dirty []string          // tool calls whose output grew since the last update
+	// answer is agent 0's answer streamed so far in this turn.
+	answer   string
+	errShown bool
+	lastSeq  int64
+}
+
+func newMapper(roots []string) *mapper {
+	m := &mapper{roots: roots}
+	m.reset()
+	return m
+}
+
+func (m *mapper) reset() {
+	m.skip, m.kinds, m.out = map[string]bool{}, map[string]sdk.ToolKind{}, map[string]string{}
+	m.dirty, m.answer, m.errShown, m.lastSeq = nil, "", false, 0
+}
+
+// flush sends the pending output updates, coalescing many small deltas.
+func (m *mapper) flush(send func(sdk.SessionUpdate)) {
+	for _, id := range m.dirty {
+		send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateContent([]sdk.ToolCallContent{
+			sdk.ToolContent(sdk.TextBlock(fence(m.out[id])))})))
+	}
+	m.dirty = m.dirty[:0]
+}
+
+// event maps e. replay is true while a log is replayed (session/load): the
+// user's messages are shown and no permission is asked. ask may be nil.
+func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), ask asker) {
+	if e.Seq != 0 {
+		if e.Seq <= m.lastSeq {
+			return // already sent in a replay
+		}
+		m.lastSeq = e.Seq
+	}
+	if e.Type != loop.EventToolOutputDelta {
+		m.flush(send)
+	}
+	switch e.Type {
+	case loop.EventRunStarted:
+		m.answer, m.errShown = "", false
+		if replay {
+			send(sdk.UpdateUserMessageText(e.Text))
+		}
+	case loop.EventReasoningDelta, loop.EventThoughtsDelta:
+		if e.Text != "" {
+			send(sdk.UpdateAgentThoughtText(e.Text))
+		}
+	case loop.EventResponseDelta:
+		if e.Text == "" {
+			return
+		}
+		if e.Agent == 0 {
+			m.answer += e.Text
+			send(sdk.UpdateAgentMessageText(e.Text))
+		} else {
+			send(sdk.UpdateAgentThoughtText(e.Text))
+		}
+	case loop.EventResponse:
+		if e.Agent != 0 {
+			return
+		}
+		// The streamed part went out already; send what the stream missed.
+		rest := e.Text
+		if strings.HasPrefix(e.Text, m.answer) {
+			rest = e.Text[len(m.answer):]
+		} else if m.answer != "" {
+			rest = ""
+		}
+		if rest != "" {
+			send(sdk.UpdateAgentMessageText(rest))
+		}
+		m.answer = ""
+	case loop.EventToolCall:
+		if e.Tool == "response" {
+			m.skip[e.Item] = true
+			return
+		}
+		kind := toolKind(e.Tool, e.Method, e.Kind)
+		m.kinds[e.Item] = kind
+		title := e.Title
+		if title == "" {
+			title = toolName(e.Tool, e.Method)
+		}
+		opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusPending)}
+		if len(e.Args) > 0 {
+			opts = append(opts, sdk.WithStartRawInput(json.RawMessage(e.Args)))
+		}
+		if e.Tool == "text_editor" {
+			if p := argPath(e.Args); p != "" {
+				opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: m.abs(p)}}))
+			}
+		}
+		send(sdk.StartToolCall(sdk.ToolCallId(e.Item), title, opts...))
+	case loop.EventToolStarted:
+		if m.skip[e.Item] || e.Item == "" {
+			return
+		}
+		send(sdk.UpdateToolCall(sdk.ToolCallId(e.Item), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
+	case loop.EventToolOutputDelta:
+		if m.skip[e.Item] || e.Item == "" || e.Text == "" {
+			return
+		}
+		if !contains(m.dirty, e.Item) {
+			m.dirty = append(m.dirty, e.Item)
+		}
+		m.out[e.Item] = tail(m.out[e.Item]+e.Text, outputCap)
+	case loop.EventToolResult:
+		if m.skip[e.Item] {
+			delete(m.skip, e.Item)
+			return
+		}
+		if e.Item == "" {
+			return
+		}
+		status := sdk.ToolCallStatusCompleted
+		if e.Status != loop.ToolCompleted {
+			status = sdk.ToolCallStatusFailed
+		}
+		kind := m.kinds[e.Item]
+		var content []sdk.ToolCallContent
+		var locs []sdk.ToolCallLocation
+		for _, d := range e.Diffs {
+			p := m.abs(d.Path)
+			content = append(content, sdk.ToolCallContent{Diff: &sdk.ToolCallContentDiff{Path: p, OldText: d.OldText, NewText: d.NewText, Type: "diff"}})
+			locs = append(locs, sdk.ToolCallLocation{Path: p})
+		}
+		if len(content) == 0 && e.Text != "" {
+			text := tail(e.Text, outputCap)
+			if kind == sdk.ToolKindExecute || kind == sdk.ToolKindRead {
+				text = fence(text)
+			}
+			content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
+		}
+		delete(m.out, e.Item)
+		delete(m.kinds, e.Item)
+		opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
+		if len(content) > 0 {
+			opts = append(opts, sdk.WithUpdateContent(content))
+		}
+		if len(locs) > 0 {
+			opts = append(opts, sdk.WithUpdateLocations(locs))
+		}
+		send(sdk.UpdateToolCall(sdk.ToolCallId(e.Item), opts...))
+	case loop.EventWarning:
+		if e.Text != "" {
+			send(sdk.UpdateAgentThoughtText("\nWarning: " + e.Text + "\n"))
+		}
+	case loop.EventError:
+		if e.Text != "" || e.Error != "" {
+			m.errShown = true
+			send(sdk.UpdateAgentMessageText("\n\nError: " + firstNonEmpty(e.Text, e.Error) + "\n"))
+		}
+	case loop.EventRunEnded:
+		if e.StopReason == loop.StopError && !m.errShown && e.Error != "" {
+			send(sdk.UpdateAgentMessageText("\n\nError: " + e.Error + "\n"))
+		}
+		m.answer, m.errShown = "", false
+	case server.EventApprovalResolved:
+		if ask != nil {
+			ask.withdraw(e.Text)
+		}
+	case server.EventApprovalRequested:
+		if replay || ask == nil {
+			return
+		}
+		var args map[string]any
+		_ = json.Unmarshal(e.Args, &args)
+		kind, ok := m.kinds[e.Item]
+		if !ok {
+			kind = toolKind(e.Tool, e.Method, "")
+		}
+		ask.ask(server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Args: args, Title: e.Title}, kind)
+	}
+}
+
+// asker puts approval requests to the client.
+type asker interface {
+	ask(req server.Request, kind sdk.ToolKind)
+	withdraw(id string)
+}
+
+// abs makes a tool's path absolute against the main workspace: ACP paths
+// are absolute.
+func (m *mapper) abs(p string) string {
+	if filepath.IsAbs(p) || len(m.roots) == 0 {
+		return p
+	}
+	return filepath.Join(m.roots[0], p)
+}
+
+// toolKind is the ACP kind of a tool call.
+func toolKind(tool, method, kind string) sdk.ToolKind {
+	switch {
+	case tool == "call_subordinate":
+		return sdk.ToolKindThink
+	case tool == "text_editor" && method == "read":
+		return sdk.ToolKindRead
+	}
+	switch k := sdk.ToolKind(kind); k {
+	case sdk.ToolKindRead, sdk.ToolKindEdit, sdk.ToolKindDelete, sdk.ToolKindMove, sdk.ToolKindSearch,
+		sdk.ToolKindExecute, sdk.ToolKindThink, sdk.ToolKindFetch, sdk.ToolKindSwitchMode:
+		return k
+	}
+	return sdk.ToolKindOther
+}
+
+func toolName(tool, method string) string {
+	if method != "" {
+		return tool + ":" + method
+	}
+	return tool
+}
+
+// fence wraps output in a Markdown code fence longer than any run of
+// backticks inside, so clients render it verbatim.
+func fence(s string) string {
+	f := "```"
+	for strings.Contains(s, f) {
+		f += "`"
+	}
+	return f + "\n" + strings.TrimRight(s, "\n") + "\n" + f
+}
+
+// tail keeps the last n bytes of s, cut at a rune boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,541 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+// item is one entry of a session's outgoing queue: an engine event, a
+// replay of the log, a message from the face itself, or a ready update.
+type item struct {
+	idx     uint64
+	ev      *loop.Event
+	replay  []loop.Event
+	replayd bool
+	message string
+	update  *sdk.SessionUpdate
+}
+
+// sessState is one session as this connection sees it: its subscription
+// and the ordered queue a drainer goroutine sends to the client, so the
+// run never waits on the pipe and notifications keep their order.
+type sessState struct {
+	a     *agent
+	sess  *server.Session
+	id    string
+	gate  <-chan struct{} // nil, or closed once the client knows the session
+	unsub func()
+
+	mu       sync.Mutex
+	items    []item
+	next     uint64        // index of the last item enqueued
+	sent     uint64        // index of the last item sent
+	sentCh   chan struct{} // closed (and replaced) when sent grows
+	wake     chan struct{} // capacity 1: items are waiting
+	stopCh   chan struct{} // closed by detach
+	stopped  bool
+	runEnded uint64 // index of the last run_ended event enqueued
+	gen      uint64 // prompts received
+	genCh    chan struct{}
+	asks     map[string]context.CancelFunc // approval id → its permission request
+}
+
+// attach returns the connection's state for sess, subscribing to it the
+// first time.
+func (a *agent) attach(sess *server.Session, gate <-chan struct{}) (*sessState, error) {
+	st, _, err := a.attachWith(sess, gate, false)
+	return st, err
+}
+
+// attachReplay attaches and queues a replay of the whole log ahead of any
+// newer event.
+func (a *agent) attachReplay(sess *server.Session) (*sessState, error) {
+	st, _, err := a.attachWith(sess, nil, true)
+	return st, err
+}
+
+func (a *agent) attachWith(sess *server.Session, gate <-chan struct{}, replay bool) (*sessState, bool, error) {
+	a.mu.Lock()
+	if a.closing {
+		a.mu.Unlock()
+		return nil, false, sdk.NewInternalError(map[string]any{"error": "the connection is closing"})
+	}
+	st := a.sessions[sess.ID()]
+	fresh := st == nil
+	if fresh {
+		st = &sessState{a: a, sess: sess, id: sess.ID(), gate: gate, sentCh: make(chan struct{}),
+			wake: make(chan struct{}, 1), stopCh: make(chan struct{}), genCh: make(chan struct{}),
+			asks: map[string]context.CancelFunc{}}
+		a.sessions[st.id] = st
+	}
+	a.mu.Unlock()
+
+	// Under st.mu, the subscription and the log read cannot interleave with
+	// an event's delivery: whatever the log holds is queued before what
+	// arrives afterwards, and the mapper skips what was replayed.
+	st.mu.Lock()
+	if fresh {
+		st.unsub = sess.Subscribe(st.push)
+	}
+	if replay {
+		evs, _ := sess.Events(0)
+		st.pushLocked(item{replay: evs, replayd: true})
+	}
+	st.mu.Unlock()
+	if fresh && !a.spawn(st.drain) {
+		st.detach()
+		return nil, false, sdk.NewInternalError(map[string]any{"error": "the connection is closing"})
+	}
+	return st, fresh, nil
+}
+
+// push is the Subscribe callback: it only queues, never waits on the pipe.
+func (st *sessState) push(e loop.Event) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	idx := st.pushLocked(item{ev: &e})
+	if e.Type == loop.EventRunEnded {
+		st.runEnded = idx
+	}
+}
+
+func (st *sessState) pushLocked(it item) uint64 {
+	if st.stopped {
+		return st.next
+	}
+	st.next++
+	it.idx = st.next
+	st.items = append(st.items, it)
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+	return st.next
+}
+
+// enqueue queues it and returns its index for waitSent.
+func (st *sessState) enqueue(it item) uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.pushLocked(it)
+}
+
+func (st *sessState) runEndedIndex() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.runEnded
+}
+
+// nextPrompt counts a prompt of the session and wakes the watchers.
+func (st *sessState) nextPrompt() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.gen++
+	close(st.genCh)
+	st.genCh = make(chan struct{})
+	return st.gen
+}
+
+func (st *sessState) promptGen() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.gen
+}
+
+func (st *sessState) promptSignal() <-chan struct{} {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.genCh
+}
+
+// waitSent waits until the item with index idx was written to the client.
+func (st *sessState) waitSent(ctx context.Context, idx uint64) error {
+	for {
+		st.mu.Lock()
+		sent, ch := st.sent, st.sentCh
+		st.mu.Unlock()
+		if sent >= idx {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-st.stopCh:
+			return errDetached
+		case <-st.a.ctx.Done():
+			return st.a.ctx.Err()
+		}
+	}
+}
+
+var errDetached = errors.New("session detached from the connection")
+
+// detach unsubscribes and stops the drainer; the permission requests it
+// started are withdrawn.
+func (st *sessState) detach() {
+	st.mu.Lock()
+	if st.stopped {
+		st.mu.Unlock()
+		return
+	}
+	st.stopped = true
+	close(st.stopCh)
+	unsub := st.unsub
+	for id, cancel := range st.asks {
+		cancel()
+		delete(st.asks, id)
+	}
+	st.mu.Unlock()
+	if unsub != nil {
+		unsub()
+	}
+}
+
+// drain sends the queue to the client in order; it ends with the
+// connection or when the session is detached.
+func (st *sessState) drain() {
+	ctx := st.a.ctx
+	if st.gate != nil {
+		select {
+		case <-st.gate:
+		case <-st.stopCh:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	m := newMapper(st.sess.Spec().Roots)
+	send := func(u sdk.SessionUpdate) {
+		if err := st.a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(st.id), Update: u}); err != nil {
+			st.a.opts.Logger.Debug("session/update not sent", "session", st.id, "err", err)
+		}
+	}
+	for {
+		select {
+		case <-st.wake:
+		case <-st.stopCh:
+			return
+		case <-ctx.Done():
+			return
+		}
+		st.mu.Lock()
+		batch := st.items
+		st.items = nil
+		st.mu.Unlock()
+		for _, it := range batch {
+			switch {
+			case it.replayd:
+				m.reset()
+				for _, e := range it.replay {
+					m.event(e, true, send, nil)
+				}
+			case it.ev != nil:
+				m.event(*it.ev, false, send, st)
+			case it.message != "":
+				m.flush(send)
+				send(sdk.UpdateAgentMessageText(it.message))
+			case it.update != nil:
+				m.flush(send)
+				send(*it.update)
+			}
+		}
+		m.flush(send)
+		if len(batch) > 0 {
+			st.mu.Lock()
+			st.sent = batch[len(batch)-1].idx
+			close(st.sentCh)
+			st.sentCh = make(chan struct{})
+			st.mu.Unlock()
+		}
+	}
+}
+
+// Permission option ids; the kinds say the same to the client.
+const (
+	optAllowOnce   = "allow_once"
+	optAllowAlways = "allow_always"
+	optReject      = "reject_once"
+)
+
+// ask puts an approval request to the client on a goroutine of its own (the
+// drainer goes on) and answers the broker with the user's choice.
+func (st *sessState) ask(req server.Request, kind sdk.ToolKind) {
+	approvals := st.a.opts.Manager.Approvals()
+	if approvals == nil {
+		return
+	}
+	st.mu.Lock()
+	if st.stopped || st.asks[req.ID] != nil {
+		st.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(st.a.ctx)
+	st.asks[req.ID] = cancel
+	st.mu.Unlock()
+	title := req.Title
+	if title == "" {
+		title = req.Tool
+	}
+	var raw any
+	if len(req.Args) > 0 {
+		raw = req.Args
+	}
+	params := sdk.RequestPermissionRequest{
+		SessionId: sdk.SessionId(st.id),
+		ToolCall: sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.Item), Title: &title, Kind: &kind,
+			Status: sdk.Ptr(sdk.ToolCallStatusPending), RawInput: raw},
+		Options: []sdk.PermissionOption{
+			{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce},
+			{OptionId: optAllowAlways, Name: "Always allow in this session", Kind: sdk.PermissionOptionKindAllowAlways},
+			{OptionId: optReject, Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
+		},
+	}
+	run := func() {
+		defer cancel()
+		resp, err := st.a.conn.RequestPermission(ctx, params)
+		st.mu.Lock()
+		delete(st.asks, req.ID)
+		st.mu.Unlock()
+		if ctx.Err() != nil {
+			return // answered elsewhere, run over, or the client left
+		}
+		var aerr error
+		switch {
+		case err != nil:
+			st.a.opts.Logger.Warn("permission request failed", "session", st.id, "err", err)
+			aerr = approvals.Deny(req.ID, "the editor could not ask the user")
+		case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowAlways:
+			aerr = approvals.Approve(req.ID, true)
+		case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == optAllowOnce:
+			aerr = approvals.Approve(req.ID, false)
+		case resp.Outcome.Selected != nil:
+			aerr = approvals.Deny(req.ID, "the user refused")
+		default:
+			aerr = approvals.Deny(req.ID, "the user dismissed the request")
+		}
+		if aerr != nil {
+			st.a.opts.Logger.Debug("approval answer not taken", "session", st.id, "err", aerr)
+		}
+	}
+	if !st.a.spawn(run) {
+		cancel()
+	}
+}
+
+// withdraw cancels the permission request of an approval that was resolved
+// some other way (the run ended, another face answered).
+func (st *sessState) withdraw(id string) {
+	st.mu.Lock()
+	cancel := st.asks[id]
+	delete(st.asks, id)
+	st.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// askPending puts the approvals a session already waits for to the client
+// (after load or resume: their events were only replayed).
+func (a *agent) askPending(st *sessState) {
+	approvals := a.opts.Manager.Approvals()
+	if approvals == nil {
+		return
+	}
+	for _, r := range approvals.Pending(st.id) {
+		st.ask(r, toolKind(r.Tool, r.Method, ""))
+	}
+}
+
+// promptText joins the prompt's blocks into one message: text as is,
+// resource links inline, embedded text resources appended as context.
+func promptText(blocks []sdk.ContentBlock) string {
+	var b, ctx strings.Builder
+	for _, c := range blocks {
+		switch {
+		case c.Text != nil:
+			b.WriteString(c.Text.Text)
+		case c.ResourceLink != nil:
+			fmt.Fprintf(&b, "[@%s](%s)", c.ResourceLink.Name, c.ResourceLink.Uri)
+		case c.Resource != nil:
+			switch r := c.Resource.Resource; {
+			case r.TextResourceContents != nil:
+				fmt.Fprintf(&b, "[@%s](%s)", uriName(r.TextResourceContents.Uri), r.TextResourceContents.Uri)
+				fmt.Fprintf(&ctx, "\n\n<context uri=%q>\n%s\n</context>", r.TextResourceContents.Uri, r.TextResourceContents.Text)
+			case r.BlobResourceContents != nil:
+				fmt.Fprintf(&b, "[@%s](%s) (binary, not included)", uriName(r.BlobResourceContents.Uri), r.BlobResourceContents.Uri)
+			}
+		case c.Image != nil:
+			b.WriteString("[an image was attached; zero cannot see images]")
+		case c.Audio != nil:
+			b.WriteString("[an audio clip was attached; zero cannot hear audio]")
+		}
+	}
+	return b.String() + ctx.String()
+}
+
+func uriName(uri string) string {
+	return filepath.Base(strings.TrimPrefix(uri, "file://"))
+}
+
+// Config option ids.
+const (
+	configProfile = "profile"
+	configModel   = "model"
+)
+
+func (a *agent) profiles() []server.Choice {
+	if a.opts.Catalog == nil {
+		return nil
+	}
+	return a.opts.Catalog.Profiles()
+}
+
+func (a *agent) models() []server.Choice {
+	if a.opts.Catalog == nil {
+		return nil
+	}
+	return a.opts.Catalog.Models()
+}
+
+func (a *agent) offered(list []server.Choice, id string) bool {
+	for _, c := range list {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// configOptions are the profile (category "mode") and model selectors.
+func (a *agent) configOptions(sess *server.Session) []sdk.SessionConfigOption {
+	spec := sess.Spec()
+	var opts []sdk.SessionConfigOption
+	if ps := a.profiles(); len(ps) > 0 {
+		opts = append(opts, selectOption(configProfile, "Profile", "The agent profile: its prompts and role.",
+			sdk.SessionConfigOptionCategoryMode, ps, spec.Profile))
+	}
+	if ms := a.models(); len(ms) > 0 {
+		opts = append(opts, selectOption(configModel, "Model", "The chat model.",
+			sdk.SessionConfigOptionCategoryModel, ms, spec.Model))
+	}
+	return opts
+}
+
+func selectOption(id, name, desc string, cat sdk.SessionConfigOptionCategory, list []server.Choice, current string) sdk.SessionConfigOption {
+	if current == "" {
+		current = list[0].ID
+	}
+	vals := make(sdk.SessionConfigSelectOptionsUngrouped, 0, len(list))
+	for _, c := range list {
+		o := sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(c.ID), Name: c.Name}
+		if o.Name == "" {
+			o.Name = c.ID
+		}
+		if c.Description != "" {
+			o.Description = sdk.Ptr(c.Description)
+		}
+		vals = append(vals, o)
+	}
+	return sdk.SessionConfigOption{Select: &sdk.SessionConfigOptionSelect{
+		Id: sdk.SessionConfigId(id), Name: name, Description: sdk.Ptr(desc), Category: sdk.Ptr(cat),
+		CurrentValue: sdk.SessionConfigValueId(current), Options: sdk.SessionConfigSelectOptions{Ungrouped: &vals}, Type: "select",
+	}}
+}
+
+// commandsUpdate lists the slash commands the face handles itself.
+func commandsUpdate(cat server.Catalog) *sdk.SessionUpdate {
+	hint := "profile name"
+	if cat != nil {
+		var ids []string
+		for _, p := range cat.Profiles() {
+			ids = append(ids, p.ID)
+		}
+		if len(ids) > 0 {
+			hint = strings.Join(ids, " | ")
+		}
+	}
+	return &sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: []sdk.AvailableCommand{
+		{Name: "reset", Description: "Start the conversation over (history, subordinates and shells go)"},
+		{Name: "profile", Description: "Switch the agent profile from the next message on",
+			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: hint}}},
+		{Name: "pause", Description: "Hold the agent before its next model call"},
+		{Name: "resume", Description: "Let a paused agent go on"},
+	}}}
+}
+
+// command handles a slash command; ok is false for any other message, which
+// goes to the agent.
+func (a *agent) command(ctx context.Context, st *sessState, msg string) (reply string, ok bool) {
+	fields := strings.Fields(msg)
+	if len(fields) == 0 || !strings.HasPrefix(fields[0], "/") {
+		return "", false
+	}
+	sess := st.sess
+	switch fields[0] {
+	case "/reset":
+		if err := sess.Reset(); err != nil {
+			if errors.Is(err, loop.ErrBusy) {
+				return "A run is in progress: cancel it before /reset.", true
+			}
+			return "Could not reset: " + err.Error(), true
+		}
+		return "The conversation starts over.", true
+	case "/pause":
+		sess.Pause()
+		return "Paused: the agent stops before its next model call. Send /resume to go on.", true
+	case "/resume":
+		if !sess.Paused() {
+			return "The agent is not paused.", true
+		}
+		sess.Resume()
+		return "Resumed.", true
+	case "/profile":
+		cur := sess.Spec().Profile
+		ps := a.profiles()
+		if cur == "" && len(ps) > 0 {
+			cur = ps[0].ID
+		}
+		if len(fields) < 2 {
+			var names []string
+			for _, p := range ps {
+				names = append(names, p.ID)
+			}
+			return fmt.Sprintf("The profile is %s. Available: %s.", cur, strings.Join(names, ", ")), true
+		}
+		name := fields[1]
+		if a.opts.Catalog != nil && !a.offered(ps, name) {
+			return fmt.Sprintf("There is no profile %q.", name), true
+		}
+		if err := sess.Configure(ctx, name, ""); err != nil {
+			if errors.Is(err, loop.ErrBusy) {
+				return "A run is in progress: switch the profile when it ends.", true
+			}
+			return "Could not switch the profile: " + err.Error(), true
+		}
+		if opts := a.configOptions(sess); len(opts) > 0 {
+			st.enqueue(item{update: &sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: opts}}})
+		}
+		return fmt.Sprintf("The profile is now %s (from the next message on).", name), true
+	}
+	return "", false
+}
+
+// argPath is the "path" argument of a file tool call.
+func argPath(args json.RawMessage) string {
+	var a struct {
+		Path string `json:"path"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.Path
+}
