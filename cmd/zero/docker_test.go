@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -103,5 +104,43 @@ func TestProfileSandboxUser(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "A0-uid=1000") || !strings.Contains(string(out), "A1-uid=0") {
 		t.Errorf("agent0 should run as the workspace owner and the admin profile as root:\n%s", out)
+	}
+}
+
+// zero acp with the Docker sandbox: the session's command runs in the
+// container without asking (the default policy trusts the container), and
+// its live output reaches the editor before the answer.
+func TestACPInDocker(t *testing.T) {
+	t.Parallel()
+	image := dockertest.Image(t)
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: `{"thoughts": ["look"], "headline": "Looking around", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "test -f /.dockerenv && echo in-a-container-$((6*7))"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["done"], "tool_name": "response", "tool_args": {"text": "looked"}}`},
+	)
+	ws := t.TempDir()
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL(),
+		"ZERO_SANDBOX=docker", "ZERO_SANDBOX_IMAGE=" + image}, "acp", "--workspace", ws)
+	t.Cleanup(func() { _ = zeroCmd(t, nil, "sandbox", "rm", "--workspace", ws).Run() })
+	c := attachACP(t, cmd)
+	defer cmd.Wait()
+	defer c.in.Close()
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(c.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}), &s); err != nil || s.SessionID == "" {
+		t.Fatalf("session/new: %v", err)
+	}
+	res := c.call("session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "look around"}}})
+	if !strings.Contains(string(res), "end_turn") {
+		t.Fatalf("session/prompt = %s\nupdates:\n%s", res, c.updates())
+	}
+	updates := c.updates()
+	out, answer := strings.Index(updates, "in-a-container-42"), strings.Index(updates, "looked")
+	if out < 0 || answer < out {
+		t.Errorf("want the container's output before the answer:\n%s", updates)
+	}
+	if strings.Contains(updates, "request_permission") {
+		t.Errorf("the Docker sandbox should not ask:\n%s", updates)
 	}
 }

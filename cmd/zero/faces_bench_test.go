@@ -112,19 +112,25 @@ func BenchmarkInitialize(b *testing.B) {
 
 // acpClient speaks raw ACP lines to a zero acp process.
 type acpClient struct {
-	in  io.WriteCloser
-	mu  sync.Mutex
-	id  int
-	res map[int]chan json.RawMessage
+	in    io.WriteCloser
+	mu    sync.Mutex
+	id    int
+	res   map[int]chan json.RawMessage
+	notes []string // session/update notifications, raw
 }
 
 func startACP(b *testing.B, bin string, env []string, ws string) (*acpClient, *exec.Cmd) {
 	cmd := exec.Command(bin, "acp", "--workspace", ws)
 	cmd.Env = env
+	return attachACP(b, cmd), cmd
+}
+
+// attachACP starts cmd, a zero acp process, and reads its answers.
+func attachACP(tb testing.TB, cmd *exec.Cmd) *acpClient {
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	c := &acpClient{in: in, res: map[int]chan json.RawMessage{}}
 	go func() { // owned by the process: ends when its stdout closes
@@ -137,7 +143,22 @@ func startACP(b *testing.B, bin string, env []string, ws string) (*acpClient, *e
 				Result json.RawMessage `json:"result"`
 				Error  json.RawMessage `json:"error"`
 			}
-			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil || m.Method != "" {
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				continue
+			}
+			if m.Method != "" {
+				c.mu.Lock()
+				c.notes = append(c.notes, sc.Text())
+				c.mu.Unlock()
+				if m.ID != nil { // a request from the agent: refuse it, so nothing waits
+					line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": *m.ID, "error": map[string]any{"code": -32601, "message": "not supported by this client"}})
+					c.mu.Lock()
+					c.in.Write(append(line, '\n'))
+					c.mu.Unlock()
+				}
+				continue
+			}
+			if m.ID == nil {
 				continue
 			}
 			c.mu.Lock()
@@ -153,7 +174,14 @@ func startACP(b *testing.B, bin string, env []string, ws string) (*acpClient, *e
 			}
 		}
 	}()
-	return c, cmd
+	return c
+}
+
+// updates are the notifications and requests received so far.
+func (c *acpClient) updates() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.notes, "\n")
 }
 
 func (c *acpClient) call(method string, params any) json.RawMessage {
