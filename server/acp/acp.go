@@ -277,40 +277,39 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 // LoadSession replays the session's event log as session/update
 // notifications, then answers.
 func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	id := string(p.SessionId)
-	sess, err := a.opts.Manager.Get(id)
-	if err != nil {
-		return sdk.LoadSessionResponse{}, rpcError(id, err)
-	}
-	st, err := a.attachReplay(sess)
-	if err != nil {
-		return sdk.LoadSessionResponse{}, err
-	}
-	idx := st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
-	if err := st.waitSent(ctx, idx); err != nil {
-		return sdk.LoadSessionResponse{}, err
-	}
-	a.askPending(st)
-	return sdk.LoadSessionResponse{ConfigOptions: a.configOptions(sess)}, nil
+	opts, err := a.reattach(ctx, string(p.SessionId), true)
+	return sdk.LoadSessionResponse{ConfigOptions: opts}, err
 }
 
 // ResumeSession reattaches to a session without replaying it.
 func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	id := string(p.SessionId)
+	opts, err := a.reattach(ctx, string(p.SessionId), false)
+	return sdk.ResumeSessionResponse{ConfigOptions: opts}, err
+}
+
+// reattach connects this client to a session (load replays it first,
+// resume does not), sends the slash commands, asks again for approvals
+// still pending, and returns the session's config options.
+func (a *agent) reattach(ctx context.Context, id string, replay bool) ([]sdk.SessionConfigOption, error) {
 	sess, err := a.opts.Manager.Get(id)
 	if err != nil {
-		return sdk.ResumeSessionResponse{}, rpcError(id, err)
+		return nil, rpcError(id, err)
 	}
-	st, err := a.attach(sess, nil)
+	var st *sessState
+	if replay {
+		st, err = a.attachReplay(sess)
+	} else {
+		st, err = a.attach(sess, nil)
+	}
 	if err != nil {
-		return sdk.ResumeSessionResponse{}, err
+		return nil, err
 	}
 	idx := st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
 	if err := st.waitSent(ctx, idx); err != nil {
-		return sdk.ResumeSessionResponse{}, err
+		return nil, err
 	}
 	a.askPending(st)
-	return sdk.ResumeSessionResponse{ConfigOptions: a.configOptions(sess)}, nil
+	return a.configOptions(sess), nil
 }
 
 // CloseSession cancels the session's run and forgets the session.

@@ -26,14 +26,11 @@ import (
 
 const waitLong = 20 * time.Second
 
-func toolReply(thought, tool string, args map[string]any) string {
-	b, _ := json.Marshal(map[string]any{"thoughts": []string{thought}, "headline": thought, "tool_name": tool, "tool_args": args})
-	return string(b)
-}
-
-func answer(text string) string {
-	return toolReply("answering", "response", map[string]any{"text": text})
-}
+// The model's replies, shared by the face tests.
+var (
+	toolReply = servertest.ToolReply
+	answer    = servertest.Answer
+)
 
 func command(code string) map[string]any { return map[string]any{"runtime": "terminal", "code": code} }
 

@@ -21,20 +21,14 @@ import (
 
 const waitLong = 20 * time.Second
 
-func toolReply(thought, tool string, args map[string]any) string {
-	b, _ := json.Marshal(map[string]any{"thoughts": []string{thought}, "headline": "H: " + thought, "tool_name": tool, "tool_args": args})
-	return string(b)
-}
+// The model's replies, shared by the face tests.
+var (
+	toolReply = servertest.ToolReply
+	answer    = servertest.Answer
+	command   = servertest.Command
+)
 
-func answer(text string) string {
-	return toolReply("answering", "response", map[string]any{"text": text})
-}
-
-func command(thought, code string) string {
-	return toolReply(thought, "code_execution_tool", map[string]any{"runtime": "terminal", "code": code})
-}
-
-var askCommands = &server.Policy{Default: server.Auto, Rules: []server.Rule{{Tool: "code_execution_tool", Decision: server.Ask}}}
+var askCommands = servertest.AskCommands()
 
 // notes collects a client's notifications.
 type notes struct {

@@ -1,0 +1,29 @@
+package servertest
+
+import (
+	"encoding/json"
+
+	"github.com/zeroagent/zero/server"
+)
+
+// ToolReply is a model reply asking for a tool, in the agent's JSON
+// protocol; the headline is "H: " + thought.
+func ToolReply(thought, tool string, args map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"thoughts": []string{thought}, "headline": "H: " + thought, "tool_name": tool, "tool_args": args})
+	return string(b)
+}
+
+// Answer is a model reply that ends the run with text.
+func Answer(text string) string {
+	return ToolReply("answering", "response", map[string]any{"text": text})
+}
+
+// Command is a model reply running code in the terminal.
+func Command(thought, code string) string {
+	return ToolReply(thought, "code_execution_tool", map[string]any{"runtime": "terminal", "code": code})
+}
+
+// AskCommands is a policy that asks before every command.
+func AskCommands() *server.Policy {
+	return &server.Policy{Default: server.Auto, Rules: []server.Rule{{Tool: "code_execution_tool", Decision: server.Ask}}}
+}
