@@ -19,6 +19,7 @@ const (
 	EventToolStarted        EventType = "tool_started" // approved and extensions done: the tool runs now
 	EventToolOutputDelta    EventType = "tool_output_delta"
 	EventToolResult         EventType = "tool_result"
+	EventIntervention       EventType = "intervention" // Text: a user message delivered during the run
 	EventResponseDelta      EventType = "response_delta"
 	EventResponse           EventType = "response"
 	EventWarning            EventType = "warning"

@@ -36,6 +36,7 @@ func (a *Agent) processChain(ctx context.Context, msg string) (string, error) {
 		}
 		if pending := a.session.takeIntervention(); len(pending) > 0 {
 			for _, m := range pending {
+				a.emit(Event{Type: EventIntervention, Text: m})
 				a.histAddUser(ctx, m, false)
 			}
 			continue
@@ -162,6 +163,7 @@ func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
 		a.histAddAI(ctx, progress)
 	}
 	for _, m := range msgs {
+		a.emit(Event{Type: EventIntervention, Text: m})
 		a.histAddUser(ctx, m, true)
 	}
 }

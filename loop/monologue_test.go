@@ -483,6 +483,9 @@ func TestInterventionMidStream(t *testing.T) {
 	if !strings.Contains(text, "wait, keep the build folder") {
 		t.Errorf("the intervention should reach the model:\n%s", text)
 	}
+	if got := rec.text(loop.EventIntervention); got != "wait, keep the build folder" {
+		t.Errorf("intervention events = %q: editors replaying the session need the message", got)
+	}
 	if end := rec.ofType(loop.EventRunEnded); end[0].StopReason != loop.StopResponse {
 		t.Errorf("run_ended = %+v", end)
 	}

@@ -342,6 +342,21 @@ func TestIntervention(t *testing.T) {
 	if got := messageText(h.client.of(s.SessionId)); !strings.Contains(got, "switched plans") {
 		t.Errorf("message %q lacks the answer to the intervention", got)
 	}
+	// Loaded back, the conversation shows both of the user's messages.
+	h2 := start(t, env, newFakeClient())
+	h2.init(t, false)
+	if _, err := h2.conn.LoadSession(t.Context(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: env.Workspace, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load: %v", err)
+	}
+	var users []string
+	for _, u := range h2.client.of(s.SessionId) {
+		if u.UserMessageChunk != nil {
+			users = append(users, u.UserMessageChunk.Content.Text.Text)
+		}
+	}
+	if diff := cmp.Diff([]string{"start something", "CHANGE-OF-PLAN please"}, users); diff != "" {
+		t.Errorf("replayed user messages (-want +got):\n%s", diff)
+	}
 }
 
 func TestCancelMidCommand(t *testing.T) {

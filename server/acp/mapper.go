@@ -71,6 +71,10 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 		if replay {
 			send(sdk.UpdateUserMessageText(e.Text))
 		}
+	case loop.EventIntervention:
+		if replay { // live, the editor shows what its user typed
+			send(sdk.UpdateUserMessageText(e.Text))
+		}
 	case loop.EventReasoningDelta, loop.EventThoughtsDelta:
 		if e.Text != "" {
 			send(sdk.UpdateAgentThoughtText(e.Text))

@@ -100,6 +100,8 @@ func transcript(info server.Info, evs []loop.Event) string {
 		switch e.Type {
 		case loop.EventRunStarted:
 			fmt.Fprintf(&b, "\n## User\n\n%s\n", e.Text)
+		case loop.EventIntervention:
+			fmt.Fprintf(&b, "\n## User (during the run)\n\n%s\n", e.Text)
 		case loop.EventHeadline:
 			fmt.Fprintf(&b, "\n_%s: %s_\n", who(e.Agent), e.Text)
 		case loop.EventToolCall:

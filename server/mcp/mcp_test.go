@@ -174,6 +174,13 @@ func TestIntervention(t *testing.T) {
 	if got := last["result"].(map[string]any)["response"]; got != "banana noted" {
 		t.Errorf("response = %v, want the intervention's answer", got)
 	}
+	rd, err := r.c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "zero://session/" + session}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := rd.Contents[0].(mcp.TextResourceContents).Text; !strings.Contains(md, "## User (during the run)\n\nalso say banana") {
+		t.Errorf("the transcript lacks the intervention:\n%s", md)
+	}
 	// After the run, zero_reply starts run 2 (the model has no reply left,
 	// so it fails, which does not matter here).
 	rep, res = call(t, r.c, "zero_reply", map[string]any{"session": session, "message": "again"})
