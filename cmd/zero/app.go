@@ -79,8 +79,7 @@ type app struct {
 	userCE  map[string]*tools.CodeExecution // per sandbox.user of a profile
 	backend sandbox.Backend
 
-	sandboxOnce sync.Once // the editor faces open the sandbox on first use
-	sandboxErr  error
+	sandboxMu sync.Mutex // the editor faces open the sandbox on first use
 	// approvals registers the approval broker's extension (editor faces).
 	approvals func(*hooks.Registry)
 }

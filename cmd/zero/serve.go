@@ -197,10 +197,15 @@ func (h *host) close(grace time.Duration) {
 	}
 }
 
-// ensureSandbox opens the sandbox once.
+// ensureSandbox opens the sandbox once it works: a failure (Docker not
+// started yet) is tried again by the next session instead of sticking.
 func (a *app) ensureSandbox() error {
-	a.sandboxOnce.Do(func() { a.sandboxErr = a.openSandbox() })
-	return a.sandboxErr
+	a.sandboxMu.Lock()
+	defer a.sandboxMu.Unlock()
+	if a.backend != nil {
+		return nil
+	}
+	return a.openSandbox()
 }
 
 // policy is the approval policy of the app's sessions. A workspace's own
