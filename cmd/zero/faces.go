@@ -18,9 +18,11 @@ import (
 	mcpface "github.com/zeroagent/zero/server/mcp"
 )
 
-// closeGrace is how long a face waits for runs to end after the editor
-// left, so the process is gone within 2 s of stdin closing.
-const closeGrace = 1500 * time.Millisecond
+// closeGrace is how long the host waits for runs to end after a face
+// returned; then it closes their shells, which ends them. A face may itself
+// wait up to a second for its runs, so the process is gone within 2 s of
+// stdin closing.
+const closeGrace = 800 * time.Millisecond
 
 // serveFace runs one face until the editor closes stdin, a signal arrives
 // or the face fails, then ends every session.
