@@ -19,6 +19,7 @@ import (
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/server/acp"
 	"github.com/zeroagent/zero/server/lsp"
+	mcpface "github.com/zeroagent/zero/server/mcp"
 )
 
 var chunkToken = regexp.MustCompile(`k\d{5}`)
@@ -53,24 +54,48 @@ func (w stampWriter) Write(p []byte) (int, error) {
 // BenchmarkChunkToNotification measures, in process, the time from a
 // model chunk reaching the engine (as the OpenAI client hands it over) to
 // the notification that carries it being written to the face's stdout.
-// Each iteration streams 200 reasoning chunks, 1 ms apart.
+// For ACP and the LSP-style session each iteration streams 200 reasoning
+// chunks, 1 ms apart, each a thought notification. MCP sends no
+// notification per chunk: zero_run reports each headline as progress, so
+// there each iteration is 40 turns whose streamed reply carries a
+// headline.
 func BenchmarkChunkToNotification(b *testing.B) {
 	const chunks = 200
 	var reasoning strings.Builder
 	for i := range chunks {
 		fmt.Fprintf(&reasoning, "k%05d ", i)
 	}
+	thinking := []llmtest.Reply{{Reasoning: reasoning.String(), ChunkSize: 7, Delay: llmtest.Duration(time.Millisecond),
+		Content: `{"thoughts":["done"],"headline":"Answer","tool_name":"response","tool_args":{"text":"done"}}`}}
+	// The replies stream in 16-byte chunks 1 ms apart like the thoughts
+	// above; each headline and its closing quote are padded into one chunk,
+	// so the chunk that carries the token is the one that completes the
+	// headline.
+	var headlines []llmtest.Reply
+	for i := range 40 {
+		pad := ""
+		for len(`{"thoughts":["next`+pad+`"],"headline":"`)%16 > 9 {
+			pad += " "
+		}
+		headlines = append(headlines, llmtest.Reply{ChunkSize: 16, Delay: llmtest.Duration(time.Millisecond), Content: fmt.Sprintf(
+			`{"thoughts":["next%s"],"headline":"k%05d","tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"true %d"}}`, pad, i, i)})
+	}
+	headlines = append(headlines, llmtest.Reply{Content: `{"thoughts":["done"],"headline":"Answer","tool_name":"response","tool_args":{"text":"done"}}`})
 	faces := []struct {
-		name  string
-		serve func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error
-		drive func(b *testing.B, in io.Writer, out *bufio.Reader, ws string)
+		name    string
+		replies []llmtest.Reply
+		serve   func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error
+		drive   func(b *testing.B, in io.Writer, out *bufio.Reader, ws string)
 	}{
-		{"acp", func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error {
+		{"acp", thinking, func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error {
 			return acp.Serve(ctx, in, out, acp.Options{Manager: env.Manager, Catalog: env.Catalog})
 		}, driveACP},
-		{"lsp", func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error {
+		{"lsp", thinking, func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error {
 			return lsp.Serve(ctx, in, out, lsp.Options{Manager: env.Manager, Catalog: env.Catalog})
 		}, driveLSP},
+		{"mcp", headlines, func(ctx context.Context, env *servertest.Env, in io.Reader, out io.Writer) error {
+			return mcpface.ServeStdio(ctx, in, out, mcpface.Options{Manager: env.Manager, Catalog: env.Catalog})
+		}, driveMCP},
 	}
 	for _, f := range faces {
 		b.Run(f.name, func(b *testing.B) {
@@ -79,8 +104,7 @@ func BenchmarkChunkToNotification(b *testing.B) {
 				st := &stamps{seen: map[string]time.Time{}}
 				arrived := &stamps{seen: map[string]time.Time{}}
 				env := servertest.New(b, servertest.Options{
-					Replies: []llmtest.Reply{{Reasoning: reasoning.String(), ChunkSize: 7, Delay: llmtest.Duration(time.Millisecond),
-						Content: `{"thoughts":["done"],"headline":"Answer","tool_name":"response","tool_args":{"text":"done"}}`}},
+					Replies: f.replies,
 					OnChunk: func(d llm.Delta) { arrived.mark(d.Text, time.Now()) },
 				})
 				inR, inW := io.Pipe()
@@ -184,4 +208,23 @@ func driveLSP(b *testing.B, in io.Writer, out *bufio.Reader, ws string) {
 	}
 	json.Unmarshal(rpc(b, in, read, frame, 2, "zero/newSession", map[string]any{}), &s)
 	rpc(b, in, read, frame, 3, "zero/prompt", map[string]any{"sessionId": s.SessionID, "message": "think"})
+}
+
+func driveMCP(b *testing.B, in io.Writer, out *bufio.Reader, ws string) {
+	read := func() []byte {
+		line, err := out.ReadBytes('\n')
+		if err != nil {
+			return nil
+		}
+		return line
+	}
+	line := func(m []byte) []byte { return append(m, '\n') }
+	rpc(b, in, read, line, 1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "bench", "version": "1"}})
+	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	res := rpc(b, in, read, line, 2, "tools/call", map[string]any{"name": "zero_run",
+		"arguments": map[string]any{"message": "go", "workspace": ws}, "_meta": map[string]any{"progressToken": "bench"}})
+	if !strings.Contains(string(res), `"response"`) {
+		b.Fatalf("zero_run = %s", res)
+	}
 }
