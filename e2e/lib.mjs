@@ -49,27 +49,30 @@ export async function startModel(t, replies) {
 }
 
 /**
- * Starts `zero <args>` against the model at url with a private config
- * folder, the local sandbox and no key; stderr is collected for failure
+ * The environment of `zero` against the model at url: a private config
+ * folder, the local sandbox, no approvals (env overrides), no key.
+ */
+export function zeroEnv(t, url, env = {}) {
+  const home = tempDir(t, "zero-home-");
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    TMPDIR: process.env.TMPDIR ?? "/tmp",
+    ZERO_MODEL: "llmtest",
+    OPENAI_BASE_URL: url,
+    ZERO_SANDBOX: "local",
+    ZERO_APPROVAL: "auto",
+    ...env,
+  };
+}
+
+/**
+ * Starts `zero <args>` with zeroEnv; stderr is collected for failure
  * messages. Returns the child process.
  */
 export function spawnZero(t, args, { url, env = {}, cwd } = {}) {
-  const home = tempDir(t, "zero-home-");
-  const proc = spawn(ZERO_BIN, args, {
-    cwd,
-    stdio: ["pipe", "pipe", "pipe"],
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, ".config"),
-      TMPDIR: process.env.TMPDIR ?? "/tmp",
-      ZERO_MODEL: "llmtest",
-      OPENAI_BASE_URL: url,
-      ZERO_SANDBOX: "local",
-      ZERO_APPROVAL: "auto",
-      ...env,
-    },
-  });
+  const proc = spawn(ZERO_BIN, args, { cwd, stdio: ["pipe", "pipe", "pipe"], env: zeroEnv(t, url, env) });
   let stderr = "";
   proc.stderr.on("data", (d) => { stderr += d; });
   proc.stderrText = () => stderr;

@@ -3,26 +3,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { ZERO_BIN, tempDir, toolReply, answer, startModel, spawnZero } from "./lib.mjs";
+import { ZERO_BIN, tempDir, toolReply, answer, startModel, spawnZero, zeroEnv } from "./lib.mjs";
 
 const cmd = (thought, code) => toolReply(thought, "code_execution_tool", { runtime: "terminal", code });
-
-/** The environment spawnZero gives the binary, for the SDK's own spawn. */
-function zeroEnv(t, url, env = {}) {
-  const home = tempDir(t, "zero-home-");
-  return {
-    PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"),
-    TMPDIR: process.env.TMPDIR ?? "/tmp", ZERO_MODEL: "llmtest", OPENAI_BASE_URL: url,
-    ZERO_SANDBOX: "local", ZERO_APPROVAL: "auto", ...env,
-  };
-}
 
 /** An SDK client on `zero mcp` over stdio; closed when the test ends. */
 async function stdioClient(t, url, { env, capabilities = {}, cwd } = {}) {

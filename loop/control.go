@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"reflect"
 )
 
 // Pause holds the session's run at its next checkpoint, before the next
@@ -89,7 +90,7 @@ func (s *Session) SetSetup(st Setup) error {
 	s.cfg.Setup = st
 	a := s.agent0
 	for _, t := range a.setup.Tools {
-		if c, ok := t.(AgentCloser); ok && as.tools[t.Name()] != t {
+		if c, ok := t.(AgentCloser); ok && !sameTool(as.tools[t.Name()], t) {
 			c.CloseAgent(a)
 		}
 	}
@@ -102,4 +103,14 @@ func (s *Session) Profile() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.agent0.Profile
+}
+
+// sameTool reports whether the new setup keeps tool t itself, so what it
+// holds for the agent (its shells) stays. Tools of types that cannot be
+// compared count as replaced.
+func sameTool(newer, t Tool) bool {
+	if newer == nil || reflect.TypeOf(newer) != reflect.TypeOf(t) || !reflect.TypeOf(t).Comparable() {
+		return false
+	}
+	return newer == t
 }

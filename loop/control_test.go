@@ -132,3 +132,35 @@ func TestSetSetupSwitchesProfileAndModel(t *testing.T) {
 		t.Fatal("history was lost when the setup changed")
 	}
 }
+
+// closer is a tool holding something per agent.
+type closer struct {
+	name   string
+	closed *int
+	_      func() // not comparable when held by value
+}
+
+func (c closer) Name() string { return c.name }
+func (c closer) Execute(context.Context, *loop.ToolCall) (loop.ToolResult, error) {
+	return loop.ToolResult{Text: "ok"}, nil
+}
+func (c closer) CloseAgent(*loop.Agent) { *c.closed++ }
+
+type ptrCloser struct{ closer }
+
+func TestSetSetupClosesOnlyReplacedTools(t *testing.T) {
+	t.Parallel()
+	var kept, replaced, byValue int
+	keep := &ptrCloser{closer{name: "keep", closed: &kept}}
+	swap := &ptrCloser{closer{name: "swap", closed: &replaced}}
+	val := closer{name: "value", closed: &byValue}
+	m := &fakeModel{}
+	sess, _ := newSession(t, setup{model: m, tools: []loop.Tool{responseTool, keep, swap, val}})
+	newSwap := &ptrCloser{closer{name: "swap", closed: new(int)}}
+	if err := sess.SetSetup(loop.Setup{Model: m, Prompts: testPrompts(), Tools: []loop.Tool{responseTool, keep, newSwap, val}}); err != nil {
+		t.Fatal(err)
+	}
+	if kept != 0 || replaced != 1 || byValue != 1 {
+		t.Errorf("closed: kept %d, replaced %d, uncomparable %d; want 0, 1, 1", kept, replaced, byValue)
+	}
+}

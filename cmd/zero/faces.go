@@ -30,7 +30,6 @@ func serveFace(ctx context.Context, h *host, name string, serve func(context.Con
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	h.logger.Info("serving", "face", name, "workspace", h.ws, "version", version)
-	go h.catalog.fetchModels(ctx, h.defaultApp(), h.logger) // ends with ctx
 	err := serve(ctx)
 	h.close(closeGrace)
 	if err != nil && ctx.Err() == nil {
@@ -40,34 +39,29 @@ func serveFace(ctx context.Context, h *host, name string, serve func(context.Con
 	return 0
 }
 
-func (h *host) defaultApp() *app {
-	a, _ := h.app([]string{h.ws}) // built by newHost: cannot fail now
-	return a
+// stdioFace is the command of a face that speaks on stdin and stdout.
+func stdioFace(name string, serve func(ctx context.Context, h *host, in io.Reader, out io.Writer) error) func(context.Context, []string, io.Reader, io.Writer, io.Writer) int {
+	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		h, code := serveFlags(ctx, "zero "+name, args, stderr, nil)
+		if h == nil {
+			return code
+		}
+		return serveFace(ctx, h, name, func(ctx context.Context) error { return serve(ctx, h, stdin, stdout) })
+	}
 }
 
-func acpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	h, code := serveFlags("zero acp", args, stderr, nil)
-	if h == nil {
-		return code
-	}
-	return serveFace(ctx, h, "acp", func(ctx context.Context) error {
-		return acp.Serve(ctx, stdin, stdout, acp.Options{Manager: h.manager, Catalog: h.catalog, Version: version, Logger: h.logger.With("face", "acp")})
+var (
+	acpCommand = stdioFace("acp", func(ctx context.Context, h *host, in io.Reader, out io.Writer) error {
+		return acp.Serve(ctx, in, out, acp.Options{Manager: h.manager, Catalog: h.catalog, Version: version, Logger: h.logger.With("face", "acp")})
 	})
-}
-
-func lspCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	h, code := serveFlags("zero lsp", args, stderr, nil)
-	if h == nil {
-		return code
-	}
-	return serveFace(ctx, h, "lsp", func(ctx context.Context) error {
-		return lsp.Serve(ctx, stdin, stdout, lsp.Options{Manager: h.manager, Catalog: h.catalog, Version: version, Logger: h.logger.With("face", "lsp")})
+	lspCommand = stdioFace("lsp", func(ctx context.Context, h *host, in io.Reader, out io.Writer) error {
+		return lsp.Serve(ctx, in, out, lsp.Options{Manager: h.manager, Catalog: h.catalog, Version: version, Logger: h.logger.With("face", "lsp")})
 	})
-}
+)
 
 func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var addr *string
-	h, code := serveFlags("zero mcp", args, stderr, func(fs *flag.FlagSet) {
+	h, code := serveFlags(ctx, "zero mcp", args, stderr, func(fs *flag.FlagSet) {
 		addr = fs.String("http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:7777) instead of stdio; the bearer token is $ZERO_MCP_TOKEN, or a new one printed on stderr")
 	})
 	if h == nil {

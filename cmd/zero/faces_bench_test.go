@@ -18,16 +18,6 @@ import (
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
-// buildZero builds the real binary once per benchmark.
-func buildZero(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "zero")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // faceEnv is the environment of a face under benchmark: the scripted model
 // at url, the local sandbox, no approvals, a private home.
 func faceEnv(b *testing.B, url string) []string {
@@ -51,14 +41,14 @@ func percentile(d []time.Duration, p float64) float64 {
 func BenchmarkInitialize(b *testing.B) {
 	bin := buildZero(b)
 	ws := b.TempDir()
-	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
 	faces := []struct {
-		name, request string
-		lsp           bool
+		name   string
+		wire   framing
+		params map[string]any
 	}{
-		{"acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n", false},
-		{"mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n", false},
-		{"lsp", frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":"file://` + ws + `","capabilities":{}}}`), true},
+		{"acp", lines, map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}},
+		{"mcp", lines, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "1"}}},
+		{"lsp", frames, map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}}},
 	}
 	for _, f := range faces {
 		b.Run(f.name, func(b *testing.B) {
@@ -73,33 +63,8 @@ func BenchmarkInitialize(b *testing.B) {
 				if err := cmd.Start(); err != nil {
 					b.Fatal(err)
 				}
-				io.WriteString(in, f.request)
-				r := bufio.NewReader(out)
-				var answer string
-				if f.lsp {
-					n := 0
-					for {
-						line, err := r.ReadString('\n')
-						if err != nil {
-							b.Fatalf("read: %v", err)
-						}
-						if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Content-Length: "); ok {
-							n, _ = strconv.Atoi(v)
-						}
-						if strings.TrimSpace(line) == "" {
-							break
-						}
-					}
-					body := make([]byte, n)
-					io.ReadFull(r, body)
-					answer = string(body)
-				} else {
-					answer, _ = r.ReadString('\n')
-				}
+				rpc(b, in, bufio.NewReader(out), f.wire, 1, "initialize", f.params)
 				times = append(times, time.Since(start))
-				if !strings.Contains(answer, `"result"`) {
-					b.Fatalf("initialize answered %q", answer)
-				}
 				in.Close()
 				cmd.Wait()
 			}

@@ -134,22 +134,66 @@ func BenchmarkChunkToNotification(b *testing.B) {
 	}
 }
 
-// rpc writes one JSON-RPC message and reads until the answer to it.
-func rpc(b *testing.B, in io.Writer, read func() []byte, frame func([]byte) []byte, id int, method string, params any) json.RawMessage {
-	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if _, err := in.Write(frame(msg)); err != nil {
+// framing is how a face delimits its messages: one JSON object per line,
+// or LSP's Content-Length headers.
+type framing struct{ lsp bool }
+
+var (
+	lines  = framing{}
+	frames = framing{lsp: true}
+)
+
+func (f framing) frame(m []byte) []byte {
+	if f.lsp {
+		return append([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n", len(m))), m...)
+	}
+	return append(m, '\n')
+}
+
+func (f framing) read(r *bufio.Reader) ([]byte, error) {
+	if !f.lsp {
+		return r.ReadBytes('\n')
+	}
+	n := 0
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		l = strings.TrimSpace(l)
+		if v, ok := strings.CutPrefix(l, "Content-Length: "); ok {
+			n, _ = strconv.Atoi(v)
+		}
+		if l == "" {
+			break
+		}
+	}
+	body := make([]byte, n)
+	_, err := io.ReadFull(r, body)
+	return body, err
+}
+
+// rpc writes one JSON-RPC message (a notification when id is 0) and,
+// for a request, reads until the answer to it.
+func rpc(b *testing.B, in io.Writer, out *bufio.Reader, f framing, id int, method string, params any) json.RawMessage {
+	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
+	if id != 0 {
+		msg["id"] = id
+	}
+	raw, _ := json.Marshal(msg)
+	if _, err := in.Write(f.frame(raw)); err != nil {
 		b.Fatalf("%s: %v", method, err)
 	}
-	for {
+	for id != 0 {
 		var m struct {
 			ID     *int            `json:"id"`
 			Method string          `json:"method"`
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
-		raw := read()
-		if raw == nil {
-			b.Fatalf("%s: the face closed its output", method)
+		raw, err := f.read(out)
+		if err != nil {
+			b.Fatalf("%s: the face closed its output: %v", method, err)
 		}
 		if json.Unmarshal(raw, &m) != nil || m.ID == nil || *m.ID != id || m.Method != "" {
 			continue
@@ -159,70 +203,33 @@ func rpc(b *testing.B, in io.Writer, read func() []byte, frame func([]byte) []by
 		}
 		return m.Result
 	}
+	return nil
 }
 
 func driveACP(b *testing.B, in io.Writer, out *bufio.Reader, ws string) {
-	read := func() []byte {
-		line, err := out.ReadBytes('\n')
-		if err != nil {
-			return nil
-		}
-		return line
-	}
-	line := func(m []byte) []byte { return append(m, '\n') }
-	rpc(b, in, read, line, 1, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	rpc(b, in, out, lines, 1, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 	var s struct {
 		SessionID string `json:"sessionId"`
 	}
-	json.Unmarshal(rpc(b, in, read, line, 2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}), &s)
-	rpc(b, in, read, line, 3, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "think"}}})
+	json.Unmarshal(rpc(b, in, out, lines, 2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}), &s)
+	rpc(b, in, out, lines, 3, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "think"}}})
 }
 
 func driveLSP(b *testing.B, in io.Writer, out *bufio.Reader, ws string) {
-	read := func() []byte {
-		n := 0
-		for {
-			l, err := out.ReadString('\n')
-			if err != nil {
-				return nil
-			}
-			l = strings.TrimSpace(l)
-			if v, ok := strings.CutPrefix(l, "Content-Length: "); ok {
-				n, _ = strconv.Atoi(v)
-			}
-			if l == "" {
-				break
-			}
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(out, body); err != nil {
-			return nil
-		}
-		return body
-	}
-	frame := func(m []byte) []byte { return append([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n", len(m))), m...) }
-	rpc(b, in, read, frame, 1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}})
-	in.Write(frame([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)))
+	rpc(b, in, out, frames, 1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{}})
+	rpc(b, in, out, frames, 0, "initialized", map[string]any{})
 	var s struct {
 		SessionID string `json:"sessionId"`
 	}
-	json.Unmarshal(rpc(b, in, read, frame, 2, "zero/newSession", map[string]any{}), &s)
-	rpc(b, in, read, frame, 3, "zero/prompt", map[string]any{"sessionId": s.SessionID, "message": "think"})
+	json.Unmarshal(rpc(b, in, out, frames, 2, "zero/newSession", map[string]any{}), &s)
+	rpc(b, in, out, frames, 3, "zero/prompt", map[string]any{"sessionId": s.SessionID, "message": "think"})
 }
 
 func driveMCP(b *testing.B, in io.Writer, out *bufio.Reader, ws string) {
-	read := func() []byte {
-		line, err := out.ReadBytes('\n')
-		if err != nil {
-			return nil
-		}
-		return line
-	}
-	line := func(m []byte) []byte { return append(m, '\n') }
-	rpc(b, in, read, line, 1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+	rpc(b, in, out, lines, 1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "bench", "version": "1"}})
-	in.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	res := rpc(b, in, read, line, 2, "tools/call", map[string]any{"name": "zero_run",
+	rpc(b, in, out, lines, 0, "notifications/initialized", map[string]any{})
+	res := rpc(b, in, out, lines, 2, "tools/call", map[string]any{"name": "zero_run",
 		"arguments": map[string]any{"message": "go", "workspace": ws}, "_meta": map[string]any{"progressToken": "bench"}})
 	if !strings.Contains(string(res), `"response"`) {
 		b.Fatalf("zero_run = %s", res)

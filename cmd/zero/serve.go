@@ -38,7 +38,7 @@ type host struct {
 
 // serveFlags parses the flags of `zero acp|mcp|lsp`; extra adds the
 // face's own. It returns nil when the command is over with code.
-func serveFlags(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (h *host, code int) {
+func serveFlags(ctx context.Context, name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (h *host, code int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	common := addCommonFlags(fs, true)
@@ -60,7 +60,7 @@ func serveFlags(name string, args []string, stderr io.Writer, extra func(*flag.F
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2
 	}
-	h, err = newHost(ws, common.overrides(), newLogger(stderr))
+	h, err = newHost(ctx, ws, common.overrides(), newLogger(stderr))
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2
@@ -69,15 +69,16 @@ func serveFlags(name string, args []string, stderr io.Writer, extra func(*flag.F
 }
 
 // newHost checks the default workspace's configuration (so a typo is
-// reported at start, not at the first session) and builds the manager.
-func newHost(ws string, flags map[string]string, logger *slog.Logger) (*host, error) {
+// reported at start, not at the first session) and builds the manager;
+// ctx bounds its background work.
+func newHost(ctx context.Context, ws string, flags map[string]string, logger *slog.Logger) (*host, error) {
 	h := &host{flags: flags, ws: ws, logger: logger, apps: map[string]*app{}}
 	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: logger.With("component", "approval")})
 	a, err := h.app([]string{ws})
 	if err != nil {
 		return nil, err
 	}
-	h.catalog = newCatalog(a)
+	h.catalog = newCatalog(ctx, a)
 	h.manager = server.NewManager(server.Options{
 		NewSession: h.newSession,
 		Setup:      h.setup,
@@ -129,10 +130,9 @@ func (h *host) roots(spec server.SessionSpec) ([]string, error) {
 	return out, nil
 }
 
-// newSession is server.Options.NewSession: the workspace's app opens its
-// sandbox (a container starts with the first command, not here), and the
-// session gets the approval policy of that sandbox.
-func (h *host) newSession(_ context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+// appFor returns the app of a session's workspace with its sandbox open
+// (a container starts with the first command, not here).
+func (h *host) appFor(spec server.SessionSpec) (*app, error) {
 	roots, err := h.roots(spec)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,14 @@ func (h *host) newSession(_ context.Context, spec server.SessionSpec, sink func(
 	if err != nil {
 		return nil, err
 	}
-	if err := a.ensureSandbox(); err != nil {
+	return a, a.ensureSandbox()
+}
+
+// newSession is server.Options.NewSession: the session gets the approval
+// policy of its workspace's sandbox.
+func (h *host) newSession(_ context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+	a, err := h.appFor(spec)
+	if err != nil {
 		return nil, err
 	}
 	sess, err := a.sessionFor(sessionOpts{id: spec.ID, profile: spec.Profile, model: spec.Model, files: files(spec.Files)}, sink, true)
@@ -154,15 +161,8 @@ func (h *host) newSession(_ context.Context, spec server.SessionSpec, sink func(
 
 // setup is server.Options.Setup: another profile or model for a session.
 func (h *host) setup(_ context.Context, spec server.SessionSpec) (loop.Setup, error) {
-	roots, err := h.roots(spec)
+	a, err := h.appFor(spec)
 	if err != nil {
-		return loop.Setup{}, err
-	}
-	a, err := h.app(roots)
-	if err != nil {
-		return loop.Setup{}, err
-	}
-	if err := a.ensureSandbox(); err != nil {
 		return loop.Setup{}, err
 	}
 	return a.setupFor(cmp.Or(spec.Profile, a.cfg.Profile), spec.Model, files(spec.Files), true)
@@ -238,16 +238,21 @@ func (a *app) policy() server.Policy {
 
 // catalog offers the profiles of the default workspace and the models of
 // the configured endpoint: the configured one first, then whatever the
-// endpoint lists (fetched once, in the background, so no editor request
-// waits for it).
+// endpoint lists. The list is fetched once, in the background, when an
+// editor first asks (not at start-up, where it would compete with the
+// editor's initialize); that first answer has the configured model only.
 type catalog struct {
 	profiles []server.Choice
+	fetch    func() []string // the endpoint's models; nil lists none
 
+	once   sync.Once
 	mu     sync.Mutex
 	models []server.Choice
 }
 
-func newCatalog(a *app) *catalog {
+// newCatalog lists a's profiles; the endpoint's models are fetched within
+// ctx's life.
+func newCatalog(ctx context.Context, a *app) *catalog {
 	c := &catalog{}
 	infos, err := a.loader.List()
 	if err != nil {
@@ -264,37 +269,24 @@ func newCatalog(a *app) *catalog {
 	if m := a.cfg.Models.Chat.Model; m != "" {
 		c.models = []server.Choice{{ID: m, Name: m, Description: "the configured model"}}
 	}
-	return c
-}
-
-// fetchModels adds the endpoint's models; errors only log.
-func (c *catalog) fetchModels(ctx context.Context, a *app, logger *slog.Logger) {
-	p, err := a.loader.Load(a.cfg.Profile)
-	if err != nil {
-		return
-	}
-	client, err := a.client("chat", p, "")
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	names, err := client.Models(ctx)
-	if err != nil {
-		logger.Info("the endpoint lists no models", "err", err)
-		return
-	}
-	c.addModels(names)
-}
-
-func (c *catalog) addModels(names []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, n := range names {
-		if !slices.ContainsFunc(c.models, func(ch server.Choice) bool { return ch.ID == n }) {
-			c.models = append(c.models, server.Choice{ID: n, Name: n})
+	c.fetch = func() []string {
+		p, err := a.loader.Load(a.cfg.Profile)
+		if err != nil {
+			return nil
 		}
+		client, err := a.client("chat", p, "")
+		if err != nil {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		names, err := client.Models(ctx)
+		if err != nil {
+			a.logger.Info("the endpoint lists no models", "err", err)
+		}
+		return names
 	}
+	return c
 }
 
 // Profiles implements server.Catalog.
@@ -302,7 +294,20 @@ func (c *catalog) Profiles() []server.Choice { return c.profiles }
 
 // Models implements server.Catalog.
 func (c *catalog) Models() []server.Choice {
+	c.once.Do(func() {
+		go c.add(c.fetch()) // ends within fetch's timeout
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.models)
+}
+
+func (c *catalog) add(names []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		if !slices.ContainsFunc(c.models, func(ch server.Choice) bool { return ch.ID == n }) {
+			c.models = append(c.models, server.Choice{ID: n, Name: n})
+		}
+	}
 }

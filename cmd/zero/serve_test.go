@@ -92,7 +92,7 @@ func TestHostSessionsAsk(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.URL())
 	t.Setenv("ZERO_SANDBOX", "local")
 	t.Setenv("ZERO_APPROVAL", "")
-	h, err := newHost(t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	h, err := newHost(t.Context(), t.TempDir(), nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
