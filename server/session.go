@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -93,7 +94,7 @@ func (s *Session) Info() Info {
 	s.mu.Lock()
 	running, runs, spec, title := s.busy, s.runs, s.spec, s.title
 	s.mu.Unlock()
-	_, last := s.log.Since(1<<62 - 1)
+	last := s.Cursor()
 	return Info{ID: spec.ID, Roots: slices.Clone(spec.Roots), Profile: spec.Profile, Model: spec.Model,
 		Title: title, Created: s.created, Updated: time.Unix(0, s.updated.Load()),
 		Running: running, Paused: s.ls.Paused(), Runs: runs, LastSeq: last}
@@ -220,6 +221,13 @@ func (s *Session) Cancel() {
 	if s.cancel != nil {
 		s.cancel(loop.ErrCancelled)
 	}
+}
+
+// Cursor is the Seq of the newest logged event (0 when none): Events and
+// Wait from it return only what comes next.
+func (s *Session) Cursor() int64 {
+	_, last := s.log.Since(math.MaxInt64)
+	return last
 }
 
 // Events returns the logged events with Seq > since and the cursor to pass

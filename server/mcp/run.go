@@ -18,19 +18,15 @@ import (
 // calls, warnings and errors as notifications/message. Cancelling the
 // request (notifications/cancelled; mcp-go cancels ctx) cancels the run.
 func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a startArgs
-	if err := bind(req, &a, "message"); err != nil {
-		return toolError(err), nil
-	}
-	s, err := f.openSession(ctx, a)
-	if err != nil {
-		return toolError(err), nil
+	s, a, fail := f.openStart(ctx, req)
+	if fail != nil {
+		return fail, nil
 	}
 	var token mcp.ProgressToken
 	if req.Params.Meta != nil {
 		token = req.Params.Meta.ProgressToken
 	}
-	cur := cursorNow(s)
+	cur := s.Cursor()
 	defer f.setRunning(s.ID(), ctx)()
 
 	type outcome struct {

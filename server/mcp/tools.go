@@ -418,22 +418,25 @@ func (f *face) clientRoots(ctx context.Context) []string {
 	return roots
 }
 
-// cursorNow is the cursor after the newest logged event.
-func cursorNow(s *server.Session) int64 {
-	_, next := s.Events(1<<62 - 1)
-	return next
+func (f *face) handleStart(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s, a, fail := f.openStart(ctx, req)
+	if fail != nil {
+		return fail, nil
+	}
+	return f.send(s, a.Message)
 }
 
-func (f *face) handleStart(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a startArgs
+// openStart reads the arguments of zero_start or zero_run and opens (or
+// continues) their session; fail is the tool error to answer instead.
+func (f *face) openStart(ctx context.Context, req mcp.CallToolRequest) (s *server.Session, a startArgs, fail *mcp.CallToolResult) {
 	if err := bind(req, &a, "message"); err != nil {
-		return toolError(err), nil
+		return nil, a, toolError(err)
 	}
 	s, err := f.openSession(ctx, a)
 	if err != nil {
-		return toolError(err), nil
+		return nil, a, toolError(err)
 	}
-	return f.send(s, a.Message)
+	return s, a, nil
 }
 
 func (f *face) handleReply(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -450,7 +453,7 @@ func (f *face) handleReply(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 }
 
 func (f *face) send(s *server.Session, msg string) (*mcp.CallToolResult, error) {
-	cur := cursorNow(s)
+	cur := s.Cursor()
 	run, intervened, err := s.Send(msg)
 	if err != nil {
 		return toolError(fmt.Errorf("send: %w", err)), nil
