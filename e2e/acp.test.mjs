@@ -47,6 +47,7 @@ async function startAcp(t, replies, { env = {}, onAsk } = {}) {
 }
 
 const kinds = (us) => us.map((u) => u.sessionUpdate);
+const thoughtText = (us) => us.filter((u) => u.sessionUpdate === "agent_thought_chunk").map((u) => u.content.text).join("");
 const messageText = (us) => us.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
 const toolText = (us) => us.filter((u) => u.sessionUpdate === "tool_call_update" && u.content)
   .flatMap((u) => u.content).map((c) => c.content?.text ?? "").join("");
@@ -88,7 +89,10 @@ test("a prompt during a run joins it as an intervention", async (t) => {
   ]);
   const s = await z.newSession();
   const first = z.prompt(s.sessionId, "start something");
-  await until(() => kinds(z.of(s.sessionId)).includes("agent_thought_chunk"), 10000, "a thought");
+  // The run's own reasoning, not just any thought chunk: the sandbox's
+  // start-up warning is one too, and may come before the run has begun,
+  // which would let the second prompt start the run instead.
+  await until(() => thoughtText(z.of(s.sessionId)).includes("thin"), 10000, "the run's reasoning");
   const second = await z.prompt(s.sessionId, "CHANGE-OF-PLAN please");
   assert.equal(second.stopReason, "end_turn");
   assert.equal((await first).stopReason, "end_turn");
