@@ -111,7 +111,7 @@ test("stdio: zero_run sends progress and log notifications", async (t) => {
 
 test("stdio: a message during a run is an intervention", async (t) => {
   const url = await startModel(t, [
-    { match: "long task", content: cmd("working slowly", "echo slow"), chunk_size: 4, delay: "20ms" },
+    { match: "long task", content: cmd("working slowly", "echo slow"), chunk_size: 4, delay: "80ms" },
     { match: "also say banana", content: answer("banana noted") },
   ]);
   const ws = tempDir(t);

@@ -158,7 +158,7 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 func TestIntervention(t *testing.T) {
 	env := newEnv(t, nil,
 		// A slow reply leaves time to intervene while it streams.
-		llmtest.Reply{Match: "long task", Content: command("working slowly", "echo slow"), ChunkSize: 4, Delay: llmtest.Duration(20 * time.Millisecond)},
+		llmtest.Reply{Match: "long task", Content: command("working slowly", "echo slow"), ChunkSize: 4, Delay: llmtest.Duration(80 * time.Millisecond)},
 		llmtest.Reply{Match: "also say banana", Content: answer("banana noted")})
 	r := startStdio(t, env, clientOpts{})
 	st, res := call(t, r.c, "zero_start", map[string]any{"message": "long task", "workspace": env.Workspace})
