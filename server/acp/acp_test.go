@@ -324,8 +324,15 @@ func TestIntervention(t *testing.T) {
 		}
 		first <- resp
 	}()
-	h.client.waitFor(t, s.SessionId, "a thought", func(us []sdk.SessionUpdate) bool {
-		return strings.Contains(describe(us), "thought")
+	// The run's own reasoning, not any thought chunk (a warning is one too):
+	// only then has the first prompt surely started the run.
+	h.client.waitFor(t, s.SessionId, "the run's reasoning", func(us []sdk.SessionUpdate) bool {
+		for _, u := range us {
+			if c := u.AgentThoughtChunk; c != nil && c.Content.Text != nil && strings.Contains(c.Content.Text.Text, "thin") {
+				return true
+			}
+		}
+		return false
 	})
 	resp, err := h.prompt(t.Context(), s.SessionId, "CHANGE-OF-PLAN please")
 	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
