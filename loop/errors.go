@@ -18,6 +18,9 @@ var (
 	ErrMisformat = errors.New("the model keeps sending misformatted replies")
 	// ErrRepeat ends a run after too many consecutive identical tool requests.
 	ErrRepeat = errors.New("the model keeps repeating the same tool request")
+	// ErrMessageTooLarge refuses a user message that cannot fit in the
+	// model's context window.
+	ErrMessageTooLarge = errors.New("the message is too large for the model's context")
 )
 
 // RepairableError is an error the model may be able to fix: it goes back to

@@ -202,11 +202,15 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 	switch {
 	case verr != nil:
 		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+verr.Error())
-	case !r.done && r.finish == "length":
-		// Cut off by the token limit: running the truncated request could
-		// run half a command.
-		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+
-			"\nYour reply was cut off by the output token limit before the tool request was complete; send a shorter one.")
+	case !r.done:
+		// The object never closed: the reply was cut off (by the token
+		// limit, a dropped stream or a model that stopped early), and
+		// running the repaired request could run half a command.
+		why := "Your reply ended before its JSON tool request was closed, so nothing was run; send the whole request again."
+		if r.finish == "length" {
+			why = "Your reply was cut off by the output token limit before the tool request was complete; send a shorter one."
+		}
+		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+why)
 	}
 	tool := a.tool(req.Name)
 	if tool == nil {
@@ -512,6 +516,11 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	bp := &ToolBeforePayload{Agent: a, Loop: ld, ToolName: req.Name, Method: req.Method, Args: req.Args}
 	if err := a.call(ctx, hooks.ToolExecuteBefore, bp); err != nil {
 		return "", false, err
+	}
+	if gate := a.session.currentGate(); gate != nil && bp.Block == "" {
+		if err := gate(ctx, bp); err != nil {
+			return "", false, err
+		}
 	}
 	call.Args = bp.Args
 	if bp.Block != "" {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
@@ -49,7 +50,25 @@ type Limits struct {
 	// SubordinateDepth is the deepest agent number call_subordinate may
 	// create (default 5: agents 0 to 5; negative: no subordinates).
 	SubordinateDepth int
+	// ContextTokens is the chat model's context window in tokens (default
+	// 128000). A user message that cannot fit in it is refused before
+	// anything is sent; see [Session.Run].
+	ContextTokens int
 }
+
+// maxBytesPerToken bounds how many bytes one token may stand for when a
+// message is judged by its size alone: a message longer than
+// ContextTokens*maxBytesPerToken bytes is refused without being tokenized
+// (tokenizing 50 MB takes seconds and gigabytes). Real text averages about
+// four bytes a token; only long runs of one character come near this.
+const maxBytesPerToken = 16
+
+// Gate decides whether a tool call may run, after the tool_execute_before
+// extensions had their say, so it sees the arguments that will really be
+// used. It may wait (for a person's answer) and sets p.Block to refuse the
+// call; an error ends the run. It is the engine's approval policy: no
+// extension can replace, disable or run after it.
+type Gate func(ctx context.Context, p *ToolBeforePayload) error
 
 // Setup is what an agent of one profile works with.
 type Setup struct {
@@ -88,6 +107,9 @@ type Config struct {
 	// Now is the clock; nil uses time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Gate approves every tool call of every agent of the session; nil
+	// runs them all (see also [Session.SetGate]).
+	Gate Gate
 }
 
 // Session is one conversation (Agent Zero's AgentContext): agent 0, its
@@ -116,6 +138,7 @@ type Session struct {
 	items   int
 	active  *Agent        // the agent whose monologue runs now
 	resume  chan struct{} // non-nil while paused; closed by Resume
+	gate    Gate
 }
 
 // NewSession creates a session. sink gets every event, in order, from the
@@ -144,7 +167,8 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 	if sink == nil {
 		sink = func(Event) {}
 	}
-	s := &Session{id: id, cfg: cfg, sink: sink, Data: map[string]any{}}
+	cfg.Limits.ContextTokens = cmp.Or(cfg.Limits.ContextTokens, 128000)
+	s := &Session{id: id, cfg: cfg, sink: sink, Data: map[string]any{}, gate: cfg.Gate}
 	s.agent0 = s.newAgent(0, nil, newAgentSetup(cfg.Setup))
 	return s
 }
@@ -190,6 +214,36 @@ func (s *Session) Agent0() *Agent {
 // Workspace is the directory the session works in.
 func (s *Session) Workspace() string { return s.cfg.Workspace }
 
+// SetGate installs the gate that approves tool calls (the server's
+// approval broker), replacing Config.Gate; it applies from the next call on.
+func (s *Session) SetGate(g Gate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate = g
+}
+
+func (s *Session) currentGate() Gate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gate
+}
+
+// checkMessage refuses a user message that cannot fit in the model's
+// context, judging by its size first so that a huge one costs nothing.
+func (s *Session) checkMessage(msg string) error {
+	limit := s.cfg.Limits.ContextTokens
+	if len(msg) <= limit { // a token is at least one byte
+		return nil
+	}
+	if len(msg) > limit*maxBytesPerToken {
+		return fmt.Errorf("%w: %d bytes, far more than fits in the model's context of %d tokens", ErrMessageTooLarge, len(msg), limit)
+	}
+	if n := s.cfg.CountTokens(msg); n > limit {
+		return fmt.Errorf("%w: %d tokens, more than the model's context of %d", ErrMessageTooLarge, n, limit)
+	}
+	return nil
+}
+
 // Running reports whether a run is in progress.
 func (s *Session) Running() bool {
 	s.mu.Lock()
@@ -213,8 +267,19 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	defer cancel(nil)
 
 	item := s.newItem("run")
-	a.emit(Event{Type: EventRunStarted, Item: item, Text: msg})
-	answer, err := a.processChain(rctx, msg)
+	tooLarge := s.checkMessage(msg)
+	shown := msg
+	if tooLarge != nil {
+		shown = clip(msg, 4<<10)
+	}
+	a.emit(Event{Type: EventRunStarted, Item: item, Text: shown})
+	var answer string
+	err := tooLarge
+	if err != nil {
+		a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
+	} else {
+		answer, err = a.processChain(rctx, msg)
+	}
 	end := Event{Type: EventRunEnded, Item: item, StopReason: StopResponse}
 	switch {
 	case err == nil:
@@ -253,6 +318,9 @@ func (s *Session) Warn(text string) {
 // stream chunk, a tool boundary, tool output): what it produced so far is
 // kept in history, the message is added, and the loop continues.
 func (s *Session) Intervene(msg string) error {
+	if err := s.checkMessage(msg); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.running {
@@ -358,4 +426,15 @@ func (s *Session) setActive(a *Agent) {
 	s.mu.Lock()
 	s.active = a
 	s.mu.Unlock()
+}
+
+// clip shortens s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/loop"
 )
 
@@ -147,8 +146,8 @@ type BrokerOptions struct {
 	Logger  *slog.Logger
 }
 
-// Broker applies a Policy to every tool call through a tool_execute_before
-// extension and holds the calls that need asking until a face answers or
+// Broker applies a Policy to every tool call through the sessions' gate
+// ([Broker.Gate]) and holds the calls that need asking until a face answers or
 // the run ends. It implements Approvals.
 type Broker struct {
 	policy  Policy
@@ -220,15 +219,12 @@ func defaultSubject(_ string, args map[string]any) string {
 	return ""
 }
 
-// ExtensionName is the name of the broker's built-in extension; a script of
-// that name in a profile's extension folder overrides it.
-const ExtensionName = "_05_approval"
-
-// Register adds the broker's extension to reg at tool_execute_before.
-// Register it before other built-ins of that point: registration order is
-// run order, and a refused call should not reach them.
-func (b *Broker) Register(reg *hooks.Registry) {
-	reg.Register(hooks.ToolExecuteBefore, ExtensionName, b.check)
+// Gate is the broker's [loop.Gate]. The manager installs it in every
+// session it creates, after the tool_execute_before extensions, so no
+// extension (a workspace's above all) can switch approvals off or change a
+// call after it was approved.
+func (b *Broker) Gate(ctx context.Context, bp *loop.ToolBeforePayload) error {
+	return b.check(ctx, bp)
 }
 
 // attach routes the approval events of session id to emit.
@@ -257,9 +253,8 @@ func (b *Broker) emit(session string, e loop.Event) {
 	}
 }
 
-func (b *Broker) check(ctx context.Context, p hooks.Payload) error {
-	bp, ok := p.(*loop.ToolBeforePayload)
-	if !ok || bp.Agent == nil || bp.Block != "" {
+func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
+	if bp == nil || bp.Agent == nil || bp.Block != "" {
 		return nil
 	}
 	subject := b.subject(bp.ToolName, bp.Args)

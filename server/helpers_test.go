@@ -157,7 +157,6 @@ func newEnv(t testing.TB, models map[string]*fakeModel, policy *Policy) *env {
 	reg := loop.Builtins()
 	if policy != nil {
 		e.broker = NewBroker(*policy, BrokerOptions{})
-		e.broker.Register(reg)
 	}
 	set, err := hooks.Resolve(reg, nil, hooks.Options{})
 	if err != nil {

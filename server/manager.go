@@ -49,8 +49,8 @@ type FileAccess interface {
 // every other field works.
 type Options struct {
 	// NewSession builds the engine session for spec; sink must be passed to
-	// loop.NewSession as is. Its hooks should include Broker's extension
-	// (Broker.Register) when Broker is set.
+	// loop.NewSession as is. When Broker is set, the manager installs its
+	// gate in the session (loop.Session.SetGate).
 	NewSession func(ctx context.Context, spec SessionSpec, sink func(loop.Event)) (*loop.Session, error)
 	// Setup builds agent 0's setup for spec, for Session.Configure (a
 	// profile or model chosen after the session was created); nil makes
@@ -140,6 +140,9 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 		return nil, fmt.Errorf("create session %q: %w: the engine session is %q", spec.ID, ErrSessionID, ls.ID())
 	}
 	s.ls = ls
+	if b := m.opts.Broker; b != nil {
+		ls.SetGate(b.Gate)
+	}
 	m.mu.Lock()
 	if _, taken := m.sessions[spec.ID]; taken {
 		m.mu.Unlock()

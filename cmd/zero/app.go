@@ -80,8 +80,6 @@ type app struct {
 	backend sandbox.Backend
 
 	sandboxMu sync.Mutex // the editor faces open the sandbox on first use
-	// approvals registers the approval broker's extension (editor faces).
-	approvals func(*hooks.Registry)
 }
 
 func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
@@ -385,9 +383,6 @@ func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (l
 		}
 	}
 	reg := loop.Builtins()
-	if a.approvals != nil {
-		a.approvals(reg)
-	}
 	st.Hooks, err = hooks.Resolve(reg, hooks.Layers(a.ws, p.Name, a.userDir), hooks.Options{
 		Logger:    a.logger.With("component", "hooks"),
 		BaseEnv:   a.env,
@@ -459,6 +454,7 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 			Repeat:           a.cfg.Limits.Repeat,
 			CriticalRetries:  orNone(a.cfg.Limits.CriticalRetries),
 			SubordinateDepth: orNone(a.cfg.Limits.SubordinateDepth),
+			ContextTokens:    a.cfg.Models.Chat.ContextLength,
 		},
 		Logger: a.logger.With("component", "loop"),
 	}, sink)

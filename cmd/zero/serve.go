@@ -101,9 +101,6 @@ func (h *host) app(roots []string) (*app, error) {
 		return nil, err
 	}
 	a.warn.logger = h.logger
-	if h.broker != nil {
-		a.approvals = h.broker.Register
-	}
 	h.apps[key] = a
 	return a, nil
 }

@@ -71,7 +71,6 @@ func New(tb testing.TB, opts Options) *Env {
 	}
 	broker := server.NewBroker(policy, server.BrokerOptions{})
 	reg := loop.Builtins()
-	broker.Register(reg)
 	hookSet, err := hooks.Resolve(reg, nil, hooks.Options{})
 	if err != nil {
 		tb.Fatalf("servertest: resolve hooks: %v", err)
