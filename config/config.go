@@ -49,6 +49,10 @@ type Sandbox struct {
 	CPUs    float64 `yaml:"cpus"`    // 0 = no limit
 	Pids    int     `yaml:"pids"`    // 0 = no limit
 	User    string  `yaml:"user"`    // "" = the workspace's owner; "root" to opt in
+	// Hide lists more paths (absolute, or ~/…) that the agent's commands
+	// must not see, besides the built-in list of credential folders and
+	// sockets; a workspace may add to it, never remove.
+	Hide []string `yaml:"hide"`
 	// Provision is the first-start script of a docker image ("" = the
 	// default: a Python venv at /opt/venv that the shells activate).
 	Provision string `yaml:"provision"`
@@ -150,6 +154,16 @@ type Effective struct {
 	origins map[string]string // dotted key -> origin
 	getenv  func(string) string
 	files   []fileStatus // the files consulted, for Print
+	ignored []Ignored    // the project's values that would have loosened policy
+}
+
+// Ignored lists the values the workspace's config file set that Load did
+// not use because they would have loosened policy (see [Load]).
+func (e *Effective) Ignored() []Ignored {
+	if e == nil {
+		return nil
+	}
+	return slices.Clone(e.ignored)
 }
 
 type fileStatus struct {
@@ -165,7 +179,11 @@ type setting struct {
 }
 
 // Load reads the user file, the project file, the environment and the flags, and merges them per
-// key: flags > environment > project > user > defaults. A missing or empty file is fine. Every
+// key: flags > environment > project > user > defaults. The project file belongs to the workspace,
+// which may be a repository someone else wrote: its policy keys (approval, sandbox.backend,
+// network, image, user, provision, memory, cpus, pids) count only when they make things stricter
+// than the user's own settings, sandbox.hide only adds to the user's list, and what was dropped is
+// reported by [Effective.Ignored]. A missing or empty file is fine. Every
 // problem in every source is reported at once: the result is errors.Join of [*Error] values
 // (each matching [ErrInvalid]), or an error wrapping the file system's error when a file exists
 // but cannot be read.
@@ -202,6 +220,9 @@ func Load(src Sources) (*Effective, error) {
 		}
 		e.files = append(e.files, fileStatus{layer: f.layer, path: f.path, found: true})
 		m, ferrs := parseFile(f.layer, f.path, data)
+		if f.layer == "project" {
+			e.ignored = tighten(m, vals)
+		}
 		apply(m)
 		errs = append(errs, ferrs...)
 	}

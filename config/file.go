@@ -163,8 +163,24 @@ func unknownKey(key string) string {
 	return "unknown key" + didYouMean(key)
 }
 
-// fromNode parses a scalar node for this leaf.
+// fromNode parses a scalar node for this leaf (a list of scalars, or one
+// scalar, for a list).
 func (l *leaf) fromNode(v *yaml.Node) (any, string) {
+	if l.kind == kindList {
+		var list []string
+		items := []*yaml.Node{v}
+		if v.Kind == yaml.SequenceNode {
+			items = v.Content
+		}
+		for _, it := range items {
+			it = resolve(it)
+			if it.Kind != yaml.ScalarNode || isNull(it) {
+				return nil, "must be a list of text values, got " + describe(it)
+			}
+			list = append(list, it.Value)
+		}
+		return l.validate(list)
+	}
 	if v.Kind != yaml.ScalarNode {
 		return nil, "must be " + l.kindName() + ", got " + describe(v)
 	}
@@ -207,6 +223,8 @@ func (l *leaf) kindName() string {
 		return "a whole number"
 	case kindFloat:
 		return "a number"
+	case kindList:
+		return "a list"
 	}
 	return "a single value"
 }

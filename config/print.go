@@ -58,6 +58,9 @@ func (e *Effective) Print(w io.Writer) error {
 		}
 		bw.WriteString("# " + f.layer + " file: " + f.path + state + "\n")
 	}
+	for _, ig := range e.ignored {
+		bw.WriteString("# ignored: " + ig.String() + "\n")
+	}
 	for _, r := range rows {
 		bw.WriteString(r.text)
 		if r.comment != "" {

@@ -65,6 +65,7 @@ sandbox:
   cpus: 0                               # default
   pids: 0                               # default
   user: "1000"                          # user $USER:8
+  hide: []                              # default
   provision: ""                         # default
   timeouts:
     first_output: 30                    # default
@@ -97,7 +98,7 @@ limits:
 	}
 
 	// The printout is itself a config file that loads to the same values.
-	src2, _, pf2 := layout(t, "", b.String())
+	src2, uf2, _ := layout(t, b.String(), "")
 	e2, err := Load(src2)
 	if err != nil {
 		t.Fatalf("loading Print's output: %v", err)
@@ -105,8 +106,8 @@ limits:
 	if diff := cmp.Diff(e.Config, e2.Config); diff != "" {
 		t.Errorf("Print's output loads differently (-printed +reloaded):\n%s", diff)
 	}
-	if o := e2.Origin("limits.critical_retries"); !strings.HasPrefix(o, "project "+pf2+":") {
-		t.Errorf("reloaded origin = %q, want the project file", o)
+	if o := e2.Origin("limits.critical_retries"); !strings.HasPrefix(o, "user "+uf2+":") {
+		t.Errorf("reloaded origin = %q, want the user file", o)
 	}
 	if err := e.Print(failWriter{}); err == nil {
 		t.Error("Print ignored a write error")

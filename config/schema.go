@@ -17,6 +17,7 @@ const (
 	kindString kind = iota
 	kindInt
 	kindFloat
+	kindList // []string: a YAML list, or comma-separated in a flag or variable
 )
 
 // leaf is one configurable value.
@@ -63,6 +64,11 @@ func collect(t reflect.Type, prefix string, index []int) {
 			leaves = append(leaves, leaf{key: key, index: idx, kind: kindInt})
 		case reflect.Float64:
 			leaves = append(leaves, leaf{key: key, index: idx, kind: kindFloat})
+		case reflect.Slice:
+			if f.Type.Elem().Kind() != reflect.String {
+				panic("config: unsupported field type " + f.Type.String())
+			}
+			leaves = append(leaves, leaf{key: key, index: idx, kind: kindList})
 		default:
 			panic("config: unsupported field type " + f.Type.String())
 		}
@@ -105,6 +111,8 @@ func rule(key string) (check func(any) string, secret bool) {
 		return notEmpty, false
 	case "sandbox.memory":
 		return checkSize, false
+	case "sandbox.hide":
+		return checkPaths, false
 	case "sandbox.cpus", "sandbox.pids", "limits.subordinate_depth", "limits.critical_retries":
 		return atLeast(0), false
 	case "limits.misformat", "limits.repeat":
@@ -153,6 +161,16 @@ func oneOf(allowed ...string) func(any) string {
 func notEmpty(v any) string {
 	if v.(string) == "" {
 		return "must not be empty"
+	}
+	return ""
+}
+
+// checkPaths wants absolute paths or paths under the home folder (~/…).
+func checkPaths(v any) string {
+	for _, p := range v.([]string) {
+		if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~/") {
+			return "must list absolute paths or paths starting with ~/, got " + strconv.Quote(p)
+		}
 	}
 	return ""
 }
@@ -216,6 +234,14 @@ func (l *leaf) fromString(s string) (any, string) {
 			return nil, "must be a number, got " + strconv.Quote(s)
 		}
 		return l.validate(f)
+	case kindList:
+		var list []string
+		for _, item := range strings.Split(s, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				list = append(list, item)
+			}
+		}
+		return l.validate(list)
 	}
 	return l.validate(s)
 }
@@ -236,6 +262,12 @@ func format(v any) string {
 		return strconv.Itoa(v)
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
+	case []string:
+		quoted := make([]string, len(v))
+		for i, s := range v {
+			quoted[i] = strconv.Quote(s)
+		}
+		return "[" + strings.Join(quoted, ", ") + "]"
 	}
 	return fmt.Sprint(v)
 }

@@ -153,7 +153,7 @@ func (l *Loader) Load(name string) (*Profile, error) {
 		return nil, fmt.Errorf("load profile %q: %w", name, err)
 	}
 	p := &Profile{Name: name}
-	if p.Spec, p.Layer, p.Path, err = mergeSpecs(folders); err != nil {
+	if p.Spec, p.Layer, p.Path, p.Diagnostics, err = mergeSpecs(folders); err != nil {
 		return nil, fmt.Errorf("load profile %q: %w", name, err)
 	}
 	var dirs []fs.FS
@@ -215,8 +215,9 @@ func (l *Loader) folders(layers []layer, name string) ([]folder, error) {
 }
 
 // mergeSpecs merges the folders' agent.yaml files from the lowest up and says where the highest
-// one (or else the highest folder) is.
-func mergeSpecs(folders []folder) (spec Spec, layerName, where string, err error) {
+// one (or else the highest folder) is. A workspace's agent.yaml cannot choose who commands run
+// as (sandbox.user): that would loosen the sandbox, so it is dropped with a diagnostic.
+func mergeSpecs(folders []folder) (spec Spec, layerName, where string, diags []Diagnostic, err error) {
 	for _, f := range slices.Backward(folders) {
 		if !f.has("agent.yaml") {
 			continue
@@ -224,11 +225,16 @@ func mergeSpecs(folders []folder) (spec Spec, layerName, where string, err error
 		file := f.layer.path(f.name, "agent.yaml")
 		data, err := fs.ReadFile(f.layer.fsys, path.Join(f.name, "agent.yaml"))
 		if err != nil {
-			return Spec{}, "", "", fmt.Errorf("read %s: %w", file, err)
+			return Spec{}, "", "", nil, fmt.Errorf("read %s: %w", file, err)
 		}
 		raw, err := parseSpec(file, data)
 		if err != nil {
-			return Spec{}, "", "", err
+			return Spec{}, "", "", nil, err
+		}
+		if f.layer.name == LayerProjectProfile && raw.Sandbox != nil && raw.Sandbox.User != nil {
+			diags = append(diags, Diagnostic{Path: file, Message: fmt.Sprintf(
+				"sandbox.user %q is ignored: a workspace cannot choose who the agent's commands run as (set it in your own profile folder)", *raw.Sandbox.User)})
+			raw.Sandbox.User = nil
 		}
 		spec.merge(raw)
 		layerName, where = f.layer.name, file
@@ -237,7 +243,7 @@ func mergeSpecs(folders []folder) (spec Spec, layerName, where string, err error
 		top := folders[0]
 		layerName, where = top.layer.name, top.layer.path(top.name)
 	}
-	return spec, layerName, where, nil
+	return spec, layerName, where, diags, nil
 }
 
 // List returns every profile visible from any layer, sorted by name, one Info per name with the
@@ -275,7 +281,7 @@ func (l *Loader) List() ([]Info, error) {
 			errs = append(errs, fmt.Errorf("list profiles: %q: %w", name, err))
 			continue
 		}
-		spec, layerName, where, err := mergeSpecs(folders)
+		spec, layerName, where, _, err := mergeSpecs(folders)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("list profiles: %q: %w", name, err))
 			continue

@@ -156,7 +156,8 @@ func TestSpecMerge(t *testing.T) {
 		"embedding": {Model: "project-embed"},
 	}
 	all.Tools = ToolFilter{Allow: []string{"response", "code_execution_tool"}, Deny: []string{}}
-	all.Sandbox = SandboxSpec{User: "1000"}
+	// The project's sandbox.user ("1000") is dropped: a workspace cannot
+	// choose who commands run as.
 
 	tests := []struct {
 		name      string
@@ -172,7 +173,6 @@ func TestSpecMerge(t *testing.T) {
 			Description: "project description",
 			Models:      map[string]ModelOverride{"embedding": {Model: "project-embed"}},
 			Tools:       ToolFilter{Deny: []string{}},
-			Sandbox:     SandboxSpec{User: "1000"},
 		}, LayerProjectProfile, "ws/.zero/agents/probe/agent.yaml"},
 	}
 	for _, tt := range tests {
@@ -185,6 +185,10 @@ func TestSpecMerge(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, p.Spec); diff != "" {
 				t.Errorf("Spec (-want +got):\n%s", diff)
+			}
+			if slices.Contains(tt.layers, LayerProjectProfile) &&
+				!slices.ContainsFunc(p.Diagnostics, func(d Diagnostic) bool { return strings.Contains(d.Message, "sandbox.user") }) {
+				t.Errorf("no diagnostic says the project's sandbox.user is ignored: %v", p.Diagnostics)
 			}
 			wantPath := tt.wantPath
 			if !strings.HasPrefix(wantPath, builtinPathPrefix) {

@@ -1,0 +1,121 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Ignored is a value a workspace's config file set and Load did not use,
+// because it would have loosened what the user's own settings allow.
+type Ignored struct {
+	Key    string
+	Value  string // as written, formatted
+	Origin string // "project <path>:<line>"
+	Kept   string // the value in force instead
+	Why    string
+}
+
+// String is the warning the user is shown.
+func (i Ignored) String() string {
+	return fmt.Sprintf("%s: %s = %s is ignored (%s); %s stays in force", i.Origin, i.Key, i.Value, i.Why, i.Kept)
+}
+
+// A workspace may be a repository someone else wrote, and its config file
+// loads without asking. So the keys that make up policy (what the agent
+// may do without asking, what its commands can reach) may only be made
+// stricter from there: tighter reports whether the project's value is at
+// least as strict as the one it would replace, and why not.
+var tighter = map[string]func(project, current any) (bool, string){
+	"approval":        ranked("approval would be looser", "ask", "sandbox", "auto"),
+	"sandbox.backend": ranked("a weaker sandbox", "docker", "auto", "local"),
+	"sandbox.network": func(p, c any) (bool, string) {
+		return p == c || p == "none", "only \"none\" may be chosen by a workspace"
+	},
+	"sandbox.image": equalOnly("a workspace cannot choose the image"),
+	"sandbox.user":  equalOrEmpty("a workspace cannot choose who commands run as"),
+	"sandbox.provision": equalOnly("a workspace cannot change the provisioning script, which runs as root"),
+	"sandbox.memory": func(p, c any) (bool, string) {
+		pb, cb := sizeBytes(p.(string)), sizeBytes(c.(string))
+		return pb > 0 && (cb == 0 || pb <= cb), "a workspace may only lower the memory limit"
+	},
+	"sandbox.cpus": func(p, c any) (bool, string) {
+		pf, cf := p.(float64), c.(float64)
+		return pf > 0 && (cf == 0 || pf <= cf), "a workspace may only lower the CPU limit"
+	},
+	"sandbox.pids": func(p, c any) (bool, string) {
+		pi, ci := p.(int), c.(int)
+		return pi > 0 && (ci == 0 || pi <= ci), "a workspace may only lower the process limit"
+	},
+}
+
+// ranked orders values from the strictest; unknown ones are never tighter.
+func ranked(why string, order ...string) func(p, c any) (bool, string) {
+	return func(p, c any) (bool, string) {
+		pi, ci := slices.Index(order, p.(string)), slices.Index(order, c.(string))
+		return pi >= 0 && (ci < 0 || pi <= ci), why
+	}
+}
+
+func equalOnly(why string) func(p, c any) (bool, string) {
+	return func(p, c any) (bool, string) { return p == c, why }
+}
+
+func equalOrEmpty(why string) func(p, c any) (bool, string) {
+	return func(p, c any) (bool, string) { return p == c || p == "", why }
+}
+
+// sizeBytes reads a size such as "512m" or "4g" (see checkSize); "" and
+// anything unreadable are 0, "no limit".
+func sizeBytes(s string) float64 {
+	s = strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.ToLower(s), "b")))
+	s = strings.TrimSuffix(s, "i")
+	mult := 1.0
+	if s != "" {
+		if i := strings.IndexByte("kmgt", s[len(s)-1]); i >= 0 {
+			mult = math.Pow(1024, float64(i+1))
+			s = s[:len(s)-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f < 0 {
+		return 0
+	}
+	return f * mult
+}
+
+// tighten filters a project file's settings against the values of the
+// sources below it (vals): policy keys that would loosen are dropped and
+// reported; sandbox.hide is added to, not replaced.
+func tighten(project map[string]setting, vals map[string]setting) []Ignored {
+	var ignored []Ignored
+	for _, key := range Keys() { // a stable order for the warnings
+		s, ok := project[key]
+		if !ok {
+			continue
+		}
+		if key == "sandbox.hide" {
+			merged := slices.Clone(vals[key].val.([]string))
+			for _, p := range s.val.([]string) {
+				if !slices.Contains(merged, p) {
+					merged = append(merged, p)
+				}
+			}
+			project[key] = setting{val: merged, origin: s.origin}
+			continue
+		}
+		ok, why := true, ""
+		if check := tighter[key]; check != nil {
+			ok, why = check(s.val, vals[key].val)
+		}
+		if ok {
+			continue
+		}
+		delete(project, key)
+		ignored = append(ignored, Ignored{Key: key, Value: scalar(s.val), Origin: s.origin,
+			Kept: scalar(vals[key].val) + " (" + vals[key].origin + ")", Why: why})
+	}
+	return ignored
+}

