@@ -34,8 +34,8 @@ var tighter = map[string]func(project, current any) (bool, string){
 	"sandbox.network": func(p, c any) (bool, string) {
 		return p == c || p == "none", "only \"none\" may be chosen by a workspace"
 	},
-	"sandbox.image": equalOnly("a workspace cannot choose the image"),
-	"sandbox.user":  equalOrEmpty("a workspace cannot choose who commands run as"),
+	"sandbox.image":     equalOnly("a workspace cannot choose the image"),
+	"sandbox.user":      equalOrEmpty("a workspace cannot choose who commands run as"),
 	"sandbox.provision": equalOnly("a workspace cannot change the provisioning script, which runs as root"),
 	"sandbox.memory": func(p, c any) (bool, string) {
 		pb, cb := sizeBytes(p.(string)), sizeBytes(c.(string))
