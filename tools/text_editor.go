@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +86,10 @@ func (s FileStamp) same(o FileStamp) bool {
 type TextEditor struct {
 	roots []string
 	files Files // nil: the disk
+	// afterResolve, when set, is called between the check of a path and
+	// its use, with the path's real form: the tests swap a folder for a
+	// symlink there, as a process racing in the workspace could.
+	afterResolve func(real string)
 }
 
 // Files is the editor's view of files, unsaved buffers included: ACP's
@@ -206,24 +211,110 @@ func (te *TextEditor) Execute(ctx context.Context, call *loop.ToolCall) (loop.To
 	if msg != "" {
 		return textError(msg), nil
 	}
+	// The disk is used through an os.Root of the root that holds the path,
+	// so a symlink swapped in after the check above cannot lead outside.
+	// Through the editor's Files only a write looks at the disk (is the
+	// path a directory?).
+	if te.files == nil || call.Method == "write" {
+		p.root, p.rootErr = os.OpenRoot(p.base)
+		if errors.Is(p.rootErr, fs.ErrNotExist) && te.files == nil && call.Method == "write" {
+			// A write makes its folders, the root's included.
+			if err := os.MkdirAll(p.base, 0o755); err == nil {
+				p.root, p.rootErr = os.OpenRoot(p.base)
+			}
+		}
+		if p.root != nil {
+			defer p.root.Close()
+		}
+	}
+	if te.afterResolve != nil {
+		te.afterResolve(p.real)
+	}
 	return run(p), nil
 }
 
 func textError(text string) loop.ToolResult { return loop.ToolResult{IsError: true, Text: text} }
 
 // textPath is a model's path checked against the roots.
+//
+// The check resolves symlinks by name, and the folders it went through can
+// change before the file is opened: the agent's own shell runs beside the
+// tool and may swap a folder for a symlink to /etc in between. So the disk
+// is never opened by the path: it is opened as rel in root, an os.Root of
+// the workspace root that holds real, which refuses every step that
+// leaves that root, whatever the tree has become since the check.
 type textPath struct {
 	show string // absolute, as the model named it (symlinks kept): what results print
-	real string // symlinks resolved: what is opened, and the key of stamps
+	real string // symlinks resolved: the key of stamps, the path given to Files
+	base string // the root that holds real, symlinks resolved
+	rel  string // real relative to base: what is opened in root
+	arg  string // the path as the model gave it, for messages
+	// roots are the workspace roots, for messages.
+	roots []string
+	// root is base opened as an os.Root, nil when rootErr says why not or
+	// when the call needs no disk.
+	root    *os.Root
+	rootErr error
+}
+
+// refuse is the message for the model when p leads outside the roots.
+func (p *textPath) refuse(why string) string {
+	return textRefusal(p.roots, p.arg, why)
+}
+
+// textEscapeWhy is why a path is refused when os.Root finds a step out of
+// the root that the check before did not see.
+const textEscapeWhy = "leads outside the workspace through a symlink"
+
+// refused reports whether msg, from a disk operation on p, is the refusal
+// of diskMessage, which is the whole result rather than a reason after
+// "cannot read ...: ".
+func (p *textPath) refused(msg string) bool { return msg == p.refuse(textEscapeWhy) }
+
+func textRefusal(roots []string, path, why string) string {
+	return fmt.Sprintf("path %q %s: text_editor works only inside %s", path, why, strings.Join(roots, ", "))
+}
+
+// diskRoot returns p's os.Root, or the error that kept it from opening.
+func (p *textPath) diskRoot() (*os.Root, error) {
+	if p.root == nil {
+		if p.rootErr != nil {
+			return nil, p.rootErr
+		}
+		return nil, fs.ErrNotExist
+	}
+	return p.root, nil
+}
+
+// diskMessage words for the model the error of a disk operation on p: a
+// step through a symlink out of the root gets the refusal of a path that
+// leads outside (the tree changed after the check, or the link is one
+// the check let through and os.Root does not follow), any other error
+// textOSMessage after prefix.
+func (p *textPath) diskMessage(prefix string, err error) string {
+	if textEscapes(err) {
+		return p.refuse(textEscapeWhy)
+	}
+	return prefix + textOSMessage(err)
+}
+
+// textEscapes reports whether err is os.Root's refusal of a path that
+// escapes it. The os package does not export that error; its text is
+// stable.
+func textEscapes(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err.Error() == "path escapes from parent" {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveTextPath confines path to roots. It returns a message for the
 // model when the path leads outside, lexically (.., an absolute path
 // elsewhere) or through a symlink.
 func resolveTextPath(roots []string, path string) (*textPath, string) {
-	refuse := func(why string) string {
-		return fmt.Sprintf("path %q %s: text_editor works only inside %s", path, why, strings.Join(roots, ", "))
-	}
+	refuse := func(why string) string { return textRefusal(roots, path, why) }
 	p := path
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(roots[0], p)
@@ -236,21 +327,29 @@ func resolveTextPath(roots []string, path string) (*textPath, string) {
 	if err != nil {
 		return nil, refuse("cannot be resolved (" + err.Error() + ")")
 	}
-	inside := false
+	base := ""
 	for _, r := range roots {
 		rr, err := filepath.EvalSymlinks(r)
 		if err != nil {
 			rr = r // a root that does not exist (yet) can only be matched as written
 		}
-		if pathWithin(rr, real) || pathWithin(r, real) {
-			inside = true
-			break
+		if pathWithin(rr, real) {
+			base = rr
+		} else if pathWithin(r, real) {
+			base = r
+		} else {
+			continue
 		}
+		break
 	}
-	if !inside {
+	if base == "" {
 		return nil, refuse("leads outside the workspace through a symlink (to " + real + ")")
 	}
-	return &textPath{show: p, real: real}, ""
+	rel, err := filepath.Rel(base, real)
+	if err != nil {
+		return nil, refuse("cannot be resolved (" + err.Error() + ")")
+	}
+	return &textPath{show: p, real: real, base: base, rel: rel, arg: path, roots: roots}, ""
 }
 
 // pathWithin reports whether p is root or below it; both are clean and absolute.
@@ -296,11 +395,11 @@ type textFile struct {
 
 // load reads a text file from the disk or through the editor's Files,
 // refusing binary and oversized ones with a message for the model.
-func (te *TextEditor) load(ctx context.Context, path string) (*textFile, string) {
+func (te *TextEditor) load(ctx context.Context, p *textPath) (*textFile, string) {
 	var data string
 	tf := &textFile{mode: 0o644}
 	if te.files == nil {
-		b, fi, msg := textReadDisk(path)
+		b, fi, msg := textReadDisk(p)
 		if msg != "" {
 			return nil, msg
 		}
@@ -308,7 +407,7 @@ func (te *TextEditor) load(ctx context.Context, path string) (*textFile, string)
 		tf.stamp = FileStamp{ModTime: fi.ModTime(), Size: fi.Size(), Sum: sha256.Sum256(b)}
 		tf.mode = fi.Mode().Perm()
 	} else {
-		s, err := te.files.ReadTextFile(ctx, path)
+		s, err := te.files.ReadTextFile(ctx, p.real)
 		if err != nil {
 			return nil, textFilesMessage("read", err)
 		}
@@ -332,13 +431,17 @@ func (te *TextEditor) load(ctx context.Context, path string) (*textFile, string)
 	return tf, ""
 }
 
-// textReadDisk reads a file of at most textMaxFile bytes. The file's info
-// is taken before the content, so a change during the read makes the stamp
-// stale rather than wrong.
-func textReadDisk(path string) ([]byte, fs.FileInfo, string) {
-	f, err := os.Open(path)
+// textReadDisk reads a file of at most textMaxFile bytes, opened in p's
+// root. The file's info is taken before the content, so a change during
+// the read makes the stamp stale rather than wrong.
+func textReadDisk(p *textPath) ([]byte, fs.FileInfo, string) {
+	root, err := p.diskRoot()
 	if err != nil {
 		return nil, nil, textOSMessage(err)
+	}
+	f, err := root.Open(p.rel)
+	if err != nil {
+		return nil, nil, p.diskMessage("", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -472,8 +575,11 @@ func textCutNote(cut []int) string {
 }
 
 func (te *TextEditor) read(ctx context.Context, call *loop.ToolCall, p *textPath, a textReadArgs) loop.ToolResult {
-	tf, msg := te.load(ctx, p.real)
+	tf, msg := te.load(ctx, p)
 	if msg != "" {
+		if p.refused(msg) {
+			return textError(msg)
+		}
 		return textError(fmt.Sprintf("cannot read %s: %s", p.show, msg))
 	}
 	total := len(tf.lines)
@@ -516,8 +622,12 @@ func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPat
 	if a.Content == nil {
 		return textError("text_editor:write needs tool_args.content, the whole new text of the file (\"\" for an empty file)")
 	}
-	if fi, err := os.Stat(p.real); err == nil && fi.IsDir() {
-		return textError(fmt.Sprintf("cannot write %s: it is a directory", p.show))
+	if p.root != nil {
+		if fi, err := p.root.Stat(p.rel); err == nil && fi.IsDir() {
+			return textError(fmt.Sprintf("cannot write %s: it is a directory", p.show))
+		} else if textEscapes(err) {
+			return textError(p.refuse(textEscapeWhy))
+		}
 	}
 	var st FileStamp
 	var old *string
@@ -532,18 +642,21 @@ func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPat
 		}
 		st = FileStamp{Size: int64(len(*a.Content)), Sum: sha256.Sum256([]byte(*a.Content))}
 	} else {
-		old, known = textDiskOld(p.real)
-		if err := os.MkdirAll(filepath.Dir(p.real), 0o755); err != nil {
+		root, err := p.diskRoot()
+		if err != nil {
 			return textError(fmt.Sprintf("cannot write %s: creating its folder: %s", p.show, textOSMessage(err)))
 		}
+		old, known = textDiskOld(root, p.rel)
+		if err := root.MkdirAll(filepath.Dir(p.rel), 0o755); err != nil {
+			return textError(p.diskMessage(fmt.Sprintf("cannot write %s: creating its folder: ", p.show), err))
+		}
 		mode := fs.FileMode(0o644)
-		if fi, err := os.Stat(p.real); err == nil {
+		if fi, err := root.Stat(p.rel); err == nil {
 			mode = fi.Mode().Perm()
 		}
-		var err error
-		st, err = textReplaceFile(p.real, []byte(*a.Content), mode)
+		st, err = textReplaceFile(root, p.rel, []byte(*a.Content), mode)
 		if err != nil {
-			return textError(fmt.Sprintf("cannot write %s: %s", p.show, textOSMessage(err)))
+			return textError(p.diskMessage(fmt.Sprintf("cannot write %s: ", p.show), err))
 		}
 	}
 	textStamps(call.Agent)[p.real] = st
@@ -565,11 +678,12 @@ func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPat
 	return res
 }
 
-// textDiskOld returns the text of the file a write is about to replace:
-// nil and true when there is none; false when it cannot be shown as the
-// old side of a diff (unreadable, binary, or over textDiffMax).
-func textDiskOld(path string) (*string, bool) {
-	f, err := os.Open(path)
+// textDiskOld returns the text of the file name in root that a write is
+// about to replace: nil and true when there is none; false when it cannot
+// be shown as the old side of a diff (unreadable, binary, or over
+// textDiffMax).
+func textDiskOld(root *os.Root, name string) (*string, bool) {
+	f, err := root.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true
 	}
@@ -585,11 +699,12 @@ func textDiskOld(path string) (*string, bool) {
 	return &s, true
 }
 
-// textReplaceFile writes data to a temporary file beside path and renames it
-// over path, so a crash or a full disk never leaves half a file, and
-// returns the new file's stamp.
-func textReplaceFile(path string, data []byte, mode fs.FileMode) (FileStamp, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".zero-*")
+// textReplaceFile writes data to a temporary file beside name in root and
+// renames it over name, so a crash or a full disk never leaves half a
+// file, and returns the new file's stamp. Both the temporary file and the
+// rename stay in root, whatever the folders on the way have become.
+func textReplaceFile(root *os.Root, name string, data []byte, mode fs.FileMode) (FileStamp, error) {
+	tmp, tmpName, err := textCreateTemp(root, name)
 	if err != nil {
 		return FileStamp{}, err
 	}
@@ -597,7 +712,7 @@ func textReplaceFile(path string, data []byte, mode fs.FileMode) (FileStamp, err
 	defer func() {
 		if !done {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			root.Remove(tmpName)
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
@@ -606,18 +721,36 @@ func textReplaceFile(path string, data []byte, mode fs.FileMode) (FileStamp, err
 	if err := tmp.Chmod(mode); err != nil {
 		return FileStamp{}, err
 	}
-	if err := tmp.Close(); err != nil {
-		return FileStamp{}, err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return FileStamp{}, err
-	}
-	done = true
-	fi, err := os.Stat(path)
+	// The stamp is of the file written, taken by its descriptor: a rename
+	// keeps the modification time, and a stat by name after it could
+	// describe whatever took the name meanwhile.
+	fi, err := tmp.Stat()
 	if err != nil {
 		return FileStamp{}, err
 	}
+	if err := tmp.Close(); err != nil {
+		return FileStamp{}, err
+	}
+	if err := root.Rename(tmpName, name); err != nil {
+		return FileStamp{}, err
+	}
+	done = true
 	return FileStamp{ModTime: fi.ModTime(), Size: fi.Size(), Sum: sha256.Sum256(data)}, nil
+}
+
+// textCreateTemp creates a new file beside name in root, named as
+// os.CreateTemp would with the pattern "."+base+".zero-*", and returns it
+// with its name in root.
+func textCreateTemp(root *os.Root, name string) (*os.File, string, error) {
+	dir, base := filepath.Split(name)
+	for try := 0; ; try++ {
+		tmpName := dir + "." + base + ".zero-" + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		f, err := root.OpenFile(tmpName, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, tmpName, err
+	}
 }
 
 // lineEdit is one validated edit. An insert has to == from-1: it removes
@@ -643,13 +776,20 @@ func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPat
 			if _, err := te.files.ReadTextFile(ctx, p.real); err != nil {
 				return fail(textFilesMessage("read", err) + "; to create a file, use text_editor:write")
 			}
-		} else if _, err := os.Stat(p.real); err != nil {
+		} else if root, err := p.diskRoot(); err != nil {
+			return fail(textOSMessage(err) + "; create it with text_editor:write")
+		} else if _, err := root.Stat(p.rel); textEscapes(err) {
+			return textError(p.refuse(textEscapeWhy))
+		} else if err != nil {
 			return fail(textOSMessage(err) + "; create it with text_editor:write")
 		}
 		return fail("read it first with text_editor:read: the line numbers of a patch must come from a read")
 	}
-	tf, msg := te.load(ctx, p.real)
+	tf, msg := te.load(ctx, p)
 	if msg != "" {
+		if p.refused(msg) {
+			return textError(msg)
+		}
 		return fail(msg)
 	}
 	switch {
@@ -679,9 +819,12 @@ func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPat
 		}
 		st = FileStamp{Size: int64(len(text)), Sum: sha256.Sum256([]byte(text))}
 	} else {
-		var err error
-		if st, err = textReplaceFile(p.real, []byte(text), tf.mode); err != nil {
-			return fail(textOSMessage(err))
+		root, err := p.diskRoot()
+		if err == nil {
+			st, err = textReplaceFile(root, p.rel, []byte(text), tf.mode)
+		}
+		if err != nil {
+			return textError(p.diskMessage(fmt.Sprintf("cannot patch %s: ", p.show), err))
 		}
 	}
 	inPlace := !slices.ContainsFunc(edits, func(e lineEdit) bool { return e.removed() != len(e.lines) })

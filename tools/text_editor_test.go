@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -491,6 +492,14 @@ func TestTextEditorPaths(t *testing.T) {
 		{"symlinked file outside", "read", `{"path": "out.txt"}`, "leads outside the workspace through a symlink", true},
 		{"relative symlink outside", "patch", `{"path": "dotdot.txt", "edits": [{"from": 1, "to": 1}]}`, "through a symlink", true},
 		{"write through a symlinked folder", "write", `{"path": "out/new/file.txt", "content": "x"}`, "through a symlink", true},
+		{"write into a symlinked folder outside", "write", `{"path": "out/secret.txt", "content": "x"}`, "through a symlink", true},
+		{"write over a symlinked file outside", "write", `{"path": "out.txt", "content": "x"}`, "through a symlink", true},
+		{"write over a relative symlink outside", "write", `{"path": "dotdot.txt", "content": "x"}`, "through a symlink", true},
+		{"patch through a symlinked folder", "patch", `{"path": "out/secret.txt", "edits": [{"from": 1, "to": 1}]}`, "through a symlink", true},
+		{"patch of a symlinked file outside", "patch", `{"path": "out.txt", "edits": [{"from": 1, "to": 1}]}`, "through a symlink", true},
+		{"read of a relative symlink outside", "read", `{"path": "dotdot.txt"}`, "through a symlink", true},
+		{"write through a symlink inside", "write", `{"path": "inlink/w.txt", "content": "w\n"}`, "WS/inlink/w.txt written: 1 lines", false},
+		{"write through a symlink into the other root", "write", `{"path": "tosecond/w.txt", "content": "w\n"}`, "WS/tosecond/w.txt written: 1 lines", false},
 		{"dangling symlink", "write", `{"path": "dangling", "content": "x"}`, "symlink to a missing target", true},
 		{"unknown method", "delete", `{"path": "sub/in.txt"}`, `unknown method "delete": use text_editor:read, text_editor:write or text_editor:patch`, true},
 		{"no method", "", `{"path": "sub/in.txt"}`, "text_editor needs a method", true},
@@ -506,7 +515,13 @@ func TestTextEditorPaths(t *testing.T) {
 			}
 		})
 	}
-	// Nothing was created or changed outside.
+	// Nothing was created or changed outside. The subtests are parallel:
+	// they run after this function returns, before its cleanups.
+	t.Cleanup(func() { teCheckPathsOutside(t, ws, second, outside) })
+}
+
+func teCheckPathsOutside(t *testing.T, ws, second, outside string) {
+	t.Helper()
 	if _, err := os.Stat(filepath.Join(outside, "missing")); err == nil {
 		t.Error("a write through the dangling symlink created its target")
 	}
@@ -515,6 +530,14 @@ func TestTextEditorPaths(t *testing.T) {
 	}
 	if got := teReadFile(t, filepath.Join(outside, "secret.txt")); got != "secret\n" {
 		t.Errorf("outside file changed: %q", got)
+	}
+	if got := teDirNames(t, outside); !slices.Equal(got, []string{"secret.txt"}) {
+		t.Errorf("outside holds %v, want only secret.txt", got)
+	}
+	for _, f := range []string{filepath.Join(ws, "sub", "w.txt"), filepath.Join(second, "w.txt")} {
+		if got := teReadFile(t, f); got != "w\n" {
+			t.Errorf("%s = %q, want the write through the symlink inside", f, got)
+		}
 	}
 }
 
@@ -907,5 +930,206 @@ func TestTextEditorDiffsOfBinary(t *testing.T) {
 	res := teCall(t, tools.NewTextEditor(ws), teAgent(t, ws), "write", `{"path": "b.bin", "content": "text\n"}`)
 	if res.IsError || len(res.Diffs) != 0 {
 		t.Errorf("write = %+v, want success without diffs", res)
+	}
+}
+
+// teSwapToSymlink moves the folder dir aside and puts a symlink to target
+// in its place, as a process racing in the workspace could.
+func teSwapToSymlink(t *testing.T, dir, target string) {
+	t.Helper()
+	if err := os.Rename(dir, dir+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// teDirNames lists the names in dir, sorted.
+func teDirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestTextEditorSymlinkSwapAfterCheck swaps a folder of the workspace for a
+// symlink to a folder outside after the editor checked the path and before
+// it uses it: the window a process racing in the workspace (the agent's
+// own shell) could hit. Every method must refuse, and nothing outside may
+// be read or changed.
+func TestTextEditorSymlinkSwapAfterCheck(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, method, args string
+		readFirst          bool // read dir/f.txt before the swap, so a patch is allowed
+	}{
+		{name: "read", method: "read", args: `{"path": "dir/f.txt"}`},
+		{name: "write over a file", method: "write", args: `{"path": "dir/f.txt", "content": "pwned\n"}`},
+		{name: "write of a new file", method: "write", args: `{"path": "dir/n.txt", "content": "pwned\n"}`},
+		{name: "write that makes folders", method: "write", args: `{"path": "dir/new/deep/n.txt", "content": "pwned\n"}`},
+		{name: "patch", method: "patch", args: `{"path": "dir/f.txt", "edits": [{"from": 1, "to": 1, "content": "pwned\n"}]}`, readFirst: true},
+	}
+	for _, link := range []string{"absolute", "relative"} {
+		for _, tt := range tests {
+			t.Run(link+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				base := teRealDir(t, t.TempDir())
+				ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+				inside := filepath.Join(ws, "dir", "f.txt")
+				teWriteFile(t, inside, "same\n")
+				// The outside file looks like the inside one, stamp and all,
+				// so only the confinement can keep a patch off it.
+				teWriteFile(t, filepath.Join(outside, "f.txt"), "same\n")
+				fi, err := os.Stat(inside)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(filepath.Join(outside, "f.txt"), fi.ModTime(), fi.ModTime()); err != nil {
+					t.Fatal(err)
+				}
+				target := outside
+				if link == "relative" {
+					target = filepath.Join("..", "outside")
+				}
+				te, a := tools.NewTextEditor(ws), teAgent(t, ws)
+				if tt.readFirst {
+					if res := teCall(t, te, a, "read", `{"path": "dir/f.txt"}`); res.IsError {
+						t.Fatal(res.Text)
+					}
+				}
+				swaps := 0
+				te.SetAfterResolve(func(string) {
+					swaps++
+					teSwapToSymlink(t, filepath.Join(ws, "dir"), target)
+				})
+				res := teCall(t, te, a, tt.method, tt.args)
+				if swaps != 1 {
+					t.Fatalf("the hook ran %d times, want 1", swaps)
+				}
+				want := fmt.Sprintf("leads outside the workspace through a symlink: text_editor works only inside %s", ws)
+				if !res.IsError || !strings.Contains(res.Text, want) {
+					t.Errorf("%s after the swap: IsError %v, want a refusal containing %q:\n%s", tt.method, res.IsError, want, res.Text)
+				}
+				if got := teReadFile(t, filepath.Join(outside, "f.txt")); got != "same\n" {
+					t.Errorf("the file outside was changed to %q", got)
+				}
+				if got := teDirNames(t, outside); !slices.Equal(got, []string{"f.txt"}) {
+					t.Errorf("outside holds %v, want only f.txt", got)
+				}
+				if got := teReadFile(t, filepath.Join(ws, "dir.aside", "f.txt")); got != "same\n" {
+					t.Errorf("the file moved aside was changed to %q", got)
+				}
+			})
+		}
+	}
+}
+
+// TestTextEditorSymlinkSwapRace writes dir/file again and again while
+// another goroutine flips dir between a real folder and a symlink (absolute
+// or relative) to a folder outside the workspace, in a tight loop. Writes
+// may succeed or be refused, but nothing may ever land outside: a check of
+// the path followed by an open by name would, now and then, follow the
+// symlink that appeared in between.
+func TestTextEditorSymlinkSwapRace(t *testing.T) {
+	base := teRealDir(t, t.TempDir())
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	dir, aside := filepath.Join(ws, "dir"), filepath.Join(ws, "aside")
+	for _, d := range []string{dir, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	targets := []string{outside, filepath.Join("..", "outside")}
+
+	stop := make(chan struct{})
+	var flips sync.WaitGroup
+	flips.Go(func() {
+		// Errors are expected (the editor may have made dir again, or
+		// filled it) and ignored: the loop only keeps dir changing.
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.RemoveAll(aside)
+			os.Rename(dir, aside)
+			os.Symlink(targets[i%2], dir)
+			os.Remove(dir) // the symlink, or an empty folder the editor made
+			os.Mkdir(dir, 0o755)
+		}
+	})
+
+	// Writers in parallel, each an agent of its own (an agent's stamps are
+	// not for concurrent use), widen the chance of hitting the window.
+	te := tools.NewTextEditor(ws)
+	const writers = 4
+	var written, refused atomic.Int64
+	var escaped atomic.Bool
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(5 * time.Second)
+	for w := range writers {
+		a := teAgent(t, ws)
+		wg.Go(func() {
+			for i := 0; i < 1000 && time.Now().Before(deadline) && !escaped.Load(); i++ {
+				res, err := te.Execute(context.Background(), &loop.ToolCall{Name: "text_editor", Method: "write", Agent: a,
+					Args: map[string]any{"path": "dir/file", "content": fmt.Sprintf("writer %d, write %d\n", w, i)}})
+				switch {
+				case err != nil:
+					t.Errorf("write: Go error %v", err)
+					return
+				case res.IsError:
+					refused.Add(1)
+				default:
+					written.Add(1)
+				}
+				if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+					escaped.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	flips.Wait()
+	t.Logf("%d writes succeeded, %d were refused", written.Load(), refused.Load())
+	if names := teDirNames(t, outside); len(names) > 0 {
+		t.Errorf("after %d writes, the folder outside the workspace holds %v", written.Load()+refused.Load(), names)
+	}
+}
+
+// TestTextEditorRootThroughSymlink checks that a workspace root named
+// through a symlink works: the os.Root is opened on the resolved folder.
+func TestTextEditorRootThroughSymlink(t *testing.T) {
+	t.Parallel()
+	base := teRealDir(t, t.TempDir())
+	real := filepath.Join(base, "real")
+	teWriteFile(t, filepath.Join(real, "f.txt"), "a\nb\n")
+	ws := filepath.Join(base, "link")
+	if err := os.Symlink(real, ws); err != nil {
+		t.Fatal(err)
+	}
+	te, a := tools.NewTextEditor(ws), teAgent(t, ws)
+	for _, s := range []struct{ method, args, want string }{
+		{"read", `{"path": "f.txt"}`, ws + "/f.txt: 2 lines"},
+		{"patch", `{"path": "f.txt", "edits": [{"from": 2, "to": 2, "content": "B\n"}]}`, "1 edits applied"},
+		{"write", `{"path": "sub/g.txt", "content": "g\n"}`, ws + "/sub/g.txt written: 1 lines"},
+	} {
+		if res := teCall(t, te, a, s.method, s.args); res.IsError || !strings.Contains(res.Text, s.want) {
+			t.Fatalf("%s: IsError %v, want %q:\n%s", s.method, res.IsError, s.want, res.Text)
+		}
+	}
+	if got := teReadFile(t, filepath.Join(real, "f.txt")); got != "a\nB\n" {
+		t.Errorf("f.txt = %q", got)
+	}
+	if got := teReadFile(t, filepath.Join(real, "sub", "g.txt")); got != "g\n" {
+		t.Errorf("sub/g.txt = %q", got)
 	}
 }
