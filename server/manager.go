@@ -59,6 +59,9 @@ type Options struct {
 	// Broker, when set, gets the sessions attached so its approval events
 	// join their event streams.
 	Broker *Broker
+	// Trust, when set, tells the faces whether a workspace's code may run
+	// and records the person's consent to it.
+	Trust Trust
 	// NewLog returns the event log of a new session; nil keeps LogLimit
 	// events in memory.
 	NewLog func(id string) Log
@@ -131,7 +134,7 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 		return nil, fmt.Errorf("create session %q: %w: in use", spec.ID, ErrSessionID)
 	}
 	s := newSession(spec, m.opts.NewLog(spec.ID), m.opts.Now())
-	s.setup, s.now = m.opts.Setup, m.opts.Now
+	s.setup, s.now, s.trust = m.opts.Setup, m.opts.Now, m.opts.Trust
 	ls, err := m.opts.NewSession(ctx, spec, s.sink)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)

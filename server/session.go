@@ -38,6 +38,7 @@ type Session struct {
 	log     Log
 	ls      *loop.Session // set by Manager.Create before the session is shared
 	setup   func(context.Context, SessionSpec) (loop.Setup, error)
+	trust   Trust
 	now     func() time.Time
 	updated atomic.Int64 // unix nanoseconds of the last event
 
@@ -61,6 +62,9 @@ type Session struct {
 	answer string // agent 0's response in the run going on
 	title  string
 	closed bool
+	// reload asks for the setup to be built again when the run ends (the
+	// user trusted the workspace's code during a run).
+	reload bool
 	done   chan struct{} // closed by close
 	wg     sync.WaitGroup
 }
@@ -178,6 +182,15 @@ func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n in
 	defer s.wg.Done()
 	resp, err := s.ls.Run(rctx, msg)
 	cancel(nil)
+	s.mu.Lock()
+	reload := s.reload
+	s.reload = false
+	s.mu.Unlock()
+	if reload {
+		if err := s.Configure(context.WithoutCancel(rctx), "", ""); err != nil {
+			s.emit(loop.Event{Type: loop.EventWarning, Text: "reloading the trusted workspace code failed: " + err.Error()})
+		}
+	}
 	res := RunResult{Run: n, Response: resp, Err: err, StopReason: loop.StopResponse}
 	switch {
 	case err == nil:

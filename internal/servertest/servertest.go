@@ -36,6 +36,44 @@ type Options struct {
 	// OnChunk, when set, sees every model delta as the client hands it to
 	// the engine (benchmarks time the path from there to the editor).
 	OnChunk func(llm.Delta)
+	// Trust is the manager's trust service (nil: none).
+	Trust server.Trust
+}
+
+// FakeTrust is a server.Trust whose workspaces all have the code of State
+// until it is granted with State's digest.
+type FakeTrust struct {
+	mu      sync.Mutex
+	State   server.TrustState
+	granted []string
+}
+
+// TrustState implements server.Trust.
+func (f *FakeTrust) TrustState(roots []string) (server.TrustState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.State
+	st.Workspace = roots[0]
+	return st, nil
+}
+
+// Grant implements server.Trust.
+func (f *FakeTrust) Grant(roots []string, digest string) (server.TrustState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if digest != f.State.Digest {
+		return f.State, server.ErrTrustMoved
+	}
+	f.granted = append(f.granted, digest)
+	f.State.Status, f.State.Message = server.TrustTrusted, ""
+	return f.State, nil
+}
+
+// Granted lists the digests granted so far.
+func (f *FakeTrust) Granted() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.granted...)
 }
 
 // observed is a model whose deltas are shown to a function first.
@@ -140,6 +178,7 @@ func New(tb testing.TB, opts Options) *Env {
 	env := &Env{Broker: broker, Model: srv, Catalog: cat, Workspace: tb.TempDir()}
 	env.Manager = server.NewManager(server.Options{
 		Broker: broker,
+		Trust:  opts.Trust,
 		Setup:  setup,
 		NewSession: func(ctx context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
 			if len(spec.Roots) == 0 {

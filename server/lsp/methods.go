@@ -41,6 +41,7 @@ var methods = map[string]method{
 	"zero/approve":             (*conn).approve,
 	"zero/sessions":            (*conn).sessionList,
 	"zero/loadSession":         (*conn).loadSession,
+	"zero/trust":               (*conn).trust,
 	"workspace/executeCommand": (*conn).executeCommand,
 }
 
@@ -259,6 +260,7 @@ func (c *conn) newSessionWith(params json.RawMessage, prefix string) (continuati
 		case <-c.ctx.Done():
 			return nil, errConnClosing
 		}
+		c.askTrust(t)
 		return newSessionResult{SessionID: sess.ID()}, nil
 	}), nil
 }
