@@ -74,6 +74,17 @@ func DefaultPolicy(sandbox string) Policy {
 	return Policy{Default: Auto, Rules: []Rule{{Tool: "code_execution_tool", Decision: Ask}}}
 }
 
+// Decide returns the decision for a call of tool (and method) on subject,
+// the command or path it acts on (see [Subject]).
+func (p Policy) Decide(tool, method, subject string) Decision {
+	d, _ := p.decide(tool, method, subject)
+	return d
+}
+
+// Subject is what a policy's patterns match in a call's arguments: the
+// first string among "code", "command", "path", "url".
+func Subject(args map[string]any) string { return defaultSubject("", args) }
+
 // decide returns the decision for a call and the rule that made it (nil for
 // the default).
 func (p Policy) decide(tool, method, subject string) (Decision, *Rule) {

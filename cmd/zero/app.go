@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/tools"
+	"github.com/zeroagent/zero/trust"
 )
 
 // commonFlags are the flags every command that builds agents takes.
@@ -40,9 +42,9 @@ func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 		fs.String("model", "", "the chat model (default: $ZERO_MODEL, then config.yaml)")
 		fs.String("base-url", "", "the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then config.yaml, else OpenAI)")
 		fs.String("utility-model", "", "the utility model (default: the chat model)")
-		fs.String("sandbox", "", "where commands run: auto, local (docker arrives with the sandbox issue)")
+		fs.String("sandbox", "", "where commands run: auto (docker when an engine answers, else local), docker, local")
 		fs.String("image", "", "the container image of the docker sandbox (default kalilinux/kali-rolling)")
-		fs.String("approval", "", "approval policy: never (the only one this version enforces)")
+		fs.String("approval", "", "when to ask before a tool runs: sandbox (default: only where commands are not isolated), ask (every command, input and edit), auto (never)")
 	}
 	return f
 }
@@ -72,12 +74,16 @@ type app struct {
 	logger      *slog.Logger
 	env         []string // the agent's environment: no model keys
 	warn        *warner
+	trust       *trust.Store
 
 	mu      sync.Mutex
 	clients map[string]*llm.Client // by endpoint, model, key variable and limits
 	ce      *tools.CodeExecution
 	userCE  map[string]*tools.CodeExecution // per sandbox.user of a profile
 	backend sandbox.Backend
+	// snapshots are the private copies of trusted workspace code, by
+	// digest, removed by close.
+	snapshots map[string]string
 
 	sandboxMu sync.Mutex // the editor faces open the sandbox on first use
 }
@@ -97,17 +103,44 @@ func newAppAt(ws string, roots []string, flags map[string]string, logger *slog.L
 	if err != nil {
 		return nil, err
 	}
-	return &app{
+	loader := profiles.NewLoader(ws, userDir)
+	a := &app{
 		ws:      ws,
 		roots:   roots,
 		userDir: userDir,
 		cfg:     cfg,
-		loader:  profiles.NewLoader(ws, userDir),
+		loader:  loader,
 		logger:  logger,
-		env:     agentEnviron(os.Environ()),
+		env:     agentEnviron(os.Environ(), keyVariables(cfg, loader)...),
 		warn:    &warner{},
+		trust:   trust.NewStore(userDir),
 		clients: map[string]*llm.Client{},
-	}, nil
+	}
+	for _, ig := range cfg.Ignored() {
+		a.warn.warn(ig.String())
+	}
+	return a, nil
+}
+
+// keyVariables names every environment variable Zero reads a model key
+// from: the configuration's and the profiles' api_key_env.
+func keyVariables(cfg *config.Effective, loader *profiles.Loader) []string {
+	names := []string{cfg.Models.Chat.APIKeyEnv, cfg.Models.Utility.APIKeyEnv, cfg.Models.Embedding.APIKeyEnv}
+	infos, _ := loader.List() // a broken profile is reported where it is used
+	for _, in := range infos {
+		p, err := loader.Load(in.Name)
+		if err != nil {
+			continue
+		}
+		for _, m := range p.Spec.Models {
+			names = append(names, m.APIKeyEnv)
+		}
+	}
+	// A workspace's profile may name any variable; the few a shell cannot
+	// work without are never keys.
+	return slices.DeleteFunc(names, func(n string) bool {
+		return n == "" || n == "PATH" || n == "HOME" || n == "USER" || n == "SHELL" || n == "TERM" || n == "LANG"
+	})
 }
 
 // openSandbox starts the configured backend and the code execution tool
@@ -249,6 +282,7 @@ func (a *app) codeExecutionAs(user string) (*tools.CodeExecution, error) {
 }
 
 func (a *app) close() {
+	defer a.removeSnapshots()
 	for _, ce := range a.userCE {
 		ce.Close()
 	}
@@ -382,11 +416,20 @@ func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (l
 			st.Tools = append(st.Tools, t)
 		}
 	}
-	reg := loop.Builtins()
-	st.Hooks, err = hooks.Resolve(reg, hooks.Layers(a.ws, p.Name, a.userDir), hooks.Options{
-		Logger:    a.logger.With("component", "hooks"),
-		BaseEnv:   a.env,
-		OnWarning: func(w hooks.Warning) { a.warn.warn(w.Error()) },
+	// The workspace's extensions run only when the user trusted exactly
+	// their content, and then from a private copy of it (see workspaceCode).
+	code, _ := a.workspaceCode()
+	layers := hooks.Layers(code, p.Name, a.userDir)
+	st.Hooks, err = hooks.Resolve(loop.Builtins(), layers, hooks.Options{
+		Logger:  a.logger.With("component", "hooks"),
+		BaseEnv: a.env,
+		Env:     []string{"ZERO_WORKSPACE=" + a.ws},
+		OnWarning: func(w hooks.Warning) {
+			if code != "" { // name the workspace's file, not the copy's
+				w.Path = strings.Replace(w.Path, code, a.ws, 1)
+			}
+			a.warn.warn(w.Error())
+		},
 	})
 	return st, err
 }

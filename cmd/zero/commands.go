@@ -59,6 +59,11 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "\n* the default profile (%s)\n", a.cfg.Origin("profile"))
+	if st, err := a.trustState(); err != nil {
+		fmt.Fprintf(stdout, "workspace code: %v\n", err)
+	} else {
+		fmt.Fprintf(stdout, "workspace code: %s\n", trustSummary(st))
+	}
 	for _, in := range infos {
 		p, err := a.loader.Load(in.Name)
 		if err != nil {

@@ -21,11 +21,12 @@ func TestRunInDocker(t *testing.T) {
 		llmtest.Reply{Content: `{"thoughts": ["build"], "headline": "Building", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "echo built-by-agent > result.txt && python3 -c 'import sys; print(\"prefix=\" + sys.prefix)'"}}`},
 		llmtest.Reply{Content: `{"thoughts": ["done"], "tool_name": "response", "tool_args": {"text": "built"}}`},
 	)
-	ws := t.TempDir()
-	mustWrite(t, ws+"/.zero/config.yaml", "sandbox:\n  backend: docker\n  image: "+image+"\n  network: none\n")
+	ws, cfg := t.TempDir(), t.TempDir()
+	// A workspace may not choose the image: the user's config does.
+	mustWrite(t, cfg+"/zero/config.yaml", "sandbox:\n  backend: docker\n  image: "+image+"\n  network: none\n")
 	zero := func(args ...string) (string, error) {
-		cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, args...)
-		cmd.Env = append(cmd.Env, "ZERO_SANDBOX=") // the project's config decides
+		cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "XDG_CONFIG_HOME=" + cfg}, args...)
+		cmd.Env = append(cmd.Env, "ZERO_SANDBOX=") // the user's config decides
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -81,9 +82,11 @@ func TestProfileSandboxUser(t *testing.T) {
 		llmtest.Reply{Content: `{"thoughts": ["ok"], "tool_name": "response", "tool_args": {"text": "admin done"}}`},
 		llmtest.Reply{Content: `{"thoughts": ["ok"], "tool_name": "response", "tool_args": {"text": "done"}}`},
 	)
-	ws := t.TempDir()
-	mustWrite(t, ws+"/.zero/config.yaml", "sandbox:\n  backend: docker\n  image: "+image+"\n  network: none\n")
-	mustWrite(t, ws+"/.zero/agents/admin/agent.yaml", "title: Admin\ncontext: needs root\nsandbox:\n  user: root\n")
+	ws, cfg := t.TempDir(), t.TempDir()
+	// The user's own profile may run as root; a workspace's may not (see
+	// TestSpecMerge in profiles).
+	mustWrite(t, cfg+"/zero/config.yaml", "sandbox:\n  backend: docker\n  image: "+image+"\n  network: none\n")
+	mustWrite(t, cfg+"/zero/agents/admin/agent.yaml", "title: Admin\ncontext: needs root\nsandbox:\n  user: root\n")
 	if err := os.Chown(ws, 1000, 1000); err != nil {
 		// Only root can give the workspace another owner; CI runs as root.
 		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
@@ -91,10 +94,10 @@ func TestProfileSandboxUser(t *testing.T) {
 		}
 		t.Skip("cannot chown the workspace (not root):", err)
 	}
-	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "who runs")
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "XDG_CONFIG_HOME=" + cfg}, "run", "--json", "--workspace", ws, "who runs")
 	cmd.Env = append(cmd.Env, "ZERO_SANDBOX=")
 	t.Cleanup(func() {
-		c := zeroCmd(t, nil, "sandbox", "rm", "--workspace", ws)
+		c := zeroCmd(t, []string{"XDG_CONFIG_HOME=" + cfg}, "sandbox", "rm", "--workspace", ws)
 		c.Env = append(c.Env, "ZERO_SANDBOX=")
 		_ = c.Run()
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/sandbox"
+	"github.com/zeroagent/zero/trust"
 )
 
 // checkResult is what one doctor check found.
@@ -34,11 +35,17 @@ func doctorCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return code
 	}
+	conf := checkResult{name: "configuration", ok: true, detail: fmt.Sprintf("loaded (profile %s from %s)", a.cfg.Profile, a.cfg.Origin("profile"))}
+	for _, ig := range a.cfg.Ignored() {
+		conf.note, conf.fix = true, "a workspace may only make these stricter; set them in your own config.yaml or with flags"
+		conf.detail += "; " + ig.String()
+	}
 	results := []checkResult{
-		{name: "configuration", ok: true, detail: fmt.Sprintf("loaded (profile %s from %s)", a.cfg.Profile, a.cfg.Origin("profile"))},
+		conf,
 		a.checkModel(ctx),
 		a.checkProfiles(),
 		a.checkSandbox(ctx),
+		a.checkTrust(),
 	}
 	failed := false
 	for _, r := range results {
@@ -88,6 +95,22 @@ func (a *app) checkModel(ctx context.Context) checkResult {
 		r.fix = "set ZERO_MODEL (or models.chat.model) to one of the endpoint's models"
 	default:
 		r.ok, r.detail = true, fmt.Sprintf("%s answers and serves %s", a.cfg.Origin("models.chat.base_url"), c.Model())
+	}
+	return r
+}
+
+// checkTrust says whether the workspace's code may run; code that is off
+// is a note, not a failure: Zero works without it.
+func (a *app) checkTrust() checkResult {
+	r := checkResult{name: "workspace code", ok: true}
+	st, err := a.trustState()
+	switch {
+	case err != nil:
+		r.note, r.detail, r.fix = true, err.Error(), "see "+a.trust.Path()
+	case st.Status == trust.StatusUntrusted || st.Status == trust.StatusChanged:
+		r.note, r.detail, r.fix = true, trustSummary(st), "review the files with zero trust --check, then run zero trust"
+	default:
+		r.detail = trustSummary(st)
 	}
 	return r
 }

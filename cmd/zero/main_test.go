@@ -159,8 +159,11 @@ func TestVersion(t *testing.T) {
 // last event says cancelled, and the exit status is 130.
 func TestRunInterruptCancels(t *testing.T) {
 	t.Parallel()
+	// Under bubblewrap the command has its own PID namespace: find it by
+	// a unique argument instead of the pid it would report.
+	sleepArg := fmt.Sprintf("300.%d", time.Now().UnixNano()%1e9)
 	srv := llmtest.NewServer(t,
-		llmtest.Reply{Content: `{"thoughts": ["wait"], "headline": "Sleeping", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "sh -c 'echo $$ > pid; exec sleep 300'"}}`},
+		llmtest.Reply{Content: `{"thoughts": ["wait"], "headline": "Sleeping", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "sh -c 'exec sleep ` + sleepArg + `'"}}`},
 	)
 	ws := t.TempDir()
 	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "sleep")
@@ -169,7 +172,7 @@ func TestRunInterruptCancels(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid, ok := proctest.ReadPID(ws+"/pid", 20*time.Second)
+	pid, ok := proctest.FindByArg(sleepArg, 20*time.Second)
 	if !ok {
 		t.Fatal("the command never started")
 	}
@@ -229,7 +232,7 @@ func TestAgentCannotSeeAPIKey(t *testing.T) {
 	}
 	envOut := t.TempDir() + "/hook-env"
 	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_API_KEY=sk-very-secret-key", "OPENAI_BASE_URL=" + srv.URL(), "ZERO_TEST_ENV_OUT=" + envOut},
-		"run", "--json", "--workspace", ws, "show env")
+		"run", "--json", "--trust", "--workspace", ws, "show env")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("zero run: %v\n%s", err, out)

@@ -21,11 +21,12 @@ import (
 	"github.com/zeroagent/zero/profiles"
 )
 
-func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zero run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	common := addCommonFlags(fs, true)
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the live view")
+	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now, listing it on stderr, as zero trust does")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: zero run [flags] MESSAGE\n\nRuns one task and shows it live; exits 0 when the agent answered.\n\nFlags:")
 		fs.PrintDefaults()
@@ -47,11 +48,25 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
-	if a.cfg.Approval == "ask" {
+	interactive := isTerminalIn(stdin)
+	if a.cfg.Approval == "ask" && !interactive {
 		// Running without asking when the user asked to be asked would be
-		// worse than not running; the terminal view has no way to ask yet.
-		fmt.Fprintf(stderr, "zero: approval \"ask\" (%s): zero run cannot ask before a tool runs; use an editor (zero acp, mcp or lsp) or --approval auto\n", a.cfg.Origin("approval"))
+		// worse than not running.
+		fmt.Fprintf(stderr, "zero: approval \"ask\" (%s): zero run asks on the terminal, and stdin is not one; use an editor (zero acp, mcp or lsp) or --approval auto\n", a.cfg.Origin("approval"))
 		return 2
+	}
+	if *trustCode {
+		if st, err := a.trustState(); err != nil {
+			fmt.Fprintln(stderr, "zero:", err)
+			return 1
+		} else if !st.Runs() && !st.Manifest.Empty() {
+			printManifest(stderr, st)
+			if _, err := a.trustDigest(st.Manifest.Digest); err != nil {
+				fmt.Fprintln(stderr, "zero:", err)
+				return 1
+			}
+			fmt.Fprintf(stderr, "zero: trusted this workspace's code (%s)\n", short(st.Manifest.Digest))
+		}
 	}
 	if err := a.openSandbox(); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
@@ -83,6 +98,8 @@ func runCommand(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		}
 		return 1
 	}
+
+	sess.SetGate(newTermGate(a.runPolicy(), stdin, stderr, interactive).Gate)
 
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -131,13 +148,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // agentEnviron is the environment the agent's shells and extension scripts
-// get: Zero's own model configuration, the API key above all, is not
-// theirs to see.
-func agentEnviron(environ []string) []string {
+// get: Zero's own secrets are not theirs to see. That is the model
+// configuration (the API key above all), the MCP token, and every variable
+// a key is read from (secret: the api_key_env names of the configuration
+// and of the profiles).
+func agentEnviron(environ []string, secret ...string) []string {
 	env := make([]string, 0, len(environ))
 	for _, kv := range environ {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "ZERO_MODEL":
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "OPENAI_API_KEY", k == "OPENAI_BASE_URL", k == "OPENAI_ORG_ID", k == "OPENAI_PROJECT_ID",
+			k == "ZERO_MODEL", k == "ZERO_MCP_TOKEN", slices.Contains(secret, k):
 		default:
 			env = append(env, kv)
 		}
@@ -194,6 +215,16 @@ func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// isTerminalIn reports whether r is a terminal a person can answer on.
+func isTerminalIn(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func isTerminal(w io.Writer) bool {

@@ -83,6 +83,7 @@ func newHost(ctx context.Context, ws string, flags map[string]string, logger *sl
 		NewSession: h.newSession,
 		Setup:      h.setup,
 		Broker:     h.broker,
+		Trust:      hostTrust{h},
 		Logger:     logger.With("component", "server"),
 	})
 	return h, nil
@@ -125,6 +126,16 @@ func (h *host) roots(spec server.SessionSpec) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// appOf returns the app of a session's workspace folders (none: the
+// default workspace), without opening its sandbox.
+func (h *host) appOf(roots []string) (*app, error) {
+	roots, err := h.roots(server.SessionSpec{Roots: roots})
+	if err != nil {
+		return nil, err
+	}
+	return h.app(roots)
 }
 
 // appFor returns the app of a session's workspace with its sandbox open
@@ -209,24 +220,14 @@ func (a *app) ensureSandbox() error {
 // configuration may make it stricter, never looser: a repository must not
 // be able to switch off the questions.
 func (a *app) policy() server.Policy {
-	ask := server.Policy{Default: server.Auto, Rules: []server.Rule{
-		{Tool: "code_execution_tool", Decision: server.Ask},
-		{Tool: "input", Decision: server.Ask},
-		{Tool: "text_editor:write", Decision: server.Ask},
-		{Tool: "text_editor:patch", Decision: server.Ask},
-	}}
 	backend := "local"
 	if a.backend != nil {
 		backend = a.backend.Name()
 	}
 	switch a.cfg.Approval {
 	case "ask":
-		return ask
-	case "auto":
-		if strings.Contains(a.cfg.Origin("approval"), "project ") {
-			a.warn.warn(fmt.Sprintf("approval auto from %s is ignored: a workspace cannot turn approvals off", a.cfg.Origin("approval")))
-			return server.DefaultPolicy(backend)
-		}
+		return askPolicy
+	case "auto": // never from the workspace: config.Load ignores that
 		return server.Policy{Default: server.Auto}
 	default:
 		return server.DefaultPolicy(backend)

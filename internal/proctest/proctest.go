@@ -46,3 +46,31 @@ func ReadPID(path string, d time.Duration) (int, bool) {
 		}
 	}
 }
+
+// FindByArg polls until a process whose command line has an argument equal
+// to arg runs, for at most d, and returns its pid as this process sees it.
+// Commands in a sandbox with its own PID namespace report other pids, so
+// tests give them a unique argument (sleep 300.<random>) and look it up.
+func FindByArg(arg string, d time.Duration) (int, bool) {
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err != nil {
+				continue
+			}
+			for _, a := range bytes.Split(cmdline, []byte{0}) {
+				if string(a) == arg && !Gone(pid) {
+					return pid, true
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return 0, false
+		}
+	}
+}

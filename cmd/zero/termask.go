@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+// runPolicy is the approval policy of `zero run`: "sandbox" asks only where
+// commands would run unconfined on this machine (the local backend without
+// bubblewrap), "ask" asks before every command, input and edit, "auto"
+// never asks.
+func (a *app) runPolicy() server.Policy {
+	switch a.cfg.Approval {
+	case "auto":
+		return server.Policy{Default: server.Auto}
+	case "ask":
+		return askPolicy
+	}
+	if confined(a.backend) {
+		return server.Policy{Default: server.Auto}
+	}
+	return server.DefaultPolicy("local")
+}
+
+// askPolicy asks before everything that changes something.
+var askPolicy = server.Policy{Default: server.Auto, Rules: []server.Rule{
+	{Tool: "code_execution_tool", Decision: server.Ask},
+	{Tool: "input", Decision: server.Ask},
+	{Tool: "text_editor:write", Decision: server.Ask},
+	{Tool: "text_editor:patch", Decision: server.Ask},
+}}
+
+// termGate asks the person at the terminal before a call the policy wants
+// asked about: y runs it, a runs it and every later call of that tool, n
+// or anything else refuses it. Without a terminal nobody can answer, so
+// such calls are refused with a message that says how to allow them.
+type termGate struct {
+	policy      server.Policy
+	in          *bufio.Reader // nil: no terminal
+	out         io.Writer
+	interactive bool
+
+	mu     sync.Mutex
+	always map[string]bool
+}
+
+func newTermGate(p server.Policy, in io.Reader, out io.Writer, interactive bool) *termGate {
+	g := &termGate{policy: p, out: out, interactive: interactive, always: map[string]bool{}}
+	if interactive {
+		g.in = bufio.NewReader(in)
+	}
+	return g
+}
+
+// Gate implements loop.Gate.
+func (g *termGate) Gate(ctx context.Context, p *loop.ToolBeforePayload) error {
+	subject := server.Subject(p.Args)
+	if g.policy.Decide(p.ToolName, p.Method, subject) != server.Ask {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.always[p.ToolName] {
+		return nil
+	}
+	name := p.ToolName
+	if p.Method != "" {
+		name += ":" + p.Method
+	}
+	if !g.interactive {
+		p.Block = "Refused: this call needs the user's approval and zero run has no terminal to ask on."
+		fmt.Fprintf(g.out, "zero: refused %s: it needs approval and there is no terminal to ask on (use --approval auto, or run it in the Docker sandbox)\n", name)
+		return nil
+	}
+	fmt.Fprintf(g.out, "\nzero: the agent wants to run %s:\n  %s\nallow? [y]es, [a]lways for %s, [N]o: ", name, strings.ReplaceAll(clipText(subject, 2000), "\n", "\n  "), name)
+	answer := make(chan string, 1)
+	go func() { // ends with the next line typed, or when stdin closes
+		line, _ := g.in.ReadString('\n')
+		answer <- strings.ToLower(strings.TrimSpace(line))
+	}()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case a := <-answer:
+		switch a {
+		case "y", "yes":
+			return nil
+		case "a", "always":
+			g.always[p.ToolName] = true
+			return nil
+		}
+		p.Block = "The user refused this call."
+		return nil
+	}
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

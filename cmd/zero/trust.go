@@ -1,0 +1,275 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/trust"
+)
+
+// workspaceCode returns the folder laid out like the workspace from which
+// its extensions may run, and the trust state they are in. The folder is a
+// private copy of exactly the content the user trusted (see trust.Snapshot);
+// it is "" when the workspace's code may not run, which is then said once as
+// a warning.
+func (a *app) workspaceCode() (string, trust.State) {
+	m, err := trust.Scan(a.ws)
+	if err != nil {
+		a.warn.warn(fmt.Sprintf("workspace code is off: %v", err))
+		return "", trust.State{Status: trust.StatusUntrusted, Manifest: &trust.Manifest{Workspace: a.ws}}
+	}
+	st, err := a.trust.Check(m)
+	if err != nil {
+		a.warn.warn(fmt.Sprintf("workspace code is off: %v", err))
+	}
+	if !st.Runs() {
+		if msg := st.Message(); msg != "" {
+			a.warn.warn(msg)
+		}
+		return "", st
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if dir := a.snapshots[m.Digest]; dir != "" {
+		return dir, st
+	}
+	dir, err := trust.Snapshot(m)
+	if err != nil {
+		a.warn.warn(fmt.Sprintf("workspace code is off: %v", err))
+		return "", st
+	}
+	if a.snapshots == nil {
+		a.snapshots = map[string]string{}
+	}
+	a.snapshots[m.Digest] = dir
+	return dir, st
+}
+
+// TrustState is the state of the workspace's code now, without warnings.
+func (a *app) trustState() (trust.State, error) {
+	m, err := trust.Scan(a.ws)
+	if err != nil {
+		return trust.State{Status: trust.StatusUntrusted, Manifest: &trust.Manifest{Workspace: a.ws}}, err
+	}
+	return a.trust.Check(m)
+}
+
+// trustDigest trusts the workspace's current code if its digest is still
+// the one the user was shown; any other content stays untrusted.
+func (a *app) trustDigest(digest string) (trust.State, error) {
+	m, err := trust.Scan(a.ws)
+	if err != nil {
+		return trust.State{}, err
+	}
+	if m.Digest != digest {
+		st, _ := a.trust.Check(m)
+		return st, errTrustMoved
+	}
+	if err := a.trust.Grant(m); err != nil {
+		return trust.State{}, err
+	}
+	return a.trust.Check(m)
+}
+
+var errTrustMoved = errors.New("the workspace's code changed after it was shown to you; review it again")
+
+// removeSnapshots deletes the private copies of trusted code.
+func (a *app) removeSnapshots() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for d, dir := range a.snapshots {
+		os.RemoveAll(dir)
+		delete(a.snapshots, d)
+	}
+}
+
+// trustCommand lists the workspace's code and records the user's trust in
+// exactly that content, or revokes it.
+func trustCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("zero trust", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	workspace := fs.String("workspace", "", "the workspace (default: the current directory)")
+	revoke := fs.Bool("revoke", false, "forget the trust of this workspace: its code stops running")
+	check := fs.Bool("check", false, "only show the code and whether it is trusted (exit 1 when it is not)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: zero trust [--workspace DIR] [--check | --revoke]
+
+Lists what in the workspace can run on this machine (extension scripts,
+.disabled switches, tool scripts, their helper files) with each file's
+digest, and trusts exactly that content: any later change, by a git pull or
+by the agent, turns it off again until you trust it again. The record is
+kept in your config directory, outside every workspace.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "zero trust: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	ws, err := resolveWorkspace(*workspace)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 2
+	}
+	store := trust.NewStore(userConfigDir())
+	if *revoke {
+		had, err := store.Revoke(ws)
+		switch {
+		case err != nil:
+			fmt.Fprintln(stderr, "zero:", err)
+			return 1
+		case had:
+			fmt.Fprintf(stdout, "%s is no longer trusted: its code will not run.\n", ws)
+		default:
+			fmt.Fprintf(stdout, "%s was not trusted.\n", ws)
+		}
+		return 0
+	}
+	m, err := trust.Scan(ws)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	st, err := store.Check(m)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		if !*check {
+			return 1
+		}
+	}
+	if m.Empty() {
+		fmt.Fprintf(stdout, "%s carries no code that Zero would run; nothing to trust.\n", ws)
+		return 0
+	}
+	printManifest(stdout, st)
+	switch {
+	case *check && st.Runs():
+		fmt.Fprintf(stdout, "\ntrusted since %s\n", st.Trusted.Local().Format("2006-01-02 15:04"))
+		return 0
+	case *check:
+		fmt.Fprintf(stdout, "\n%s\n", st.Message())
+		return 1
+	case st.Runs():
+		fmt.Fprintln(stdout, "\nalready trusted: nothing changed since", st.Trusted.Local().Format("2006-01-02 15:04"))
+		return 0
+	}
+	if err := store.Grant(m); err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "\ntrusted (%s, recorded in %s). Any change to these files turns them off again.\n", short(m.Digest), store.Path())
+	return 0
+}
+
+// printManifest lists the acting files, marking what changed since the
+// user last trusted the workspace.
+func printManifest(w io.Writer, st trust.State) {
+	changed := map[string]string{}
+	for _, c := range st.Changes {
+		changed[c.Path] = c.What
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FILE\tKIND\tPOINT\tDIGEST\t")
+	for _, f := range st.Manifest.Files {
+		note := changed[f.Path]
+		if f.Link != "" {
+			note = strings.TrimSpace(note + " → " + f.Link)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Path, f.Kind, f.Point, short(f.Digest), note)
+	}
+	for _, c := range st.Changes {
+		if c.What == "removed" {
+			fmt.Fprintf(tw, "%s\t\t\t\tremoved\n", c.Path)
+		}
+	}
+	tw.Flush()
+}
+
+// trustSummary says in one line what may run of the workspace's code.
+func trustSummary(st trust.State) string {
+	switch st.Status {
+	case trust.StatusNone:
+		return "none (nothing in .zero/ can run)"
+	case trust.StatusTrusted:
+		return fmt.Sprintf("trusted (%d files, %s, since %s)", len(st.Manifest.Files), short(st.Manifest.Digest), st.Trusted.Local().Format("2006-01-02 15:04"))
+	}
+	return "off: " + st.Message()
+}
+
+// short is a digest's first 12 hex digits, enough to compare by eye.
+func short(digest string) string {
+	d := strings.TrimPrefix(digest, "sha256:")
+	if len(d) > 12 {
+		d = d[:12]
+	}
+	return d
+}
+
+// hostTrust is the editor faces' server.Trust: each workspace's app
+// decides for its own code.
+type hostTrust struct{ h *host }
+
+var _ server.Trust = hostTrust{}
+
+// TrustState implements server.Trust.
+func (t hostTrust) TrustState(roots []string) (server.TrustState, error) {
+	a, err := t.h.appOf(roots)
+	if err != nil {
+		return server.TrustState{}, err
+	}
+	st, err := a.trustState()
+	return serverTrust(st), err
+}
+
+// Grant implements server.Trust.
+func (t hostTrust) Grant(roots []string, digest string) (server.TrustState, error) {
+	a, err := t.h.appOf(roots)
+	if err != nil {
+		return server.TrustState{}, err
+	}
+	st, err := a.trustDigest(digest)
+	if errors.Is(err, errTrustMoved) {
+		err = server.ErrTrustMoved
+	}
+	if err == nil {
+		a.logger.Info("workspace code trusted", "workspace", a.ws, "digest", digest, "files", len(st.Manifest.Files))
+	}
+	return serverTrust(st), err
+}
+
+// serverTrust converts a trust state for the faces.
+func serverTrust(st trust.State) server.TrustState {
+	out := server.TrustState{Status: string(st.Status), Message: st.Message()}
+	m := st.Manifest
+	if m == nil {
+		return out
+	}
+	out.Workspace, out.Digest = m.Workspace, m.Digest
+	changed := map[string]string{}
+	for _, c := range st.Changes {
+		changed[c.Path] = c.What
+	}
+	for _, f := range m.Files {
+		out.Files = append(out.Files, server.TrustFile{Path: f.Path, Kind: f.Kind, Point: f.Point, Digest: f.Digest, Change: changed[f.Path]})
+	}
+	for _, c := range st.Changes {
+		if c.What == "removed" {
+			out.Files = append(out.Files, server.TrustFile{Path: c.Path, Change: c.What})
+		}
+	}
+	return out
+}
