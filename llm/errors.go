@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 var (
@@ -15,9 +16,22 @@ var (
 	// finished (no finish_reason and no [DONE]), e.g. the connection was cut.
 	ErrStreamCut = errors.New("model stream ended unexpectedly")
 
-	// ErrIdleTimeout means the server sent no data for [Options.IdleTimeout].
-	// After the first chunk it comes wrapped together with [ErrStreamCut].
+	// ErrHeaderTimeout means the server did not send the response headers
+	// within [Options.HeaderTimeout]. The error text names the limit, e.g.
+	// "no response headers from the model within 5m0s".
+	ErrHeaderTimeout = errors.New("no response headers from the model")
+
+	// ErrIdleTimeout means the server sent no chunk for [Options.IdleTimeout]
+	// (keep-alive bytes do not count). The error text names the limit, e.g.
+	// "no data from the model for 5m0s". After the first chunk it comes
+	// wrapped together with [ErrStreamCut].
 	ErrIdleTimeout = errors.New("no data from the model")
+
+	// ErrTotalTimeout means a [Client.Stream] call, retries included, took
+	// longer than [Options.TotalTimeout]. The error text names the limit,
+	// e.g. "model call exceeded its total time limit of 30m0s". After the
+	// first chunk it comes wrapped together with [ErrStreamCut].
+	ErrTotalTimeout = errors.New("model call exceeded its total time limit")
 
 	// ErrStop is returned by a [StreamFunc] to end the stream early. [Client.Stream]
 	// treats it as success and sets [Result.Stopped].
@@ -59,6 +73,26 @@ func (e *APIError) Retryable() bool {
 func retryableStatus(code int) bool {
 	return code == 408 || code == 409 || code == 429 || code >= 500
 }
+
+// deadlineError is the cause an attempt or a call is aborted with when one
+// of its deadlines passes; it names the deadline (kind, one of the timeout
+// sentinels above, matchable with errors.Is) and its length.
+type deadlineError struct {
+	kind  error
+	limit time.Duration
+}
+
+func (e *deadlineError) Error() string {
+	switch e.kind {
+	case ErrHeaderTimeout:
+		return fmt.Sprintf("%v within %v", e.kind, e.limit)
+	case ErrIdleTimeout:
+		return fmt.Sprintf("%v for %v", e.kind, e.limit)
+	}
+	return fmt.Sprintf("%v of %v", e.kind, e.limit)
+}
+
+func (e *deadlineError) Unwrap() error { return e.kind }
 
 // safeError carries a cause whose text has been scrubbed of secrets, while
 // keeping the cause matchable with errors.Is/As.

@@ -95,8 +95,28 @@ const (
 	DefaultMaxRetries    = 3
 	DefaultRetryDelay    = time.Second
 	DefaultMaxRetryDelay = 60 * time.Second
+	DefaultHeaderTimeout = 5 * time.Minute
 	DefaultIdleTimeout   = 5 * time.Minute
+	DefaultTotalTimeout  = 30 * time.Minute
 )
+
+// The defaults of the three deadlines are chosen so that a slow but working
+// model is never cut, while a server that hangs or only trickles keep-alive
+// bytes ends a call within minutes instead of never:
+//
+//   - DefaultHeaderTimeout (5m): Ollama, and llama.cpp's server, send the
+//     response headers only with the first token, i.e. after loading the
+//     model and reading the whole prompt. On a CPU, a first call with a
+//     long system prompt can take minutes before that; a timeout is retried
+//     only once, so a server that never answers costs about 10 minutes.
+//   - DefaultIdleTimeout (5m): reasoning models behind Chat Completions may
+//     think silently (no reasoning deltas) for minutes between the role
+//     chunk and the answer, and servers that send headers at once (vLLM)
+//     spend the prompt-reading time in this window too.
+//   - DefaultTotalTimeout (30m): a slow local model writing a long
+//     reasoning and answer at a few tokens a second needs tens of minutes;
+//     the limit is there so that a server dripping chunks forever (or a
+//     model looping without end) still ends.
 
 // Options configures a [Client]. Only Model is required.
 type Options struct {
@@ -109,13 +129,35 @@ type Options struct {
 	MaxRetryDelay time.Duration // cap for backoff and for Retry-After; 0 = default 60s
 	Logger        *slog.Logger  // nil = discard
 
-	// IdleTimeout aborts a request when a read of the response body (the
-	// first starts right after the headers) waits this long for data; time
-	// spent in the StreamFunc is not counted. Before the first chunk the abort
-	// is retried like a dropped connection; after it the stream is cut
-	// ([ErrStreamCut] and [ErrIdleTimeout]). Any bytes count as data,
-	// including SSE keep-alive comments. 0 = default 5m (reasoning models can think silently for minutes); negative = no limit.
+	// HeaderTimeout bounds the wait for the response headers of one attempt,
+	// from sending the request (connecting included) until the status line
+	// and headers arrive; the HTTP client's own transport timeouts still
+	// apply as well. Many local servers (Ollama, llama.cpp) send the headers
+	// only with the first token, so this also bounds loading the model and
+	// reading the prompt. The abort is [ErrHeaderTimeout]; it is retried (at
+	// most once per call, as each try costs the whole timeout) within
+	// MaxRetries. 0 = default 5m; negative = no limit.
+	HeaderTimeout time.Duration
+
+	// IdleTimeout aborts an attempt when, after the headers, no chunk
+	// arrives for this long: the clock runs only while the decoder waits
+	// for the next complete SSE data event (a parsed chunk; reasoning-only
+	// chunks and the first, role-only chunk count), so time spent in the
+	// StreamFunc is not counted, and bytes that complete no chunk (blank
+	// lines, whitespace, ": keep-alive" comments) do not reset it. A 4xx/5xx
+	// error body must arrive within it as a whole. Before the first chunk
+	// the abort is retried like a dropped connection (at most once per
+	// call, within MaxRetries); after it the stream is cut ([ErrStreamCut]
+	// and [ErrIdleTimeout]). 0 = default 5m (reasoning models can think
+	// silently for minutes); negative = no limit.
 	IdleTimeout time.Duration
+
+	// TotalTimeout bounds one Stream call as a whole, in wall-clock time:
+	// every attempt, the backoff between them, rate-limit waits and the
+	// time spent in the StreamFunc. It is not retried; the error is
+	// [ErrTotalTimeout] (with [ErrStreamCut] once a chunk arrived, and the
+	// partial Result). 0 = default 30m; negative = no limit.
+	TotalTimeout time.Duration
 
 	// RateLimit bounds this model's requests and tokens per minute (see
 	// [RateLimit]); the zero value means no limit, and then no tokens are
@@ -162,12 +204,9 @@ func New(opts Options) (*Client, error) {
 	}
 	opts.RetryDelay = cmp.Or(opts.RetryDelay, DefaultRetryDelay)
 	opts.MaxRetryDelay = cmp.Or(opts.MaxRetryDelay, DefaultMaxRetryDelay)
-	switch {
-	case opts.IdleTimeout == 0:
-		opts.IdleTimeout = DefaultIdleTimeout
-	case opts.IdleTimeout < 0:
-		opts.IdleTimeout = 0 // internally 0 means no limit
-	}
+	opts.HeaderTimeout = limit(opts.HeaderTimeout, DefaultHeaderTimeout)
+	opts.IdleTimeout = limit(opts.IdleTimeout, DefaultIdleTimeout)
+	opts.TotalTimeout = limit(opts.TotalTimeout, DefaultTotalTimeout)
 	opts.Logger = cmp.Or(opts.Logger, discardLogger)
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = defaultHTTPClient()
@@ -191,6 +230,18 @@ func New(opts Options) (*Client, error) {
 	return c, nil
 }
 
+// limit resolves a deadline option: 0 means def, negative means no limit,
+// which is 0 inside the Client.
+func limit(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
 // rateLimitWait logs a rate-limit wait and tells Options.OnRateLimit.
 func (c *Client) rateLimitWait(d time.Duration) {
 	c.opts.Logger.Info("model rate limit: waiting", "model", c.opts.Model, "wait", d)
@@ -202,15 +253,13 @@ func (c *Client) rateLimitWait(d time.Duration) {
 // Model returns the model name requests are sent for.
 func (c *Client) Model() string { return c.opts.Model }
 
-// defaultHTTPClient bounds the wait for response headers (a server that
-// accepts and never answers must not hang a turn) but not the body, because
-// a reasoning model may stream for many minutes; a body that goes silent is
-// caught by Options.IdleTimeout instead.
+// defaultHTTPClient has a connection pool of its own and no timeouts beyond
+// the default transport's dial and TLS handshake limits: the wait for the
+// headers, for each chunk and for the whole call are Options.HeaderTimeout,
+// IdleTimeout and TotalTimeout, which Stream enforces whatever the client.
 func defaultHTTPClient() *http.Client {
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = 10 * time.Minute
-		return &http.Client{Transport: t}
+		return &http.Client{Transport: t.Clone()}
 	}
 	return &http.Client{Transport: http.DefaultTransport}
 }

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -26,11 +25,13 @@ import (
 
 // Stream sends the request with stream=true (and stream_options.include_usage)
 // and calls fn per delta; fn may be nil. Transient failures (408, 409, 429,
-// 5xx, connection errors, a stream that ends empty or stays silent for
-// [Options.IdleTimeout]) are retried with backoff,
+// 5xx, connection errors, a stream that ends empty) are retried with backoff,
 // but only while no chunk has arrived: after that a retry would replay text
-// the caller already acted on. On any error Stream still returns the partial
-// Result received so far.
+// the caller already acted on. A missed [Options.HeaderTimeout], or an
+// [Options.IdleTimeout] missed before the first chunk, is retried too, but
+// only once per call: each such try has already cost the whole timeout. The
+// whole call, retries included, is bounded by [Options.TotalTimeout]. On any
+// error Stream still returns the partial Result received so far.
 //
 // With [Options.RateLimit] set, each attempt first waits until the model's
 // per-minute window has room (see [RateLimit]); a ctx done while waiting
@@ -51,20 +52,33 @@ func (c *Client) stream(ctx context.Context, req Request, fn StreamFunc) (Result
 		// Only here: tokenizing a long history is not free.
 		input = c.promptTokens(req)
 	}
+	// callCtx carries the total deadline; ctx stays the caller's, so that a
+	// cancel by the caller can be told from the deadline.
+	callCtx := ctx
+	if c.opts.TotalTimeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeoutCause(ctx, c.opts.TotalTimeout,
+			&deadlineError{kind: ErrTotalTimeout, limit: c.opts.TotalTimeout})
+		defer cancel()
+	}
 	col := &collector{fn: fn}
+	timeouts := 0 // attempts that ended in a header or idle timeout
 	for attempt := 0; ; attempt++ {
 		if c.gate != nil {
-			if err := c.gate.acquire(ctx, input); err != nil {
+			if err := c.gate.acquire(callCtx, input); err != nil {
 				// Attempts before this one sent no chunk: nothing to flush.
-				return col.result(), fmt.Errorf("model request: waiting for the rate limit: %w", err)
+				return col.result(), fmt.Errorf("model request: waiting for the rate limit: %w", totalCause(ctx, callCtx, err))
 			}
 		}
 		a := &attemptState{}
-		err := c.attempt(ctx, params, col, a)
+		err := c.attempt(ctx, callCtx, params, col, a)
 		if err == nil {
 			return col.result(), nil
 		}
-		if !a.retryable || a.chunks > 0 || attempt >= c.opts.MaxRetries || ctx.Err() != nil {
+		if a.timedOut {
+			timeouts++
+		}
+		if !a.retryable || a.chunks > 0 || attempt >= c.opts.MaxRetries || timeouts > maxTimeoutRetries || callCtx.Err() != nil {
 			if attempt > 0 {
 				err = fmt.Errorf("model request failed after %d attempts: %w", attempt+1, err)
 			}
@@ -73,12 +87,29 @@ func (c *Client) stream(ctx context.Context, req Request, fn StreamFunc) (Result
 		}
 		delay := retryDelay(attempt, c.opts.RetryDelay, c.opts.MaxRetryDelay, a.header, time.Now(), rand.Int64N)
 		c.opts.Logger.DebugContext(ctx, "model request retry",
-			"model", c.opts.Model, "attempt", attempt+1, "status", a.status, "delay", delay)
-		if err := sleep(ctx, delay); err != nil {
+			"model", c.opts.Model, "attempt", attempt+1, "status", a.status, "timed_out", a.timedOut, "delay", delay)
+		if err := sleep(callCtx, delay); err != nil {
 			// Nothing arrived yet, so there is nothing to flush.
-			return col.result(), fmt.Errorf("model request: waiting to retry: %w", err)
+			return col.result(), fmt.Errorf("model request: waiting to retry: %w", totalCause(ctx, callCtx, err))
 		}
 	}
+}
+
+// maxTimeoutRetries is how many attempts ending in a header or idle timeout
+// are retried per call. One retry gets past a stuck connection or worker; more
+// would mostly multiply the wait for a server that is slow or hung.
+const maxTimeoutRetries = 1
+
+// totalCause returns the total-deadline error when callCtx ended because of
+// it rather than because the caller's ctx ended; else err.
+func totalCause(ctx, callCtx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	if de, ok := errors.AsType[*deadlineError](context.Cause(callCtx)); ok {
+		return de
+	}
+	return err
 }
 
 // promptTokens estimates the input tokens of req for the rate limit.
@@ -106,21 +137,48 @@ func (c *Client) recordOutput(res Result) {
 
 // attemptState is what one HTTP attempt observed, for the retry decision.
 type attemptState struct {
-	status    int         // 0 when no response arrived
-	header    http.Header // for Retry-After
-	errBody   []byte      // body of a >=400 response
-	body      *watchBody  // body of a 2xx response
-	idle      *idleWatch  // nil when there is no idle limit
+	actx      context.Context // the attempt's context; its cause tells which deadline ended it
+	status    int             // 0 when no response arrived
+	header    http.Header     // for Retry-After
+	errBody   []byte          // body of a >=400 response
+	body      *watchBody      // body of a 2xx response
+	idle      *idleWatch      // nil when there is no idle limit
 	chunks    int
 	retryable bool
+	timedOut  bool // ended by the header or idle deadline before any chunk
 }
 
-func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewParams, col *collector, a *attemptState) error {
+// deadline returns the deadline that aborted the attempt (header, idle or
+// the call's total), or nil.
+func (a *attemptState) deadline() *deadlineError {
+	if a.actx == nil || a.actx.Err() == nil {
+		return nil
+	}
+	de, _ := errors.AsType[*deadlineError](context.Cause(a.actx))
+	return de
+}
+
+// next advances the stream with the idle watch running: only the wait for
+// the next complete chunk is timed, and only a chunk resets the clock.
+func (a *attemptState) next(stream chunkStream) bool {
+	if a.idle == nil {
+		return stream.Next()
+	}
+	a.idle.arm()
+	ok := stream.Next()
+	a.idle.disarm()
+	return ok
+}
+
+// attempt makes one HTTP request. ctx is the caller's; callCtx is ctx with
+// the call's total deadline.
+func (c *Client) attempt(ctx, callCtx context.Context, params openai.ChatCompletionNewParams, col *collector, a *attemptState) error {
 	start := time.Now()
-	// The request runs on its own context so that the idle watch can abort
-	// it without touching ctx, which stays the caller's to cancel.
-	actx, abort := context.WithCancelCause(ctx)
+	// The request runs on its own context so that the deadlines can abort it
+	// without touching ctx, which stays the caller's to cancel.
+	actx, abort := context.WithCancelCause(callCtx)
 	defer abort(nil)
+	a.actx = actx
 	if c.opts.IdleTimeout > 0 {
 		a.idle = &idleWatch{d: c.opts.IdleTimeout, abort: abort}
 		defer a.idle.disarm()
@@ -128,7 +186,14 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	// The middleware runs on this goroutine inside NewStreaming, so it may
 	// write a without locking.
 	capture := func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		var headers *time.Timer
+		if d := c.opts.HeaderTimeout; d > 0 {
+			headers = time.AfterFunc(d, func() { abort(&deadlineError{kind: ErrHeaderTimeout, limit: d}) })
+		}
 		resp, err := next(r)
+		if headers != nil {
+			headers.Stop() // too late when it fired: then actx is done and the body reads fail
+		}
 		if err != nil || resp == nil {
 			return resp, err
 		}
@@ -136,12 +201,20 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 		if resp.StatusCode >= 400 {
 			// Kept so the error message is built from the body by us: openai-go
 			// only understands {"error":{...}}, while Ollama sends {"error":"..."}.
-			a.errBody, _ = io.ReadAll(io.LimitReader(&watchBody{rc: resp.Body, idle: a.idle}, 64<<10))
+			// The whole body must come within the idle limit: bytes trickled
+			// one by one must not hold the attempt open.
+			if a.idle != nil {
+				a.idle.arm()
+			}
+			a.errBody, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			if a.idle != nil {
+				a.idle.disarm()
+			}
 			_ = resp.Body.Close()
 			resp.Body = io.NopCloser(bytes.NewReader(a.errBody))
 			return resp, nil
 		}
-		a.body = &watchBody{rc: resp.Body, idle: a.idle, tail: []byte("\n")}
+		a.body = &watchBody{rc: resp.Body, tail: []byte("\n")}
 		resp.Body = a.body
 		return resp, nil
 	}
@@ -155,9 +228,13 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	if a.body != nil {
 		bodyBytes = a.body.n
 	}
+	deadline := ""
+	if de := a.deadline(); de != nil && err != nil {
+		deadline = de.Error() // our own text: which deadline and its length
+	}
 	c.opts.Logger.DebugContext(ctx, "model response",
 		"model", c.opts.Model, "status", a.status, "chunks", a.chunks, "bytes", bodyBytes,
-		"finish_reason", col.finish, "stopped", col.stopped, "elapsed", time.Since(start))
+		"finish_reason", col.finish, "stopped", col.stopped, "deadline", deadline, "elapsed", time.Since(start))
 	return err
 }
 
@@ -170,7 +247,7 @@ type chunkStream interface {
 }
 
 func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector, a *attemptState) error {
-	for stream.Next() {
+	for a.next(stream) {
 		a.chunks++
 		chunk := stream.Current()
 		if err := col.chunk(&chunk); err != nil {
@@ -199,27 +276,37 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 		}
 		return nil
 	}
-	// ctx is checked before the idle watch: when the caller cancels, that is
+	// ctx is checked before the deadlines: when the caller cancels, that is
 	// the answer, whatever else happened at the same moment.
 	if ctx.Err() != nil {
 		return fmt.Errorf("model stream canceled after %d chunks: %w", a.chunks, ctx.Err())
 	}
-	if a.idle != nil && a.idle.fired.Load() && a.status < 400 {
-		if a.chunks > 0 {
-			return c.cut(a.chunks, a.idle.err())
+	if de := a.deadline(); de != nil && (a.status < 400 || de.kind == ErrTotalTimeout) {
+		switch {
+		case a.chunks > 0:
+			return c.cut(a.chunks, de)
+		case de.kind == ErrTotalTimeout:
+			return de // not retryable: the call's time is up
+		case de.kind == ErrHeaderTimeout:
+			// The server or the path to it may have hung, which a new
+			// connection may well not.
+			a.retryable, a.timedOut = true, true
+			return de
+		default:
+			// Headers came but no chunk after: the same.
+			a.retryable, a.timedOut = true, true
+			return fmt.Errorf("model stream stalled before the first chunk: %w", de)
 		}
-		// Headers came but nothing after: the server or the path to it hung,
-		// which a new connection may well not.
-		a.retryable = true
-		return fmt.Errorf("model stream stalled before the first chunk: %w", a.idle.err())
-	}
-	if ctxErr := ctxError(ctx, err); ctxErr != nil {
-		return fmt.Errorf("model stream canceled after %d chunks: %w", a.chunks, ctxErr)
 	}
 	if a.status >= 400 {
+		// Before ctxError: when the idle limit cut the error body short,
+		// openai-go reports the aborted context, but the status is the news.
 		ae := &APIError{StatusCode: a.status, Message: redact(errorMessage(a.errBody, a.status), c.opts.APIKey), NoKey: c.opts.APIKey == ""}
 		a.retryable = ae.Retryable()
 		return ae
+	}
+	if ctxErr := ctxError(ctx, err); ctxErr != nil {
+		return fmt.Errorf("model stream canceled after %d chunks: %w", a.chunks, ctxErr)
 	}
 	switch {
 	case a.chunks > 0:
@@ -462,17 +549,18 @@ func truncate(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// idleWatch aborts an attempt when one body read waits longer than d. Only
-// the wait inside Read is timed, so a slow StreamFunc (which runs between
-// reads, while the data waits in the socket buffer) never trips it.
+// idleWatch aborts an attempt when the wait for one chunk (one call of the
+// stream's Next, which reads until a whole SSE event is decoded) takes
+// longer than d. Bytes that complete no event do not end the wait, and a
+// slow StreamFunc (which runs between calls of Next, while the data waits in
+// the socket buffer) never trips it.
 type idleWatch struct {
 	d     time.Duration
 	abort context.CancelCauseFunc
 	timer *time.Timer
-	fired atomic.Bool
 }
 
-// arm and disarm bracket one Read. Reads of one attempt happen on one
+// arm and disarm bracket one wait. The waits of one attempt happen on one
 // goroutine, so the timer field needs no lock; only fire runs elsewhere.
 func (w *idleWatch) arm() {
 	if w.timer == nil {
@@ -488,23 +576,16 @@ func (w *idleWatch) disarm() {
 	}
 }
 
+// fire aborts the attempt with a cause such as "no data from the model for 5m0s".
 func (w *idleWatch) fire() {
-	w.fired.Store(true)
-	w.abort(w.err())
-}
-
-// err is the cause reported for a fired watch, e.g. "no data from the model for 5m0s".
-func (w *idleWatch) err() error {
-	return fmt.Errorf("%w for %v", ErrIdleTimeout, w.d)
+	w.abort(&deadlineError{kind: ErrIdleTimeout, limit: w.d})
 }
 
 // watchBody wraps a stream body to see what openai-go's decoder hides:
 // whether "data: [DONE]" went by (a clean end the decoder reports exactly
-// like EOF), the transport error of a failed read, and the byte count. It
-// also times each read for the idle watch, if any.
+// like EOF), the transport error of a failed read, and the byte count.
 type watchBody struct {
 	rc   io.ReadCloser
-	idle *idleWatch
 	n    int64
 	done bool
 	err  error
@@ -517,13 +598,7 @@ type watchBody struct {
 var doneMarkers = [...][]byte{[]byte("\ndata: [DONE]"), []byte("\ndata:[DONE]")}
 
 func (w *watchBody) Read(p []byte) (int, error) {
-	if w.idle != nil {
-		w.idle.arm()
-	}
 	n, err := w.rc.Read(p)
-	if w.idle != nil {
-		w.idle.disarm()
-	}
 	if n > 0 {
 		w.n += int64(n)
 		if !w.done {

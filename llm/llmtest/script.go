@@ -19,16 +19,25 @@ type Reply struct {
 	Reasoning      string   `json:"reasoning,omitempty"`       // streamed as reasoning deltas before the content
 	ReasoningField string   `json:"reasoning_field,omitempty"` // "reasoning_content" (default) or "reasoning"
 	Content        string   `json:"content,omitempty"`
-	ChunkSize      int      `json:"chunk_size,omitempty"`  // bytes per delta, never splitting a UTF-8 rune; 0 = 16
-	Delay          Duration `json:"delay,omitempty"`       // sleep before each reasoning/content chunk (JSON: "50ms")
-	FirstDelay     Duration `json:"first_delay,omitempty"` // sleep after sending the response headers, before the first chunk
-	Status         int      `json:"status,omitempty"`      // answer this HTTP status with an OpenAI-style error body instead of a stream
-	Message        string   `json:"message,omitempty"`     // error message for Status
-	RetryAfter     string   `json:"retry_after,omitempty"` // Retry-After header with Status
-	CutAfter       int      `json:"cut_after,omitempty"`   // >0: after this many content chunks, abort the connection (no [DONE], no finish_reason)
-	StallAfter     int      `json:"stall_after,omitempty"` // >0: after this many content chunks (or all, if fewer), send nothing more but keep the connection open until the client leaves
-	Hangup         bool     `json:"hangup,omitempty"`      // abort the connection before any response, like a reset
-	Usage          *Usage   `json:"usage,omitempty"`       // usage in the final chunk; nil = estimated from lengths
+	ChunkSize      int      `json:"chunk_size,omitempty"`   // bytes per delta, never splitting a UTF-8 rune; 0 = 16
+	Delay          Duration `json:"delay,omitempty"`        // sleep before each reasoning/content chunk (JSON: "50ms")
+	FirstDelay     Duration `json:"first_delay,omitempty"`  // sleep after sending the response headers, before the first chunk (with Status: before the error body)
+	HeaderDelay    Duration `json:"header_delay,omitempty"` // sleep before sending the response headers (of any answer), like a server that answers only once the first token is ready
+	Status         int      `json:"status,omitempty"`       // answer this HTTP status with an OpenAI-style error body instead of a stream
+	Message        string   `json:"message,omitempty"`      // error message for Status
+	RetryAfter     string   `json:"retry_after,omitempty"`  // Retry-After header with Status
+	CutAfter       int      `json:"cut_after,omitempty"`    // >0: after this many content chunks, abort the connection (no [DONE], no finish_reason)
+	StallAfter     int      `json:"stall_after,omitempty"`  // >0: after this many content chunks (or all, if fewer), send no more chunks (only Trickle, if set) but keep the connection open until the client leaves
+	Hangup         bool     `json:"hangup,omitempty"`       // abort the connection before any response, like a reset
+	Usage          *Usage   `json:"usage,omitempty"`        // usage in the final chunk; nil = estimated from lengths
+
+	// Trickle is written every TrickleEvery while the stream waits
+	// (FirstDelay, each Delay, a stall; with Status, during FirstDelay before
+	// the error body): keep-alive bytes that carry no chunk, such as " ",
+	// "\n" or an SSE comment ": ping\n\n". End it with "\n" when real
+	// chunks follow, or the next "data:" line no longer starts a line.
+	Trickle      string   `json:"trickle,omitempty"`
+	TrickleEvery Duration `json:"trickle_every,omitempty"` // interval for Trickle; 0 = 10ms
 }
 
 // Script is a list of replies, loadable from JSON with [LoadScript].
@@ -67,8 +76,8 @@ func (r Reply) validate() error {
 		return fmt.Errorf("reasoning_field %q is neither reasoning_content nor reasoning", r.ReasoningField)
 	case r.Status != 0 && (r.Status < 400 || r.Status > 599):
 		return fmt.Errorf("status %d is not an HTTP error status", r.Status)
-	case r.ChunkSize < 0, r.CutAfter < 0, r.StallAfter < 0, r.Delay < 0, r.FirstDelay < 0:
-		return errors.New("chunk_size, cut_after, stall_after, delay and first_delay must not be negative")
+	case r.ChunkSize < 0, r.CutAfter < 0, r.StallAfter < 0, r.Delay < 0, r.FirstDelay < 0, r.HeaderDelay < 0, r.TrickleEvery < 0:
+		return errors.New("chunk_size, cut_after, stall_after, delay, first_delay, header_delay and trickle_every must not be negative")
 	}
 	return nil
 }

@@ -41,6 +41,7 @@ type Recorded struct {
 	Authorization string // the raw header, so tests can assert the key is sent but never leaked elsewhere
 	Body          []byte
 	ChunksSent    int  // reasoning+content chunks written
+	Trickled      int  // times the reply's Trickle was written
 	ClientClosed  bool // the client went away before the server finished the stream
 	Reply         int  // index of the reply used, -1 if none
 }
@@ -222,6 +223,7 @@ func contentText(raw json.RawMessage) string {
 type outcome struct {
 	status       int
 	chunks       int
+	trickled     int
 	clientClosed bool
 }
 
@@ -263,6 +265,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	// connection with a panic (CutAfter, Hangup).
 	defer s.finish(idx, &out)
 
+	if err == nil && rec.Reply >= 0 && reply.HeaderDelay > 0 {
+		if pause(r.Context(), time.Duration(reply.HeaderDelay)) != nil {
+			out.clientClosed = true
+			return
+		}
+	}
 	switch {
 	case err != nil:
 		out.status = http.StatusBadRequest
@@ -274,7 +282,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	case reply.Status != 0:
 		out.status = reply.Status
-		writeError(w, reply.Status, reply.Message, reply.RetryAfter)
+		var wait func() error
+		if d := time.Duration(reply.FirstDelay); d > 0 {
+			wait = func() error { return trickle(r.Context(), w, http.NewResponseController(w), d, reply, &out.trickled) }
+		}
+		out.clientClosed = writeErrorAfter(w, reply.Status, reply.Message, reply.RetryAfter, wait) != nil
 	case !req.Stream:
 		out.status = http.StatusOK
 		s.complete(w, req, reply, text.String())
@@ -306,6 +318,7 @@ func (s *Server) finish(idx int, out *outcome) {
 	s.mu.Lock()
 	rec := &s.recs[idx]
 	rec.ChunksSent = out.chunks
+	rec.Trickled = out.trickled
 	rec.ClientClosed = out.clientClosed
 	reply := rec.Reply
 	s.inflight--
@@ -358,9 +371,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 		c.Choices = []chunkChoice{{Index: 0, Delta: delta, FinishReason: finish}}
 		return writeEvent(w, rc, c)
 	}
+	wait := func(d time.Duration) error { return trickle(ctx, w, rc, d, reply, &out.trickled) }
 	// piece waits Delay (watching for the client leaving), then sends one delta.
 	piece := func(delta map[string]any) error {
-		if err := pause(ctx, time.Duration(reply.Delay)); err != nil {
+		if err := wait(time.Duration(reply.Delay)); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -378,7 +392,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 		// Headers go out first, so the client sees a silent stream rather
 		// than a server slow to answer.
 		if err = rc.Flush(); err == nil {
-			err = pause(ctx, d)
+			err = wait(d)
 		}
 	}
 	if err == nil {
@@ -402,8 +416,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 				panic(http.ErrAbortHandler)
 			}
 			if reply.StallAfter > 0 && contentSent >= reply.StallAfter {
-				<-ctx.Done() // silent but open, until the client gives up
-				err = errAborted
+				err = wait(-1) // no chunk but open, until the client gives up
 			}
 		}
 	}
@@ -415,7 +428,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 		panic(http.ErrAbortHandler) // fewer content chunks than CutAfter: still no finish
 	}
 	if reply.StallAfter > 0 { // fewer content chunks than StallAfter: still no finish
-		<-ctx.Done()
+		_ = wait(-1)
 		out.clientClosed = true
 		return
 	}
@@ -469,6 +482,43 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// trickle waits d (forever when negative) while writing reply.Trickle, if
+// set, every reply.TrickleEvery, counting the writes in n. It returns
+// errAborted as soon as the client goes away.
+func trickle(ctx context.Context, w io.Writer, rc *http.ResponseController, d time.Duration, reply Reply, n *int) error {
+	if d == 0 {
+		return nil
+	}
+	var end <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		end = t.C
+	}
+	var ticks <-chan time.Time
+	if reply.Trickle != "" {
+		tick := time.NewTicker(cmp.Or(time.Duration(reply.TrickleEvery), 10*time.Millisecond))
+		defer tick.Stop()
+		ticks = tick.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return errAborted
+		case <-end:
+			return nil
+		case <-ticks:
+			if _, err := io.WriteString(w, reply.Trickle); err != nil {
+				return errAborted
+			}
+			if err := rc.Flush(); err != nil {
+				return errAborted
+			}
+			*n++
+		}
+	}
+}
+
 func usageFor(reply Reply, prompt string) Usage {
 	if reply.Usage != nil {
 		return *reply.Usage
@@ -519,6 +569,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError answers with OpenAI's error shape.
 func writeError(w http.ResponseWriter, status int, msg, retryAfter string) {
+	_ = writeErrorAfter(w, status, msg, retryAfter, nil)
+}
+
+// writeErrorAfter is writeError that, when wait is not nil, sends the
+// headers first and calls wait before the body; it returns wait's error.
+func writeErrorAfter(w http.ResponseWriter, status int, msg, retryAfter string, wait func() error) error {
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
@@ -537,7 +593,21 @@ func writeError(w http.ResponseWriter, status int, msg, retryAfter string) {
 	if retryAfter != "" {
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	writeJSON(w, status, map[string]any{
+	body := map[string]any{
 		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code},
-	})
+	}
+	if wait == nil {
+		writeJSON(w, status, body)
+		return nil
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if err := http.NewResponseController(w).Flush(); err != nil {
+		return errAborted
+	}
+	if err := wait(); err != nil {
+		return err
+	}
+	_ = json.NewEncoder(w).Encode(body)
+	return nil
 }

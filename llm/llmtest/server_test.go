@@ -227,6 +227,124 @@ func TestFirstDelay(t *testing.T) {
 	}
 }
 
+// TestHeaderDelay checks that HeaderDelay holds back the response headers
+// themselves, and that the server sees the client give up while it waits.
+func TestHeaderDelay(t *testing.T) {
+	t.Parallel()
+	const delay = 200 * time.Millisecond
+	srv := NewServer(t, Reply{Content: "late", HeaderDelay: Duration(delay)}, Reply{Content: "never", HeaderDelay: Duration(5 * time.Minute)})
+	post := func(ctx context.Context) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions",
+			strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return http.DefaultClient.Do(req)
+	}
+	start := time.Now()
+	resp, err := post(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed < delay {
+		t.Errorf("headers after %v, want no sooner than %v", elapsed, delay)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"content":"late"`) || !strings.Contains(string(b), "data: [DONE]") {
+		t.Errorf("body after the delay = %s, want the whole stream", b)
+	}
+
+	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	defer cancel()
+	if resp, err := post(ctx); err == nil {
+		resp.Body.Close()
+		t.Fatalf("status %d before the 5m header delay, want the client's timeout", resp.StatusCode)
+	}
+	recs := srv.Requests()
+	if len(recs) != 2 || recs[0].ClientClosed || !recs[1].ClientClosed || recs[1].ChunksSent != 0 {
+		t.Errorf("records %+v, want the second one abandoned with no chunk", recs)
+	}
+}
+
+// TestTrickle checks that Trickle is written during FirstDelay, Delay and a
+// stall, between (never inside) the events, and during FirstDelay before an
+// error body.
+func TestTrickle(t *testing.T) {
+	t.Parallel()
+	every := Duration(5 * time.Millisecond)
+	srv := NewServer(t,
+		Reply{Content: "abcd", ChunkSize: 2, FirstDelay: Duration(60 * time.Millisecond), Delay: Duration(30 * time.Millisecond),
+			Trickle: ": ping\n\n", TrickleEvery: every},
+		Reply{Status: 503, Message: "busy", FirstDelay: Duration(60 * time.Millisecond), Trickle: " ", TrickleEvery: every},
+		Reply{Content: "abcd", ChunkSize: 2, StallAfter: 1, Trickle: "\n", TrickleEvery: every},
+	)
+	post := func(ctx context.Context) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions",
+			strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+
+	resp := post(testCtx(t))
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var data, comments int
+	for line := range strings.SplitSeq(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "data: "):
+			data++
+		case line == ": ping":
+			comments++
+		case line != "":
+			t.Errorf("unexpected SSE line %q", line)
+		}
+	}
+	if data != 5 || comments == 0 { // role, 2 content, finish, [DONE]
+		t.Errorf("%d data lines and %d comments, want 5 and some comments:\n%s", data, comments, b)
+	}
+
+	resp = post(testCtx(t))
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.HasPrefix(string(b), " ") || !strings.Contains(string(b), `"message":"busy"`) {
+		t.Errorf("status %d body %q, want 503 with spaces before the error", resp.StatusCode, b)
+	}
+
+	ctx, cancel := context.WithCancel(testCtx(t))
+	resp = post(ctx)
+	buf := make([]byte, 4096)
+	var got strings.Builder
+	for !strings.HasSuffix(got.String(), "\n\n\n\n") { // blank lines after the stall
+		n, err := resp.Body.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("read: %v after %q", err, got.String())
+		}
+	}
+	cancel()
+	resp.Body.Close()
+
+	recs := srv.Requests()
+	if len(recs) != 3 {
+		t.Fatalf("%d requests, want 3", len(recs))
+	}
+	for i, r := range recs {
+		if r.Trickled == 0 {
+			t.Errorf("request %d: Trickled = 0", i)
+		}
+	}
+	if !recs[2].ClientClosed || recs[2].ChunksSent != 1 {
+		t.Errorf("stalled request: ClientClosed %v after %d chunks, want true after 1", recs[2].ClientClosed, recs[2].ChunksSent)
+	}
+}
+
 func TestOtherRoutes(t *testing.T) {
 	t.Parallel()
 	srv := NewServer(t)
@@ -290,7 +408,8 @@ func TestLoadScript(t *testing.T) {
 		{"content":"hi","delay":"50ms","chunk_size":3},
 		{"match":"x","reasoning":"r","reasoning_field":"reasoning","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}},
 		{"status":429,"message":"slow","retry_after":"1"},
-		{"content":"abc","first_delay":"1s","stall_after":1}
+		{"content":"abc","first_delay":"1s","stall_after":1},
+		{"header_delay":"2s","trickle":": ping\n\n","trickle_every":"1s","stall_after":1}
 	]}`)
 	got, err := LoadScript(good)
 	if err != nil {
@@ -301,6 +420,7 @@ func TestLoadScript(t *testing.T) {
 		{Match: "x", Reasoning: "r", ReasoningField: "reasoning", Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}},
 		{Status: 429, Message: "slow", RetryAfter: "1"},
 		{Content: "abc", FirstDelay: Duration(time.Second), StallAfter: 1},
+		{HeaderDelay: Duration(2 * time.Second), Trickle: ": ping\n\n", TrickleEvery: Duration(time.Second), StallAfter: 1},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("script (-want +got):\n%s", diff)
@@ -313,6 +433,8 @@ func TestLoadScript(t *testing.T) {
 		{"bad status", `{"replies":[{"status":200}]}`},
 		{"negative first_delay", `{"replies":[{"first_delay":"-1s"}]}`},
 		{"negative stall_after", `{"replies":[{"stall_after":-1}]}`},
+		{"negative header_delay", `{"replies":[{"header_delay":"-1s"}]}`},
+		{"negative trickle_every", `{"replies":[{"trickle_every":"-1ms"}]}`},
 		{"not json", `replies: []`},
 	}
 	for _, b := range bad {
