@@ -14,11 +14,20 @@ import (
 // Model configures one model role: which OpenAI-compatible endpoint and model to call, where its
 // key comes from, how much it can read and how fast it may be called.
 type Model struct {
-	BaseURL       string    `yaml:"base_url"`       // "" = OpenAI's
-	Model         string    `yaml:"model"`          // "" = not configured
-	APIKeyEnv     string    `yaml:"api_key_env"`    // NAME of the env var holding the key; "" = send no key
-	ContextLength int       `yaml:"context_length"` // tokens the model reads; default 128000 for chat
-	RateLimit     RateLimit `yaml:"rate_limit"`
+	BaseURL       string        `yaml:"base_url"`       // "" = OpenAI's
+	Model         string        `yaml:"model"`          // "" = not configured
+	APIKeyEnv     string        `yaml:"api_key_env"`    // NAME of the env var holding the key; "" = send no key
+	ContextLength int           `yaml:"context_length"` // tokens the model reads; default 128000 for chat
+	RateLimit     RateLimit     `yaml:"rate_limit"`
+	Timeouts      ModelTimeouts `yaml:"timeouts"`
+}
+
+// ModelTimeouts bound one model call, in seconds: 0 = the default (header
+// 300, idle 300, total 1800), -1 = no limit.
+type ModelTimeouts struct {
+	Header int `yaml:"header"` // until the response headers (a local server may send them only with the first token)
+	Idle   int `yaml:"idle"`   // between stream events; keep-alive bytes do not count
+	Total  int `yaml:"total"`  // one whole call, retries included
 }
 
 // RateLimit caps the calls to one model per minute; 0 means no cap.

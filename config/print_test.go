@@ -38,6 +38,10 @@ models:
       requests: 0                       # default
       input_tokens: 0                   # default
       output_tokens: 0                  # default
+    timeouts:
+      header: 0                         # default
+      idle: 0                           # default
+      total: 0                          # default
   utility:
     base_url: http://127.0.0.1:8080/v1  # same as models.chat.base_url (flag --base-url)
     model: gpt-4.1                      # same as models.chat.model (user $USER:3)
@@ -47,6 +51,10 @@ models:
       requests: 0                       # same as models.chat.rate_limit.requests (default)
       input_tokens: 0                   # same as models.chat.rate_limit.input_tokens (default)
       output_tokens: 0                  # same as models.chat.rate_limit.output_tokens (default)
+    timeouts:
+      header: 0                         # same as models.chat.timeouts.header (default)
+      idle: 0                           # same as models.chat.timeouts.idle (default)
+      total: 0                          # same as models.chat.timeouts.total (default)
   embedding:
     base_url: http://127.0.0.1:8080/v1  # same as models.chat.base_url (flag --base-url)
     model: ""                           # default
@@ -56,6 +64,10 @@ models:
       requests: 0                       # default
       input_tokens: 0                   # default
       output_tokens: 0                  # default
+    timeouts:
+      header: 0                         # default
+      idle: 0                           # default
+      total: 0                          # default
 profile: developer                      # project $PROJECT:1
 sandbox:
   backend: docker                       # env ZERO_SANDBOX

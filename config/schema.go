@@ -99,6 +99,8 @@ func rule(key string) (check func(any) string, secret bool) {
 		return atLeast(0), false
 	case strings.HasPrefix(key, "sandbox.timeouts.") || strings.HasPrefix(key, "sandbox.output_timeouts."):
 		return atLeast(1), false
+	case strings.HasPrefix(key, "models.") && strings.Contains(key, ".timeouts."):
+		return atLeast(-1), false
 	}
 	switch key {
 	case "profile":

@@ -347,7 +347,7 @@ func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Clien
 		return nil, errNoKey
 	}
 	rl := llm.RateLimit{Requests: m.RateLimit.Requests, InputTokens: m.RateLimit.InputTokens, OutputTokens: m.RateLimit.OutputTokens}
-	id := fmt.Sprintf("%s\x00%s\x00%s\x00%v", m.BaseURL, m.Model, keyEnv, rl)
+	id := fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%v", m.BaseURL, m.Model, keyEnv, rl, m.Timeouts)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if c := a.clients[id]; c != nil {
@@ -356,6 +356,10 @@ func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Clien
 	model = m.Model
 	c, err := llm.New(llm.Options{
 		Model: m.Model, BaseURL: m.BaseURL, APIKey: key, RateLimit: rl,
+		// Seconds; 0 is the default and -1 (negative) no limit, as in llm.
+		HeaderTimeout: time.Duration(m.Timeouts.Header) * time.Second,
+		IdleTimeout:   time.Duration(m.Timeouts.Idle) * time.Second,
+		TotalTimeout:  time.Duration(m.Timeouts.Total) * time.Second,
 		OnRateLimit: func(wait time.Duration) {
 			a.warn.warn(fmt.Sprintf("rate limit of %s: waiting %s", model, wait.Round(time.Second)))
 		},
