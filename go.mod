@@ -16,6 +16,7 @@ require (
 	go.lsp.dev/uri v0.3.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
 )
 
 require (

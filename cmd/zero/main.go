@@ -12,6 +12,7 @@ import (
 var version = "dev"
 
 func main() {
+	harden()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -23,6 +23,7 @@ import (
 // it as a real subprocess.
 func TestMain(m *testing.M) {
 	if os.Getenv("ZERO_TEST_RUN_MAIN") == "1" {
+		harden()
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
 )
@@ -217,21 +219,14 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// isTerminalIn reports whether r is a terminal a person can answer on.
+// isTerminalIn reports whether r is a terminal a person can answer on
+// (/dev/null is a character device, but nobody types there).
 func isTerminalIn(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+	return ok && term.IsTerminal(int(f.Fd())) && os.Getenv("NO_COLOR") == ""
 }
