@@ -33,6 +33,14 @@ var (
 	// first chunk it comes wrapped together with [ErrStreamCut].
 	ErrTotalTimeout = errors.New("model call exceeded its total time limit")
 
+	// ErrEventTooLarge means the server sent one SSE event (or one line)
+	// longer than [Options.MaxEventBytes] without ending it: a broken or
+	// hostile server, as no real chunk comes near the limit. It is not
+	// retried. The error text names the limit, e.g. "the model sent one
+	// stream event over 8 MiB". After the first chunk it comes wrapped
+	// together with [ErrStreamCut], with the partial Result.
+	ErrEventTooLarge = errors.New("the model sent a stream event over the size limit")
+
 	// ErrStop is returned by a [StreamFunc] to end the stream early. [Client.Stream]
 	// treats it as success and sets [Result.Stopped].
 	ErrStop = errors.New("llm: stop stream")
@@ -93,6 +101,29 @@ func (e *deadlineError) Error() string {
 }
 
 func (e *deadlineError) Unwrap() error { return e.kind }
+
+// eventTooLargeError is the read error of a stream body whose current SSE
+// event grew past limit bytes; it matches [ErrEventTooLarge].
+type eventTooLargeError struct{ limit int64 }
+
+func (e *eventTooLargeError) Error() string {
+	return "the model sent one stream event over " + byteSize(e.limit)
+}
+
+func (e *eventTooLargeError) Unwrap() error { return ErrEventTooLarge }
+
+// byteSize writes n as "8 MiB", "64 KiB" or "1000 bytes", whichever is exact.
+func byteSize(n int64) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n > 0 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n == 1:
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // safeError carries a cause whose text has been scrubbed of secrets, while
 // keeping the cause matchable with errors.Is/As.

@@ -98,6 +98,7 @@ const (
 	DefaultHeaderTimeout = 5 * time.Minute
 	DefaultIdleTimeout   = 5 * time.Minute
 	DefaultTotalTimeout  = 30 * time.Minute
+	DefaultMaxEventBytes = 8 << 20 // 8 MiB
 )
 
 // The defaults of the three deadlines are chosen so that a slow but working
@@ -159,6 +160,20 @@ type Options struct {
 	// partial Result). 0 = default 30m; negative = no limit.
 	TotalTimeout time.Duration
 
+	// MaxEventBytes bounds one SSE event of a streamed answer: the bytes
+	// after one blank line (or from the start of the body) up to and
+	// including the next one, comments and line ends included, so it bounds
+	// every line too. openai-go's decoder keeps a whole event (and a whole
+	// line) in memory until the blank line that ends it, so without a bound
+	// a server sending one endless line, or data lines and never a blank
+	// line, would grow memory until IdleTimeout passed. A real chunk carries
+	// a few tokens, far below the default. Going over it ends the call with
+	// [ErrEventTooLarge], which is not retried (the server would do it
+	// again); what one stream holds at a time stays within a small multiple
+	// of the limit. 0 = default 8 MiB; negative = no limit (openai-go still
+	// refuses a single line over 32 MiB).
+	MaxEventBytes int64
+
 	// RateLimit bounds this model's requests and tokens per minute (see
 	// [RateLimit]); the zero value means no limit, and then no tokens are
 	// counted for it. The window is shared by every Client of the process
@@ -207,6 +222,12 @@ func New(opts Options) (*Client, error) {
 	opts.HeaderTimeout = limit(opts.HeaderTimeout, DefaultHeaderTimeout)
 	opts.IdleTimeout = limit(opts.IdleTimeout, DefaultIdleTimeout)
 	opts.TotalTimeout = limit(opts.TotalTimeout, DefaultTotalTimeout)
+	switch {
+	case opts.MaxEventBytes == 0:
+		opts.MaxEventBytes = DefaultMaxEventBytes
+	case opts.MaxEventBytes < 0:
+		opts.MaxEventBytes = 0 // no limit inside the Client, like the deadlines
+	}
 	opts.Logger = cmp.Or(opts.Logger, discardLogger)
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = defaultHTTPClient()

@@ -30,8 +30,10 @@ import (
 // the caller already acted on. A missed [Options.HeaderTimeout], or an
 // [Options.IdleTimeout] missed before the first chunk, is retried too, but
 // only once per call: each such try has already cost the whole timeout. The
-// whole call, retries included, is bounded by [Options.TotalTimeout]. On any
-// error Stream still returns the partial Result received so far.
+// whole call, retries included, is bounded by [Options.TotalTimeout]. An SSE
+// event over [Options.MaxEventBytes] ends the call with [ErrEventTooLarge],
+// never retried. On any error Stream still returns the partial Result
+// received so far.
 //
 // With [Options.RateLimit] set, each attempt first waits until the model's
 // per-minute window has room (see [RateLimit]); a ctx done while waiting
@@ -214,7 +216,7 @@ func (c *Client) attempt(ctx, callCtx context.Context, params openai.ChatComplet
 			resp.Body = io.NopCloser(bytes.NewReader(a.errBody))
 			return resp, nil
 		}
-		a.body = &watchBody{rc: resp.Body, tail: []byte("\n")}
+		a.body = &watchBody{rc: resp.Body, tail: []byte("\n"), max: c.opts.MaxEventBytes}
 		resp.Body = a.body
 		return resp, nil
 	}
@@ -311,6 +313,9 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 	switch {
 	case a.chunks > 0:
 		return c.cut(a.chunks, err)
+	case errors.Is(err, ErrEventTooLarge):
+		// The server's bug, which it would repeat: not retried.
+		return fmt.Errorf("model stream: %w", err)
 	case err == nil:
 		// The server closed a 2xx stream without sending anything: as
 		// transient as a reset connection.
@@ -583,32 +588,89 @@ func (w *idleWatch) fire() {
 
 // watchBody wraps a stream body to see what openai-go's decoder hides:
 // whether "data: [DONE]" went by (a clean end the decoder reports exactly
-// like EOF), the transport error of a failed read, and the byte count.
+// like EOF), the transport error of a failed read, and the byte count. It
+// also bounds the size of one SSE event (see [Options.MaxEventBytes]), which
+// the decoder would otherwise buffer without end.
 type watchBody struct {
 	rc   io.ReadCloser
 	n    int64
 	done bool
-	err  error
+	err  error  // the transport's read error, not tooLarge
 	tail []byte // last bytes seen, so a marker split across reads is found
 	win  []byte
+
+	max      int64 // bytes one event may have; 0 = no limit
+	event    int64 // bytes of the current event so far, never above max
+	line     int64 // bytes of the current line so far, without its '\n'
+	lineCR   bool  // the current line so far is just "\r": blank, if '\n' follows
+	tooLarge error // set once the event went over max; every later Read returns it
 }
 
 // doneMarkers are the SSE [DONE] lines; the leading newline anchors them at
 // a line start, which JSON text (no raw newlines) can never imitate.
 var doneMarkers = [...][]byte{[]byte("\ndata: [DONE]"), []byte("\ndata:[DONE]")}
 
+// Read passes the body on, up to the byte that would take the current event
+// past max: that read returns the bytes before it with the error, so events
+// completed in the same read are still decoded, and the decoder never holds
+// more than max bytes of one event.
 func (w *watchBody) Read(p []byte) (int, error) {
+	if w.tooLarge != nil {
+		return 0, w.tooLarge
+	}
 	n, err := w.rc.Read(p)
+	if n > 0 && w.max > 0 {
+		if keep := w.measure(p[:n]); keep < n {
+			n = keep
+			w.tooLarge = &eventTooLargeError{limit: w.max}
+			err = w.tooLarge
+		}
+	}
 	if n > 0 {
 		w.n += int64(n)
 		if !w.done {
 			w.scan(p[:n])
 		}
 	}
-	if err != nil && err != io.EOF && w.err == nil {
+	if err != nil && err != io.EOF && w.err == nil && w.tooLarge == nil {
 		w.err = err
 	}
 	return n, err
+}
+
+// measure advances the event and line counts over b, which the decoder
+// splits as bufio.ScanLines does (lines end at '\n', one '\r' before it is
+// dropped, and an empty line ends an event), and returns how many leading
+// bytes of b keep the current event, its ending blank line included, within
+// max: len(b) when all of them do.
+func (w *watchBody) measure(b []byte) int {
+	for off := 0; off < len(b); {
+		seg := b[off:] // the rest of the current line in b, with its '\n' if there
+		nl := bytes.IndexByte(seg, '\n')
+		if nl >= 0 {
+			seg = seg[:nl+1]
+		}
+		if w.event+int64(len(seg)) > w.max {
+			return off + int(w.max-w.event)
+		}
+		w.event += int64(len(seg))
+		off += len(seg)
+		text := seg
+		if nl >= 0 {
+			text = seg[:nl]
+		}
+		if len(text) > 0 {
+			w.lineCR = w.line == 0 && len(text) == 1 && text[0] == '\r'
+			w.line += int64(len(text))
+		}
+		if nl >= 0 {
+			if w.line == 0 || w.lineCR {
+				w.event = 0 // a blank line: the event is over
+			}
+			w.line, w.lineCR = 0, false
+		}
+	}
+	return len(b)
 }
 
 func (w *watchBody) scan(b []byte) {

@@ -38,6 +38,17 @@ type Reply struct {
 	// chunks follow, or the next "data:" line no longer starts a line.
 	Trickle      string   `json:"trickle,omitempty"`
 	TrickleEvery Duration `json:"trickle_every,omitempty"` // interval for Trickle; 0 = 10ms
+
+	// Flood > 0 makes the stream send Flood bytes that never end an SSE
+	// event, as fast as the client takes them, and then abort the
+	// connection: one endless "data: xxx…" line without a newline when
+	// FloodLine is 0, else "data: xxx…\n" lines of FloodLine x's each and
+	// never a blank line. It comes after the content chunks (in place of the
+	// finish chunk), or with FloodFirst right after the headers, before any
+	// chunk. [Recorded].Flooded tells how many of the bytes were written.
+	Flood      int  `json:"flood,omitempty"`
+	FloodLine  int  `json:"flood_line,omitempty"`
+	FloodFirst bool `json:"flood_first,omitempty"`
 }
 
 // Script is a list of replies, loadable from JSON with [LoadScript].
@@ -76,8 +87,9 @@ func (r Reply) validate() error {
 		return fmt.Errorf("reasoning_field %q is neither reasoning_content nor reasoning", r.ReasoningField)
 	case r.Status != 0 && (r.Status < 400 || r.Status > 599):
 		return fmt.Errorf("status %d is not an HTTP error status", r.Status)
-	case r.ChunkSize < 0, r.CutAfter < 0, r.StallAfter < 0, r.Delay < 0, r.FirstDelay < 0, r.HeaderDelay < 0, r.TrickleEvery < 0:
-		return errors.New("chunk_size, cut_after, stall_after, delay, first_delay, header_delay and trickle_every must not be negative")
+	case r.ChunkSize < 0, r.CutAfter < 0, r.StallAfter < 0, r.Delay < 0, r.FirstDelay < 0, r.HeaderDelay < 0, r.TrickleEvery < 0,
+		r.Flood < 0, r.FloodLine < 0:
+		return errors.New("chunk_size, cut_after, stall_after, delay, first_delay, header_delay, trickle_every, flood and flood_line must not be negative")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@
 package llmtest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -42,6 +43,7 @@ type Recorded struct {
 	Body          []byte
 	ChunksSent    int  // reasoning+content chunks written
 	Trickled      int  // times the reply's Trickle was written
+	Flooded       int  // bytes of the reply's Flood written (accepted by the connection, not necessarily read by the client)
 	ClientClosed  bool // the client went away before the server finished the stream
 	Reply         int  // index of the reply used, -1 if none
 }
@@ -224,6 +226,7 @@ type outcome struct {
 	status       int
 	chunks       int
 	trickled     int
+	flooded      int
 	clientClosed bool
 }
 
@@ -319,13 +322,14 @@ func (s *Server) finish(idx int, out *outcome) {
 	rec := &s.recs[idx]
 	rec.ChunksSent = out.chunks
 	rec.Trickled = out.trickled
+	rec.Flooded = out.flooded
 	rec.ClientClosed = out.clientClosed
 	reply := rec.Reply
 	s.inflight--
 	s.idle.Broadcast()
 	s.mu.Unlock()
 	s.logger.Info("llmtest request", "reply", reply, "status", out.status,
-		"chunks", out.chunks, "client_closed", out.clientClosed)
+		"chunks", out.chunks, "flooded", out.flooded, "client_closed", out.clientClosed)
 }
 
 // chunk is one chat.completion.chunk, with fields in OpenAI's order.
@@ -395,6 +399,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 			err = wait(d)
 		}
 	}
+	if err == nil && reply.Flood > 0 && reply.FloodFirst {
+		flood(w, rc, reply, out) // does not return
+	}
 	if err == nil {
 		err = send(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)
 	}
@@ -427,6 +434,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 	if reply.CutAfter > 0 {
 		panic(http.ErrAbortHandler) // fewer content chunks than CutAfter: still no finish
 	}
+	if reply.Flood > 0 {
+		flood(w, rc, reply, out) // does not return
+	}
 	if reply.StallAfter > 0 { // fewer content chunks than StallAfter: still no finish
 		_ = wait(-1)
 		out.clientClosed = true
@@ -448,6 +458,45 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 		}
 	}
 	out.clientClosed = err != nil
+}
+
+// flood writes reply.Flood bytes that never end an SSE event (see
+// [Reply].Flood), counting the bytes written in out.flooded, and then aborts
+// the connection, also when the client left first (which it records in
+// out.clientClosed). It never returns.
+func flood(w io.Writer, rc *http.ResponseController, reply Reply, out *outcome) {
+	block := floodBlock(reply.FloodLine)
+	if reply.FloodLine == 0 {
+		if _, err := io.WriteString(w, "data: "); err != nil {
+			out.clientClosed = true
+			panic(http.ErrAbortHandler)
+		}
+		out.flooded += len("data: ")
+	}
+	for out.flooded < reply.Flood {
+		b := block[:min(len(block), reply.Flood-out.flooded)]
+		n, err := w.Write(b)
+		out.flooded += n
+		if err == nil {
+			err = rc.Flush()
+		}
+		if err != nil {
+			out.clientClosed = true
+			break
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// floodBlock is about 32 KiB of flood: x's, or whole "data: xxx…\n" lines
+// of lineLen x's each when lineLen > 0.
+func floodBlock(lineLen int) []byte {
+	const size = 32 << 10
+	if lineLen == 0 {
+		return bytes.Repeat([]byte("x"), size)
+	}
+	line := "data: " + strings.Repeat("x", lineLen) + "\n"
+	return []byte(strings.Repeat(line, max(1, size/len(line))))
 }
 
 // complete answers a non-streaming request (handy for curl in demos).

@@ -409,7 +409,8 @@ func TestLoadScript(t *testing.T) {
 		{"match":"x","reasoning":"r","reasoning_field":"reasoning","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}},
 		{"status":429,"message":"slow","retry_after":"1"},
 		{"content":"abc","first_delay":"1s","stall_after":1},
-		{"header_delay":"2s","trickle":": ping\n\n","trickle_every":"1s","stall_after":1}
+		{"header_delay":"2s","trickle":": ping\n\n","trickle_every":"1s","stall_after":1},
+		{"flood":1048576,"flood_line":100,"flood_first":true}
 	]}`)
 	got, err := LoadScript(good)
 	if err != nil {
@@ -421,6 +422,7 @@ func TestLoadScript(t *testing.T) {
 		{Status: 429, Message: "slow", RetryAfter: "1"},
 		{Content: "abc", FirstDelay: Duration(time.Second), StallAfter: 1},
 		{HeaderDelay: Duration(2 * time.Second), Trickle: ": ping\n\n", TrickleEvery: Duration(time.Second), StallAfter: 1},
+		{Flood: 1 << 20, FloodLine: 100, FloodFirst: true},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("script (-want +got):\n%s", diff)
@@ -435,6 +437,8 @@ func TestLoadScript(t *testing.T) {
 		{"negative stall_after", `{"replies":[{"stall_after":-1}]}`},
 		{"negative header_delay", `{"replies":[{"header_delay":"-1s"}]}`},
 		{"negative trickle_every", `{"replies":[{"trickle_every":"-1ms"}]}`},
+		{"negative flood", `{"replies":[{"flood":-1}]}`},
+		{"negative flood_line", `{"replies":[{"flood":10,"flood_line":-1}]}`},
 		{"not json", `replies: []`},
 	}
 	for _, b := range bad {
@@ -503,4 +507,76 @@ func TestStart(t *testing.T) {
 	}
 	srv.Close()
 	srv.Close() // idempotent
+}
+
+// TestFlood checks what Flood sends: bytes that never end an SSE event
+// (one endless data line, or data lines and no blank line), exactly Flood
+// of them, after the content or before any chunk, and then an aborted
+// connection; and that a client leaving early stops it.
+func TestFlood(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(t,
+		Reply{Content: "ab", Flood: 100_000},
+		Reply{Flood: 50_000, FloodLine: 100, FloodFirst: true},
+		Reply{Flood: 256 << 20, FloodLine: 1000},
+	)
+	post := func(ctx context.Context) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions",
+			strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+
+	// The endless line comes after the content events, and the connection
+	// is aborted after it: no finish, no [DONE], no end of the chunked body.
+	resp := post(testCtx(t))
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("reading the flooded body: err = %v, want io.ErrUnexpectedEOF", err)
+	}
+	events, flood, ok := strings.Cut(string(b), "\n\ndata: x")
+	if !ok || strings.Count(events, "data: ") != 2 || !strings.Contains(events, `"content":"ab"`) {
+		t.Fatalf("want the role and content events before the flood, got %.300q", b)
+	}
+	flood = "data: x" + flood
+	if len(flood) != 100_000 || strings.Trim(flood[len("data: "):], "x") != "" {
+		t.Errorf("flood is %d bytes %.100q…, want 100000 bytes of one data line of x's", len(flood), flood)
+	}
+
+	// Data lines and no blank line, before any event.
+	resp = post(testCtx(t))
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	line := "data: " + strings.Repeat("x", 100) + "\n"
+	if want := strings.Repeat(line, 50_000/len(line)+1)[:50_000]; string(b) != want {
+		t.Errorf("flood is %d bytes %.300q…, want the first 50000 bytes of endless %q lines", len(b), b, line)
+	}
+
+	// A client that stops reading and leaves ends the flood.
+	resp = post(testCtx(t))
+	if _, err := io.CopyN(io.Discard, resp.Body, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	recs := srv.Requests()
+	if len(recs) != 3 {
+		t.Fatalf("%d requests, want 3", len(recs))
+	}
+	if r := recs[0]; r.Flooded != 100_000 || r.ClientClosed || r.ChunksSent != 1 {
+		t.Errorf("after the content: Flooded %d, ClientClosed %v, ChunksSent %d; want 100000, false, 1", r.Flooded, r.ClientClosed, r.ChunksSent)
+	}
+	if r := recs[1]; r.Flooded != 50_000 || r.ClientClosed || r.ChunksSent != 0 {
+		t.Errorf("first: Flooded %d, ClientClosed %v, ChunksSent %d; want 50000, false, 0", r.Flooded, r.ClientClosed, r.ChunksSent)
+	}
+	if r := recs[2]; r.Flooded >= 256<<20 || !r.ClientClosed {
+		t.Errorf("client left: Flooded %d, ClientClosed %v; want less than all and true", r.Flooded, r.ClientClosed)
+	}
 }
