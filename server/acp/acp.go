@@ -14,6 +14,10 @@
 //   - Engine warnings become thought chunks; engine errors message chunks.
 //   - A prompt sent while a run is going joins that run as an intervention
 //     and is answered at once with end_turn.
+//   - A message may be up to MaxLineSize (64 MiB) long; a longer one is
+//     answered with a JSON-RPC error and the connection goes on. An
+//     editor's answer to fs/read_text_file longer than MaxReadTextFile
+//     (32 MiB) fails the read with an error for the agent.
 package acp
 
 import (
@@ -63,19 +67,21 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 
 	lw := &lineWriter{w: out}
 	pr, pw := io.Pipe()
-	a := &agent{opts: opts, ctx: base, stop: cancel, out: lw, sessions: map[string]*sessState{}}
+	defer pr.Close() // a filter still writing gives up
+	a := &agent{opts: opts, ctx: base, stop: cancel, out: lw, sessions: map[string]*sessState{}, big: newStash(MaxLineSize)}
 	a.conn = sdk.NewAgentSideConnection(a, lw, pr)
 	a.conn.SetLogger(opts.Logger)
 
 	readErr := make(chan error, 1)
-	go func() { readErr <- filterInput(in, pw, lw) }()
+	filter := &inputFilter{src: in, dst: pw, out: lw, stash: a.big, log: opts.Logger}
+	go func() { readErr <- filter.run() }()
 
 	var err error
 	select {
 	case <-a.conn.Done():
 		select {
 		case err = <-readErr:
-		default: // the SDK gave up on the stream itself (an oversized line)
+		default: // the SDK gave up on the stream itself (its notification queue overflowed)
 		}
 		if err != nil {
 			err = fmt.Errorf("acp: read: %w", err)
@@ -105,6 +111,9 @@ type agent struct {
 	idle       chan struct{} // closed when inflight drops to 0 while closing
 	clientCaps sdk.ClientCapabilities
 	sessions   map[string]*sessState
+
+	// big holds the long strings of lines longer than the SDK reads.
+	big *stash
 }
 
 var (
@@ -250,7 +259,7 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	var files *editorFiles
 	a.mu.Lock()
 	if a.clientCaps.Fs.ReadTextFile && a.clientCaps.Fs.WriteTextFile {
-		files = &editorFiles{conn: a.conn}
+		files = &editorFiles{conn: a.conn, stash: a.big}
 		spec.Files = files
 	}
 	a.mu.Unlock()
@@ -400,6 +409,9 @@ func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 // Prompt runs the message, or handles a slash command, and answers with the
 // stop reason when the turn ends.
 func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	if err := a.big.resolve(&p); err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": err.Error()})
+	}
 	id := string(p.SessionId)
 	if id == "" {
 		return sdk.PromptResponse{}, invalidParams("sessionId", "is required")
@@ -498,9 +510,10 @@ func (a *agent) watch(ctx context.Context, done <-chan struct{}, st *sessState, 
 // editorFiles routes text_editor through the client's fs/read_text_file and
 // fs/write_text_file, so the agent sees unsaved buffers.
 type editorFiles struct {
-	conn *sdk.AgentSideConnection
-	mu   sync.Mutex
-	id   string
+	conn  *sdk.AgentSideConnection
+	stash *stash // where a long answer's content waits
+	mu    sync.Mutex
+	id    string
 }
 
 var _ server.FileAccess = (*editorFiles)(nil)
@@ -517,13 +530,35 @@ func (f *editorFiles) session() sdk.SessionId {
 	return sdk.SessionId(f.id)
 }
 
-// ReadTextFile implements server.FileAccess.
+// MaxReadTextFile is the most text an editor's answer to fs/read_text_file
+// may carry for the agent: 32 MiB, what text_editor reads whole from the
+// disk. A longer answer fails the read with an error that names the size
+// and sends the agent to the terminal (grep, sed, head); it is not cut
+// short, because text_editor patches and rewrites what it read as the
+// whole file, and a cut copy would lose the rest of the user's file. What
+// reaches the agent's context is text_editor's window on the file (a few
+// hundred lines), never the whole answer.
+const MaxReadTextFile = 32 << 20
+
+// ReadTextFile implements server.FileAccess. The whole file is asked for:
+// text_editor stamps (hashes) and patches the whole text, so a line range
+// would not do.
 func (f *editorFiles) ReadTextFile(ctx context.Context, path string) (string, error) {
 	resp, err := f.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: f.session(), Path: path})
 	if err != nil {
 		return "", fsError("read", path, err)
 	}
-	return resp.Content, nil
+	content := resp.Content
+	if f.stash != nil {
+		if content, err = f.stash.take(content); err != nil {
+			return "", err
+		}
+		_ = f.stash.resolve(&resp.Meta) // forget whatever else came long
+	}
+	if len(content) > MaxReadTextFile {
+		return "", fmt.Errorf("the file is %d bytes, more than the %d MiB text_editor reads through the editor; use grep, sed or head in the terminal", len(content), MaxReadTextFile>>20)
+	}
+	return content, nil
 }
 
 // WriteTextFile implements server.FileAccess.

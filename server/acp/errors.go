@@ -2,6 +2,7 @@ package acp
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 
@@ -51,6 +52,9 @@ func rpcError(id string, err error) error {
 // a missing file becomes fs.ErrNotExist.
 func fsError(op, path string, err error) error {
 	var re *sdk.RequestError
+	if errors.As(err, &re) && re.Message == tooLargeMessage && re.Code == -32600 {
+		return fmt.Errorf("the editor's answer is more than the %d MiB zero reads in one message; use grep, sed or head in the terminal", MaxLineSize>>20)
+	}
 	if errors.As(err, &re) {
 		msg := strings.ToLower(re.Error())
 		if re.Code == codeResourceNotFound || strings.Contains(msg, "not found") || strings.Contains(msg, "no such file") {

@@ -1,10 +1,8 @@
 package acp
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"sync"
 )
@@ -56,40 +54,6 @@ func rpcErrorLine(code int, message, detail string) []byte {
 	return append(b, '\n')
 }
 
-// filterInput copies the client's lines to the SDK, answering the lines the
-// SDK would silently drop: text that is not JSON gets a parse error, JSON
-// that is not a request, notification or response an invalid request.
-// It closes dst when src ends and returns src's error (nil at EOF).
-func filterInput(src io.Reader, dst *io.PipeWriter, out io.Writer) error {
-	r := bufio.NewReaderSize(src, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			if reply := checkLine(line); reply != nil {
-				if _, werr := out.Write(reply); werr != nil {
-					dst.CloseWithError(werr)
-					return werr
-				}
-			} else {
-				if line[len(line)-1] != '\n' {
-					line = append(line, '\n')
-				}
-				if _, werr := dst.Write(line); werr != nil {
-					return nil // the SDK stopped reading: Serve is ending
-				}
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				dst.Close()
-				return nil
-			}
-			dst.CloseWithError(err)
-			return err
-		}
-	}
-}
-
 // checkLine returns the error response for a line the SDK cannot handle,
 // or nil when the line is a JSON-RPC message.
 func checkLine(line []byte) []byte {
@@ -113,6 +77,9 @@ func checkLine(line []byte) []byte {
 		if json.Unmarshal(msg.Method, &m) != nil || m == "" {
 			return rpcErrorLine(-32600, "Invalid request", "method must be a non-empty string")
 		}
+	}
+	if msg.ID != nil && !validID(msg.ID) {
+		return rpcErrorLine(-32600, "Invalid request", "id must be a string, a number or null")
 	}
 	return nil
 }

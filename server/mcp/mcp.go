@@ -60,7 +60,8 @@ const (
 
 // ServeStdio speaks MCP on in/out until in ends or ctx is done; then it
 // cancels the runs of the sessions it drove and returns: nil on EOF, ctx's
-// error when ctx ended it.
+// error when ctx ended it. Until the client sent initialize, every request
+// but initialize and ping gets a "server not initialized" error (-32600).
 //
 // mcp-go keeps the stdio client session in a package variable, so one
 // process serves at most one ServeStdio at a time.
@@ -73,9 +74,13 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) 
 }
 
 // ServeHTTP serves MCP's streamable HTTP transport at /mcp on ln until ctx
-// is done, requiring "Authorization: Bearer <token>" on every request (401
-// otherwise). The caller checks that ln is on loopback. It returns nil after
-// ctx ends, having cancelled the runs of the sessions it drove.
+// is done. A request with an Origin header that is not a loopback address
+// (a web page; see loopbackOrigin) gets 403 first; then every request needs
+// "Authorization: Bearer <token>" (401 otherwise). Only the protocol
+// versions with the initialize handshake are served (up to 2025-11-25), and
+// a request outside an initialized session gets a JSON-RPC error (see
+// requireSession). The caller checks that ln is on loopback. It returns nil
+// after ctx ends, having cancelled the runs of the sessions it drove.
 func ServeHTTP(ctx context.Context, ln net.Listener, token string, opts Options) error {
 	if token == "" {
 		return ErrNoToken
@@ -120,10 +125,13 @@ func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) err
 		mcpserver.WithEndpointPath("/mcp"),
 		mcpserver.WithStreamableHTTPLogger(f.log),
 		mcpserver.WithHeartbeatInterval(25*time.Second),
+		mcpserver.WithStreamableHTTPProtocolVersions(legacyProtocolVersions...),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", sh)
-	hs.Handler = requireBearer(token, mux)
+	mux.Handle("/mcp", f.requireSession(sh))
+	hs.Handler = requireLoopbackOrigin(requireBearer(token, mux), func(origin string) {
+		f.log.Warn("mcp http: refused a request from a web page", "origin", origin)
+	})
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }() // owned: awaited below
@@ -190,6 +198,8 @@ type face struct {
 	driven  map[string]*driven
 	asking  map[string]context.CancelFunc // approval id → its elicitation
 	running map[string]context.Context    // session → ctx of a zero_run in flight
+
+	initialized sync.Map // mcp-go session id → true once it completed initialize
 }
 
 // driven is a session this face has worked on: the client that last drove

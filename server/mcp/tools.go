@@ -27,6 +27,8 @@ const (
 
 func (f *face) newMCPServer() *mcpserver.MCPServer {
 	hooks := &mcpserver.Hooks{}
+	hooks.AddOnRequestInitialization(f.requireInitialized)
+	hooks.AddAfterInitialize(f.markInitialized)
 	hooks.AddBeforeListResources(func(context.Context, any, *mcp.ListResourcesRequest) { f.syncResources() })
 	s := mcpserver.NewMCPServer("zero", f.opts.Version,
 		mcpserver.WithToolCapabilities(false),
