@@ -280,6 +280,9 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, err
 	}
 	st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
+	if msg := trustNotice(sess); msg != "" {
+		st.enqueue(item{message: msg})
+	}
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.ID()), ConfigOptions: a.configOptions(sess)}, nil
 }
 
@@ -314,6 +317,9 @@ func (a *agent) reattach(ctx context.Context, id string, replay bool) ([]sdk.Ses
 		return nil, err
 	}
 	idx := st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
+	if msg := trustNotice(sess); msg != "" {
+		idx = st.enqueue(item{message: msg})
+	}
 	if err := st.waitSent(ctx, idx); err != nil {
 		return nil, err
 	}

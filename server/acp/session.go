@@ -471,6 +471,7 @@ func commandsUpdate(cat server.Catalog) *sdk.SessionUpdate {
 			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: hint}}},
 		{Name: "pause", Description: "Hold the agent before its next model call"},
 		{Name: "resume", Description: "Let a paused agent go on"},
+		{Name: "trust", Description: "Review the workspace's code (extensions, tools) and trust exactly those files"},
 	}}}
 }
 
@@ -491,6 +492,8 @@ func (a *agent) command(ctx context.Context, st *sessState, msg string) (reply s
 			return "Could not reset: " + err.Error(), true
 		}
 		return "The conversation starts over.", true
+	case "/trust":
+		return a.trustCommand(ctx, st), true
 	case "/pause":
 		sess.Pause()
 		return "Paused: the agent stops before its next model call. Send /resume to go on.", true

@@ -61,7 +61,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		return toolError(fmt.Errorf("run: %w", o.err)), nil
 	}
 	out := runOut{Session: s.ID(), Run: o.res.Run, StopReason: o.res.StopReason, Response: o.res.Response,
-		Intervened: o.res.StopReason == server.StopIntervened}
+		Intervened: o.res.StopReason == server.StopIntervened, Trust: sessionTrust(s)}
 	if o.res.Err != nil && o.res.StopReason == loop.StopError {
 		out.Error = o.res.Err.Error()
 	}
@@ -73,6 +73,9 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		summary = "The run was cancelled."
 	case loop.StopError:
 		summary = "The run failed: " + out.Error
+	}
+	if out.Trust != nil {
+		summary += "\nWarning: " + out.Trust.Message
 	}
 	res := result(out, summary)
 	res.IsError = o.res.StopReason == loop.StopError

@@ -75,6 +75,13 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 			"session":   str("Id of a session to continue."), "profile": profile}, "message"),
 		runOutSchema), f.handleRun)
 
+	s.AddTool(tool("zero_trust",
+		"Ask the user whether to trust the workspace's own code (.zero extensions and tools), which Zero keeps off until they do. "+
+			"Only the user can answer: the files are shown to them, and a client that cannot ask says how they can trust it themselves.",
+		obj(props{"session": str("Session whose workspace to trust."),
+			"workspace": str("Absolute path of the workspace, when no session is given.")}),
+		trustOutSchema), f.handleTrust)
+
 	s.AddResourceTemplate(mcp.NewResourceTemplate("zero://session/{id}", "Zero session",
 		mcp.WithTemplateDescription("Transcript of a Zero session: messages, tool calls with results, answers."),
 		mcp.WithTemplateMIMEType("text/markdown")), f.readSession)
@@ -141,9 +148,10 @@ func (f *face) profileHint() string {
 
 // Output schemas, written out so clients see exactly what comes back.
 var (
+	trustSchema    = `{"type":"object","description":"the workspace's own code is off until the user trusts it","properties":{"status":{"type":"string"},"files":{"type":"array","items":{"type":"string"}},"message":{"type":"string"}}}`
 	startOutSchema = json.RawMessage(`{"type":"object","properties":{
 "session":{"type":"string"},"run":{"type":"integer"},"cursor":{"type":"integer","description":"pass to zero_status as since"},
-"intervened":{"type":"boolean","description":"the message went to the running run"},"workspace":{"type":"string"}},
+"intervened":{"type":"boolean","description":"the message went to the running run"},"workspace":{"type":"string"},"trust":` + trustSchema + `},
 "required":["session","run","cursor","intervened"]}`)
 	eventSchema = `{"type":"object","properties":{"seq":{"type":"integer"},"agent":{"type":"integer"},"type":{"type":"string"},
 "item":{"type":"string"},"text":{"type":"string"},"tool":{"type":"string"},"title":{"type":"string"},"kind":{"type":"string"},
@@ -162,7 +170,7 @@ var (
 "required":["id","running","runs"]}}},"required":["sessions"]}`)
 	runOutSchema = json.RawMessage(`{"type":"object","properties":{"session":{"type":"string"},"run":{"type":"integer"},
 "stop_reason":{"type":"string","enum":["response","cancelled","error","intervened"]},"response":{"type":"string"},"error":{"type":"string"},
-"intervened":{"type":"boolean"}},"required":["session","run","stop_reason"]}`)
+"intervened":{"type":"boolean"},"trust":` + trustSchema + `},"required":["session","run","stop_reason"]}`)
 )
 
 // Tool arguments and results.
@@ -174,11 +182,12 @@ type (
 		Profile   string `json:"profile"`
 	}
 	startOut struct {
-		Session    string `json:"session"`
-		Run        int    `json:"run"`
-		Cursor     int64  `json:"cursor"`
-		Intervened bool   `json:"intervened"`
-		Workspace  string `json:"workspace,omitempty"`
+		Session    string        `json:"session"`
+		Run        int           `json:"run"`
+		Cursor     int64         `json:"cursor"`
+		Intervened bool          `json:"intervened"`
+		Workspace  string        `json:"workspace,omitempty"`
+		Trust      *trustWarning `json:"trust,omitempty"`
 	}
 	statusArgs struct {
 		Session string  `json:"session"`
@@ -232,12 +241,13 @@ type (
 		Sessions []server.Info `json:"sessions"`
 	}
 	runOut struct {
-		Session    string `json:"session"`
-		Run        int    `json:"run"`
-		StopReason string `json:"stop_reason"`
-		Response   string `json:"response,omitempty"`
-		Error      string `json:"error,omitempty"`
-		Intervened bool   `json:"intervened,omitempty"`
+		Session    string        `json:"session"`
+		Run        int           `json:"run"`
+		StopReason string        `json:"stop_reason"`
+		Response   string        `json:"response,omitempty"`
+		Error      string        `json:"error,omitempty"`
+		Intervened bool          `json:"intervened,omitempty"`
+		Trust      *trustWarning `json:"trust,omitempty"`
 	}
 )
 
@@ -460,13 +470,16 @@ func (f *face) send(s *server.Session, msg string) (*mcp.CallToolResult, error) 
 	if err != nil {
 		return toolError(fmt.Errorf("send: %w", err)), nil
 	}
-	out := startOut{Session: s.ID(), Run: run, Cursor: cur, Intervened: intervened}
+	out := startOut{Session: s.ID(), Run: run, Cursor: cur, Intervened: intervened, Trust: sessionTrust(s)}
 	if r := s.Spec().Roots; len(r) > 0 {
 		out.Workspace = r[0]
 	}
 	summary := fmt.Sprintf("Started run %d of session %s; follow it with zero_status {session: %q, since: %d, wait: 30}.", run, s.ID(), s.ID(), cur)
 	if intervened {
 		summary = fmt.Sprintf("Session %s was running: the message was delivered to run %d as an intervention.", s.ID(), run)
+	}
+	if out.Trust != nil {
+		summary += "\nWarning: " + out.Trust.Message
 	}
 	return result(out, summary), nil
 }
