@@ -441,7 +441,7 @@ func TestBadArguments(t *testing.T) {
 			t.Errorf("%s has no output schema", tl.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"zero_approve", "zero_cancel", "zero_reply", "zero_run", "zero_sessions", "zero_start", "zero_status"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"zero_approve", "zero_cancel", "zero_reply", "zero_run", "zero_sessions", "zero_start", "zero_status", "zero_trust"}, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 }
