@@ -42,16 +42,23 @@ const (
 // like an unsplit one.
 //
 // Completed lines are emitted as soon as their \n arrives. The unfinished
-// line stays in line until flushPartial emits it (when a Wait returns); text
-// that later extends that line is emitted as a continuation, and if a \r
-// rewrites an already emitted part, the new content is emitted on a fresh
-// line because emitted text cannot be taken back.
+// line stays in line until flushPartial emits it (when a Wait returns, or
+// once maxLineBuffer bytes wait); text that later extends that line is
+// emitted as a continuation, and if a \r rewrites an already emitted part,
+// the new content is emitted on a fresh line because emitted text cannot be
+// taken back.
+//
+// Memory stays bounded however long a line gets: once emitted, all of a
+// long line but its first and last bytes (what dialog detection looks at)
+// is forgotten (see trimLine).
 type cleaner struct {
 	st     escState
 	escLen int
 	cr     bool   // a \r was seen; it is a line end if \n follows, else a rewrite
-	line   []byte // the current, unfinished line
+	line   []byte // the current, unfinished line; its middle is gone when cut
 	shown  int    // bytes of line already emitted
+	cut    bool   // an emitted middle part of the line was forgotten
+	head   []byte // when cut, the line's first bytes, for dialog detection
 	redraw bool   // an emitted part of line was overwritten by \r
 	out    []byte // emitted, not yet taken
 	recent [2]string
@@ -82,6 +89,7 @@ func (c *cleaner) write(p []byte) {
 				i = j - 1
 				if len(c.line)-c.shown > maxLineBuffer {
 					c.flushPartial()
+					c.trimLine()
 				}
 			case b == '\b':
 				if c.cr {
@@ -155,8 +163,31 @@ func (c *cleaner) carriageReturn() {
 	if c.shown > 0 {
 		c.redraw = true
 	}
+	c.resetLine()
+}
+
+func (c *cleaner) resetLine() {
 	c.line = c.line[:0]
 	c.shown = 0
+	c.cut = false
+}
+
+// trimLine forgets the emitted part of a long unfinished line but for its
+// first and last maxDialogLine/2 bytes, so that a program printing
+// hundreds of megabytes without a newline costs no more memory than one
+// printing lines.
+func (c *cleaner) trimLine() {
+	const keep = maxDialogLine / 2
+	if c.shown < 2*keep {
+		return
+	}
+	if !c.cut {
+		c.head = append(c.head[:0], c.line[:keep]...)
+		c.cut = true
+	}
+	drop := c.shown - keep
+	c.line = c.line[:copy(c.line, c.line[drop:])]
+	c.shown -= drop
 }
 
 func (c *cleaner) backspace() {
@@ -170,9 +201,8 @@ func (c *cleaner) backspace() {
 func (c *cleaner) endOfLine() {
 	c.emitRest()
 	c.out = append(c.out, '\n')
-	c.recent[0], c.recent[1] = c.recent[1], dialogView(c.line)
-	c.line = c.line[:0]
-	c.shown = 0
+	c.recent[0], c.recent[1] = c.recent[1], c.lineView()
+	c.resetLine()
 }
 
 // flushPartial emits the not yet emitted part of the unfinished line.
@@ -199,10 +229,9 @@ func (c *cleaner) emitRest() {
 func (c *cleaner) endCommand() {
 	c.flushPartial()
 	if c.shown > 0 {
-		c.recent[0], c.recent[1] = c.recent[1], dialogView(c.line)
+		c.recent[0], c.recent[1] = c.recent[1], c.lineView()
 	}
-	c.line = c.line[:0]
-	c.shown = 0
+	c.resetLine()
 	c.cr = false
 	c.redraw = false
 	c.st = stGround
@@ -226,9 +255,19 @@ func (c *cleaner) forgetLines() { c.recent = [2]string{} }
 // any characters.
 func (c *cleaner) lastLines() [2]string {
 	if len(c.line) > 0 {
-		return [2]string{c.recent[1], dialogView(c.line)}
+		return [2]string{c.recent[1], c.lineView()}
 	}
 	return c.recent
+}
+
+// lineView is dialogView of the whole current line, also when its middle
+// was forgotten.
+func (c *cleaner) lineView() string {
+	if !c.cut {
+		return dialogView(c.line)
+	}
+	half := maxDialogLine / 2
+	return string(c.head) + string(c.line[max(len(c.line)-half, 0):])
 }
 
 func dialogView(line []byte) string {

@@ -115,6 +115,36 @@ func TestCleanerPartialLines(t *testing.T) {
 	}
 }
 
+// A line of megabytes without a newline is emitted in full, in pieces, while
+// the cleaner keeps only its ends: memory stays bounded, a prompt at its
+// end is still seen, and a \r still starts it over.
+func TestCleanerLongLineBounded(t *testing.T) {
+	t.Parallel()
+	var c cleaner
+	chunk := []byte(strings.Repeat("a", 32<<10))
+	emitted := 0
+	for range 320 { // 10 MiB
+		c.write(chunk)
+		emitted += len(c.take())
+		if cap(c.line) > 1<<20 {
+			t.Fatalf("the unfinished line holds %d bytes", cap(c.line))
+		}
+	}
+	c.write([]byte("Continue? [y/N] "))
+	c.flushPartial()
+	if got := c.take(); emitted+len(got) != 320*len(chunk)+len("Continue? [y/N] ") || !strings.HasSuffix(got, "Continue? [y/N] ") {
+		t.Errorf("emitted %d bytes ending in %q", emitted+len(got), got[max(len(got)-20, 0):])
+	}
+	lines := c.lastLines()
+	if !looksLikeDialog(lines) || len(lines[1]) != maxDialogLine || !strings.HasPrefix(lines[1], "aaa") {
+		t.Errorf("last line as dialog detection sees it: %d bytes, %q...", len(lines[1]), lines[1][:min(len(lines[1]), 10)])
+	}
+	c.write([]byte("\rdone\n"))
+	if got := c.take(); got != "\ndone\n" {
+		t.Errorf("after \\r: %q, want the new text on a fresh line", got)
+	}
+}
+
 func TestDialogDetection(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -103,6 +104,12 @@ type DockerOptions struct {
 	Pids int64
 	// CapAdd are the capabilities kept; all others are dropped.
 	CapAdd []string
+	// Hide lists host paths the container must not see. Only those inside
+	// the Workspace or a Mount are reachable at all; each of those is
+	// covered in the container by an empty read-only tmpfs (a folder) or
+	// /dev/null (a file), so a workspace that is your home folder does not
+	// hand the agent your keys or Zero's own configuration.
+	Hide []string
 	// Env is extra environment for shells, after the shell defaults
 	// (TERM=dumb, pagers off), so it can override them.
 	Env []string
@@ -194,6 +201,12 @@ var (
 // short helper exec, and signals are sent by another helper exec running
 // bash's kill as the shell's user. Such a helper costs one exec round
 // trip (tens of milliseconds), which only Interrupt and Close pay.
+//
+// Every exec carries ZERO_INSTANCE=<id of this backend> in its
+// environment, which the processes it starts inherit. Close kills them all
+// with one exec per user, and a backend that attaches to a running
+// container kills those of instances that died without closing (see
+// [lease]).
 type Docker struct {
 	opts      DockerOptions // normalised
 	api       dockerAPI
@@ -202,12 +215,18 @@ type Docker struct {
 	user      string
 	home      string
 	configSum string
+	instance  string // tags every exec: ZERO_INSTANCE=<instance>
+	leaseKey  string // the container, on this engine, in lease file names
 
-	startMu sync.Mutex // one container check/creation at a time
+	startMu   sync.Mutex // one container check/creation at a time
+	leaseDir  string     // "" when leases cannot be kept; guarded by startMu
+	leaseOnce bool       // the lease was tried; guarded by startMu
 
 	mu     sync.Mutex
 	shells map[*Shell]struct{}
 	closed bool
+	lease  *lease   // nil until the first exec, or when leaseDir is unusable
+	users  []string // users execs ran as: the reaper runs as each
 }
 
 // NewDocker checks opts and connects a client to the engine named by
@@ -282,21 +301,52 @@ func newDocker(opts DockerOptions, api dockerAPI) (*Docker, error) {
 	}
 	home := homeFor(user)
 	sum := sha256.Sum256([]byte(ws))
+	engine := sha256.Sum256([]byte(api.DaemonHost()))
 	d := &Docker{
-		opts:   opts,
-		api:    api,
-		log:    logger,
-		name:   "zero-" + hex.EncodeToString(sum[:6]),
-		user:   user,
-		home:   home,
-		shells: make(map[*Shell]struct{}),
+		opts:     opts,
+		api:      api,
+		log:      logger,
+		name:     "zero-" + hex.EncodeToString(sum[:6]),
+		user:     user,
+		home:     home,
+		instance: newNonce(),
+		shells:   make(map[*Shell]struct{}),
 	}
+	d.leaseKey = d.name + "@" + hex.EncodeToString(engine[:4])
 	d.configSum = d.configHash()
 	return d, nil
 }
 
 // configHash covers every setting that is fixed when the container is
 // created.
+// hiddenInMounts returns the hidden paths that exist inside the workspace
+// or a mount: folders and files, sorted. Paths elsewhere are not in the
+// container in the first place.
+func (d *Docker) hiddenInMounts() (dirs, files []string) {
+	roots := append([]string{d.opts.Workspace}, d.opts.Mounts...)
+	for _, p := range d.opts.Hide {
+		p = filepath.Clean(p)
+		inside := false
+		for _, r := range roots {
+			if rel, err := filepath.Rel(r, p); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+				inside = true
+			}
+		}
+		fi, err := os.Lstat(p)
+		if !inside || err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			continue // a link leads outside the mounts, or to a path hidden itself
+		}
+		if fi.IsDir() {
+			dirs = append(dirs, p)
+		} else {
+			files = append(files, p)
+		}
+	}
+	slices.Sort(dirs)
+	slices.Sort(files)
+	return slices.Compact(dirs), slices.Compact(files)
+}
+
 func (d *Docker) configHash() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "image=%s\nuser=%s\nnet=%s\nmem=%d\ncpus=%g\npids=%d\n",
@@ -307,6 +357,10 @@ func (d *Docker) configHash() string {
 	}
 	for _, c := range d.opts.CapAdd {
 		fmt.Fprintf(h, "cap=%s\n", c)
+	}
+	dirs, files := d.hiddenInMounts()
+	for _, p := range slices.Concat(dirs, files) {
+		fmt.Fprintf(h, "hide=%s\n", p)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
@@ -344,6 +398,7 @@ func (d *Docker) OpenShellAs(ctx context.Context, user string) (*Shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open docker shell: %w", err)
 	}
+	d.noteUser(user)
 	term, err := d.startTerminal(ctx, id, user)
 	if err != nil {
 		return nil, fmt.Errorf("open docker shell: %w", err)
@@ -367,8 +422,16 @@ func (d *Docker) OpenShellAs(ctx context.Context, user string) (*Shell, error) {
 	return s, nil
 }
 
-// Close closes every shell the backend opened and the engine client. The
-// container keeps running for the next run.
+// Close closes every shell the backend opened, kills every process it
+// started (also those that escaped into a session of their own, and those
+// of shells closed before), and closes the engine client. The container
+// keeps running for the next run.
+//
+// Its cost does not grow with the number of shells: their streams close
+// in parallel without each shell's own sweep exec, then one exec per user
+// kills everything carrying this backend's tag. When that fails (the
+// engine is gone), the lease stays behind, unlocked, for the next backend
+// that attaches to the container to finish the job.
 func (d *Docker) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -379,13 +442,143 @@ func (d *Docker) Close() error {
 	shells := make([]*Shell, 0, len(d.shells))
 	for s := range d.shells {
 		shells = append(shells, s)
+		s.term.(*dockerTerm).noSweep.Store(true)
 	}
+	users, l := slices.Clone(d.users), d.lease
 	d.mu.Unlock()
-	var errs []error
-	for _, s := range shells {
-		errs = append(errs, s.Close())
+	err := closeAll(shells)
+	killed := true
+	if len(users) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), helperTimeout)
+		if rerr := d.reap(ctx, d.instance, users); rerr != nil {
+			killed = false
+			d.log.Warn("could not kill the sandbox commands; the next run will", "container", d.name, "err", rerr)
+		}
+		cancel()
 	}
-	errs = append(errs, d.api.Close())
+	if l != nil {
+		l.release(killed)
+	}
+	return errors.Join(err, d.api.Close())
+}
+
+// noteUser records, before an exec runs as user, that the reaper must run
+// as user too.
+func (d *Docker) noteUser(user string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if slices.Contains(d.users, user) {
+		return
+	}
+	d.users = append(d.users, user)
+	if d.lease != nil {
+		if err := d.lease.addUser(user); err != nil {
+			d.log.Warn("sandbox lease", "err", err)
+		}
+	}
+}
+
+// takeLease takes this instance's lease, once; without a usable lease
+// directory the backend works on, only without the crash clean-up.
+// Called with startMu held.
+func (d *Docker) takeLease() {
+	if d.leaseOnce {
+		return
+	}
+	d.leaseOnce = true
+	dir, err := leaseDir()
+	if err == nil {
+		var l *lease
+		if l, err = acquireLease(dir, d.leaseKey, d.instance); err == nil {
+			d.leaseDir = dir
+			d.mu.Lock()
+			d.lease = l
+			for _, u := range d.users {
+				_ = l.addUser(u)
+			}
+			d.mu.Unlock()
+			return
+		}
+	}
+	d.log.Warn("no sandbox lease: commands left by a crash will not be killed", "err", err)
+}
+
+// reapDead kills what instances that died without closing left in the
+// container, and forgets their leases. Only a container that was running
+// when this backend found it can hold such processes; one it created or
+// started has none. A lease whose reaping fails is kept for the next try.
+// Called with startMu held.
+func (d *Docker) reapDead(ctx context.Context, attached bool) {
+	if d.leaseDir == "" {
+		return
+	}
+	for _, l := range deadLeases(d.leaseDir, d.leaseKey) {
+		var err error
+		if attached && len(l.users) > 0 {
+			if err = d.reap(ctx, l.instanceOf(), l.users); err == nil {
+				d.log.Info("killed the sandbox commands of a zero that ended without closing", "container", d.name, "instance", l.instanceOf())
+			} else {
+				d.log.Warn("could not kill the sandbox commands of a zero that ended without closing", "container", d.name, "err", err)
+			}
+		}
+		l.release(err == nil)
+	}
+}
+
+// reapScript SIGKILLs every process whose environment holds
+// ZERO_INSTANCE=$0, and every member of a session such a process leads
+// (one that cleared its environment, e.g. with env -i, is still in its
+// shell's session); again while it finds some, for processes forked
+// meanwhile. It runs as one user, and can only see the environment of,
+// and kill, that user's processes. grep reads the environments fast; a
+// loop of bash builtins does it, slowly, in an image without grep.
+const reapScript = `t="ZERO_INSTANCE=$0"
+tagged() {
+	if command -v grep >/dev/null; then
+		grep -lzxF "$t" /proc/[0-9]*/environ
+	else
+		for f in /proc/[0-9]*/environ; do
+			while IFS= read -r -d "" v; do [ "$v" = "$t" ] && { echo "$f"; break; }; done < "$f"
+		done
+	fi
+}
+for _ in 1 2 3; do
+	s=" "
+	for f in $(tagged); do p=${f#/proc/}; p=${p%/environ}; [ "$p" != "$$" ] && s="$s$p "; done
+	[ "$s" = " " ] && break
+	kill -9 $s
+	for f in /proc/[0-9]*/stat; do
+		read -r l < "$f" || continue
+		set -- $l; p=$1; l=${l##*) }; set -- $l
+		case "$s" in *" $4 "*) kill -9 "$p";; esac
+	done
+done 2>/dev/null
+echo ` + reapDone
+
+// reapDone is what reapScript prints when it is done. reap returns then,
+// without waiting for the end of the exec: the engine can take seconds to
+// end it while it processes the exits of the processes just killed.
+const reapDone = "zero-reaped"
+
+// reap runs reapScript for instance as each of users.
+func (d *Docker) reap(ctx context.Context, instance string, users []string) error {
+	ctx, cancel := context.WithTimeout(ctx, helperTimeout)
+	defer cancel()
+	var errs []error
+	for _, u := range users {
+		// Untagged, so that reaping this very instance spares the reaper.
+		if _, _, err := d.execUntil(ctx, d.name, u, nil, []string{"bash", "-c", reapScript, instance}, reapDone); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	// Nothing is left to kill in a container that is gone or stopped.
+	info, err := d.api.ContainerInspect(ctx, d.name)
+	if errdefs.IsNotFound(err) || (err == nil && info.State != nil && !info.State.Running) {
+		return nil
+	}
 	return errors.Join(errs...)
 }
 
@@ -412,10 +605,24 @@ func (d *Docker) engineErr(op string, err error) error {
 }
 
 // ensureContainer returns the ID of the workspace's running container,
-// starting, replacing or creating it as needed.
+// starting, replacing or creating it as needed. It takes this instance's
+// lease before any exec can run, and kills what dead instances left in a
+// container it attaches to.
 func (d *Docker) ensureContainer(ctx context.Context) (string, error) {
 	d.startMu.Lock()
 	defer d.startMu.Unlock()
+	id, attached, err := d.container(ctx)
+	if err != nil {
+		return "", err
+	}
+	d.takeLease()
+	d.reapDead(ctx, attached)
+	return id, nil
+}
+
+// container finds, starts, replaces or creates the container; attached
+// reports that it was running already.
+func (d *Docker) container(ctx context.Context) (id string, attached bool, err error) {
 	for attempt := 0; ; attempt++ {
 		info, err := d.api.ContainerInspect(ctx, d.name)
 		switch {
@@ -424,25 +631,25 @@ func (d *Docker) ensureContainer(ctx context.Context) (string, error) {
 			if errdefs.IsConflict(err) && attempt == 0 {
 				continue // another process created it meanwhile
 			}
-			return id, err
+			return id, false, err
 		case err != nil:
-			return "", d.engineErr("inspect container "+d.name, err)
+			return "", false, d.engineErr("inspect container "+d.name, err)
 		}
 		if info.Config == nil || info.Config.Labels[LabelConfig] != d.configSum {
 			d.log.Info("replacing sandbox container with other settings", "container", d.name)
 			if err := d.api.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true}); err != nil && !errdefs.IsNotFound(err) {
-				return "", d.engineErr("remove container "+d.name, err)
+				return "", false, d.engineErr("remove container "+d.name, err)
 			}
 			continue
 		}
 		if info.State != nil && info.State.Running {
-			return info.ID, nil
+			return info.ID, true, nil
 		}
 		d.log.Debug("starting sandbox container", "container", d.name)
 		if err := d.api.ContainerStart(ctx, info.ID, container.StartOptions{}); err != nil {
-			return "", d.engineErr("start container "+d.name, err)
+			return "", false, d.engineErr("start container "+d.name, err)
 		}
-		return info.ID, nil
+		return info.ID, false, nil
 	}
 }
 
@@ -454,6 +661,17 @@ func (d *Docker) createContainer(ctx context.Context) (string, error) {
 	binds := []string{d.opts.Workspace + ":" + d.opts.Workspace}
 	for _, m := range d.opts.Mounts {
 		binds = append(binds, m+":"+m)
+	}
+	dirs, files := d.hiddenInMounts()
+	var tmpfs map[string]string
+	for _, dir := range dirs {
+		if tmpfs == nil {
+			tmpfs = map[string]string{}
+		}
+		tmpfs[dir] = "ro,size=4k,mode=0755"
+	}
+	for _, f := range files {
+		binds = append(binds, "/dev/null:"+f+":ro")
 	}
 	res := container.Resources{NanoCPUs: int64(d.opts.CPUs * 1e9)}
 	if d.opts.Memory > 0 {
@@ -479,6 +697,7 @@ func (d *Docker) createContainer(ctx context.Context) (string, error) {
 	}
 	host := &container.HostConfig{
 		Binds:       binds,
+		Tmpfs:       tmpfs,
 		NetworkMode: container.NetworkMode(d.opts.Network),
 		CapDrop:     []string{"ALL"},
 		CapAdd:      d.opts.CapAdd,
@@ -773,7 +992,8 @@ func homeFor(user string) string {
 }
 
 func (d *Docker) startTerminal(ctx context.Context, id, user string) (*dockerTerm, error) {
-	env := slices.Concat([]string{"HOME=" + homeFor(user)}, shellEnv, []string{"PWD=" + d.opts.Workspace}, d.opts.Env)
+	// The tag comes last: DockerOptions.Env cannot override it.
+	env := slices.Concat([]string{"HOME=" + homeFor(user)}, shellEnv, []string{"PWD=" + d.opts.Workspace}, d.opts.Env, d.tag())
 	ex, err := d.api.ContainerExecCreate(ctx, id, container.ExecOptions{
 		User:         user,
 		Tty:          true,
@@ -809,7 +1029,8 @@ type dockerTerm struct {
 	containerID string
 	execID      string
 	resp        types.HijackedResponse
-	pid         int // bash, as the container sees it; also its session and group
+	pid         int         // bash, as the container sees it; also its session and group
+	noSweep     atomic.Bool // Docker.Close kills everything at once: close skips the sweep
 
 	closeOnce sync.Once
 	closeMu   sync.Mutex // guards closing
@@ -947,10 +1168,12 @@ func (t *dockerTerm) close() error {
 		t.closeMu.Lock()
 		t.closing = true
 		t.closeMu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), helperTimeout)
-		defer cancel()
-		if _, _, err := t.run(ctx, []string{"bash", "-c", sweepScript, strconv.Itoa(t.pid)}); err != nil {
-			t.d.log.Debug("sweeping the shell's processes", "err", err)
+		if !t.noSweep.Load() {
+			ctx, cancel := context.WithTimeout(context.Background(), helperTimeout)
+			defer cancel()
+			if _, _, err := t.run(ctx, []string{"bash", "-c", sweepScript, strconv.Itoa(t.pid)}); err != nil {
+				t.d.log.Debug("sweeping the shell's processes", "err", err)
+			}
 		}
 		t.resp.Close()
 	})
@@ -965,11 +1188,47 @@ func (t *dockerTerm) helper(script string) (string, int, error) {
 	return t.run(ctx, []string{"bash", "-c", script})
 }
 
-// run executes argv in the container without a terminal and collects its
-// stdout; stderr is discarded.
+// run executes argv in the shell's container as the shell's user, tagged
+// as this backend's.
 func (t *dockerTerm) run(ctx context.Context, argv []string) (string, int, error) {
-	ex, err := t.d.api.ContainerExecCreate(ctx, t.containerID, container.ExecOptions{
-		User:         t.user,
+	return t.d.exec(ctx, t.containerID, t.user, t.d.tag(), argv)
+}
+
+// tag is the environment that marks an exec, and what it starts, as this
+// backend instance's.
+func (d *Docker) tag() []string { return []string{"ZERO_INSTANCE=" + d.instance} }
+
+// exec runs argv in the target container (a name or ID) as user without
+// a terminal, with env added to the container's environment, and collects
+// its stdout; stderr is discarded.
+func (d *Docker) exec(ctx context.Context, target, user string, env, argv []string) (string, int, error) {
+	return d.execUntil(ctx, target, user, env, argv, "")
+}
+
+// errSeen stops reading an exec's output at the text execUntil waits for.
+var errSeen = errors.New("seen")
+
+// untilWriter collects output and fails with errSeen once it holds until.
+type untilWriter struct {
+	strings.Builder
+	until string
+}
+
+func (w *untilWriter) Write(p []byte) (int, error) {
+	n, _ := w.Builder.Write(p)
+	if w.until != "" && strings.Contains(w.String(), w.until) {
+		return n, errSeen
+	}
+	return n, nil
+}
+
+// execUntil is exec that, when until is not empty, returns as soon as
+// stdout holds until, with exit status 0, instead of at the end of the
+// exec; when the output ends without it, that is an error.
+func (d *Docker) execUntil(ctx context.Context, target, user string, env, argv []string, until string) (string, int, error) {
+	ex, err := d.api.ContainerExecCreate(ctx, target, container.ExecOptions{
+		User:         user,
+		Env:          env,
 		AttachStdout: true,
 		AttachStderr: true,
 		Cmd:          argv,
@@ -977,16 +1236,21 @@ func (t *dockerTerm) run(ctx context.Context, argv []string) (string, int, error
 	if err != nil {
 		return "", 0, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
-	resp, err := t.d.api.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	resp, err := d.api.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
 	if err != nil {
 		return "", 0, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
 	defer resp.Close()
-	var stdout strings.Builder
-	if _, err := stdcopy.StdCopy(&stdout, io.Discard, resp.Reader); err != nil {
+	stdout := untilWriter{until: until}
+	switch _, err := stdcopy.StdCopy(&stdout, io.Discard, resp.Reader); {
+	case errors.Is(err, errSeen):
+		return stdout.String(), 0, nil
+	case err != nil:
 		return "", 0, fmt.Errorf("exec %s: reading output: %w", argv[0], err)
+	case until != "":
+		return "", 0, fmt.Errorf("exec %s: ended before it was done", argv[0])
 	}
-	info, err := t.d.api.ContainerExecInspect(ctx, ex.ID)
+	info, err := d.api.ContainerExecInspect(ctx, ex.ID)
 	if err != nil {
 		return "", 0, fmt.Errorf("exec %s: %w", argv[0], err)
 	}

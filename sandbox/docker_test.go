@@ -48,17 +48,23 @@ func testWorkspace(t testing.TB) string {
 	return ws
 }
 
+// testDockerOptions completes opts as every test backend has them: the
+// test image, no network.
+func testDockerOptions(opts DockerOptions) DockerOptions {
+	if opts.Image == "" {
+		opts.Image = testImage()
+	}
+	opts.Network = "none"
+	return opts
+}
+
 func newTestDocker(t testing.TB, opts DockerOptions) *Docker {
 	t.Helper()
 	requireDocker(t)
 	if opts.Workspace == "" {
 		opts.Workspace = testWorkspace(t)
 	}
-	if opts.Image == "" {
-		opts.Image = testImage()
-	}
-	opts.Network = "none"
-	d, err := NewDocker(opts)
+	d, err := NewDocker(testDockerOptions(opts))
 	if err != nil {
 		t.Fatalf("NewDocker: %v", err)
 	}

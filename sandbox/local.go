@@ -44,12 +44,32 @@ type LocalOptions struct {
 	// Isolation confines the shells: IsolationNone (the zero value) runs
 	// them as they are; IsolationBubblewrap runs them under bwrap with the
 	// workspace (and Roots) writable, the rest of the file system
-	// read-only and a private /tmp, and fails when bwrap cannot;
-	// IsolationAuto uses bubblewrap when it works here, else none.
+	// read-only, a private /tmp, a PID namespace of their own (host
+	// processes are invisible and cannot be signalled), no network unless
+	// Network is set, and the Hide paths hidden; it fails when bwrap
+	// cannot. IsolationAuto uses bubblewrap when it works here, else none.
 	Isolation string
 	// Roots are more folders the shells may write (editors send several
 	// workspace roots); Dir is always one.
 	Roots []string
+	// Network gives bubblewrapped shells the host's network. The zero
+	// value, false, gives them a network namespace of their own with only
+	// a loopback interface: no connection leaves it, none reaches a
+	// service listening on the host (127.0.0.1 included), and the host's
+	// abstract unix sockets (D-Bus, X11) are out of reach. Shells without
+	// isolation always have the host's network.
+	Network bool
+	// Hide lists absolute paths that bubblewrapped shells must not see,
+	// even inside a writable root: a directory is covered with an empty
+	// read-only tmpfs, anything else (a file, a socket) with /dev/null,
+	// which reads empty and swallows writes. Paths that do not exist when
+	// a shell starts are skipped, and symbolic links are resolved. A root
+	// that lies inside a hidden directory stays visible and writable: the
+	// most specific path wins. nil means the defaults for the current
+	// user, [DefaultHidden] of $HOME, $XDG_RUNTIME_DIR and Zero's config
+	// dir ($XDG_CONFIG_HOME/zero, else ~/.config/zero); an empty non-nil
+	// slice hides nothing.
+	Hide []string
 	// Logger receives debug logs (never command text or output); nil is
 	// silent.
 	Logger *slog.Logger
@@ -90,14 +110,16 @@ const (
 const exitDrain = 200 * time.Millisecond
 
 // Local is the backend that runs bash on the host, in a pseudo-terminal,
-// in [LocalOptions.Dir]. It does not isolate commands from the host.
+// in [LocalOptions.Dir]. Without bubblewrap it does not isolate commands
+// from the host; [Local.IsolationSummary] says what is in force.
 type Local struct {
-	opts      LocalOptions
-	shell     string // resolved path of opts.Shell
-	bwrap     string // resolved bwrap when isolation is on
-	isolation string // IsolationNone or IsolationBubblewrap, as in force
-	why       string // why auto isolation fell back to none
-	log       *slog.Logger
+	opts       LocalOptions
+	shell      string // resolved path of opts.Shell
+	bwrap      string // resolved bwrap when isolation is on
+	isolation  string // IsolationNone or IsolationBubblewrap, as in force
+	why        string // why auto isolation fell back to none
+	resolvConf string // bound back in when it lies in a hidden directory and the network is on
+	log        *slog.Logger
 
 	mu     sync.Mutex
 	shells map[*Shell]struct{}
@@ -134,11 +156,21 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 	}
 	opts.Env = slices.Clone(opts.Env)
 	opts.BaseEnv = slices.Clone(opts.BaseEnv)
+	if opts.Hide == nil {
+		opts.Hide = userHidden()
+	} else {
+		opts.Hide = slices.Clone(opts.Hide)
+	}
+	for _, p := range opts.Hide {
+		if !filepath.IsAbs(p) || filepath.Clean(p) == "/" {
+			return nil, fmt.Errorf("local sandbox: hide %q: want an absolute path other than /", p)
+		}
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Local{opts: opts, shell: shell, log: logger, shells: make(map[*Shell]struct{}), isolation: IsolationNone}
+	l := &Local{opts: opts, shell: shell, log: logger, shells: make(map[*Shell]struct{}), isolation: IsolationNone, resolvConf: "/etc/resolv.conf"}
 	switch opts.Isolation {
 	case "", IsolationNone:
 	case IsolationBubblewrap, IsolationAuto:
@@ -164,16 +196,29 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 // IsolationBubblewrap) and, for auto that fell back to none, why.
 func (l *Local) Isolation() (mode, why string) { return l.isolation, l.why }
 
-// bwrapArgs confine a command: the whole file system read-only, a private
-// /tmp, the workspace roots writable at their own paths. No PID namespace,
-// so the terminal's process groups stay visible and signals work as
-// without bwrap.
-func (l *Local) bwrapArgs() []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
-	for _, root := range append([]string{l.opts.Dir}, l.opts.Roots...) {
-		args = append(args, "--bind", root, root)
+// IsolationSummary describes for people, in one line, what confines the
+// shells, e.g. "bubblewrap: workspace writable, rest read-only, private
+// /tmp and PIDs, no network, 7 sensitive paths hidden". Paths are counted
+// as they are now; each new shell looks again.
+func (l *Local) IsolationSummary() string {
+	if l.isolation != IsolationBubblewrap {
+		s := "none: commands run unconfined, as you, with your files, processes and network"
+		if l.why != "" {
+			s += " (" + l.why + ")"
+		}
+		return s
 	}
-	return append(args, "--chdir", l.opts.Dir, "--die-with-parent")
+	net := "no network"
+	if l.opts.Network {
+		net = "host network"
+	}
+	hidden := 0
+	for _, m := range l.mountPlan() {
+		if m.kind == hideDir || m.kind == hideFile {
+			hidden++
+		}
+	}
+	return fmt.Sprintf("bubblewrap: workspace writable, rest read-only, private /tmp and PIDs, %s, %d sensitive paths hidden", net, hidden)
 }
 
 // probeBwrap checks that bwrap can build the sandbox here (it needs user
@@ -234,11 +279,7 @@ func (l *Local) Close() error {
 		shells = append(shells, s)
 	}
 	l.mu.Unlock()
-	var errs []error
-	for _, s := range shells {
-		errs = append(errs, s.Close())
-	}
-	return errors.Join(errs...)
+	return closeAll(shells)
 }
 
 func (l *Local) forget(s *Shell) {
@@ -280,7 +321,13 @@ func (l *Local) startTerminal() (*localTerm, error) {
 	if base == nil {
 		base = os.Environ()
 	}
-	cmd.Env = slices.Concat(base, shellEnv, []string{"PWD=" + l.opts.Dir}, l.opts.Env)
+	own := []string{"PWD=" + l.opts.Dir}
+	if l.bwrap != "" {
+		// The host's TMPDIR may be read-only or hidden in the sandbox;
+		// its private /tmp is writable.
+		own = append(own, "TMPDIR=/tmp")
+	}
+	cmd.Env = slices.Concat(base, shellEnv, own, l.opts.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	if infoW != nil {
 		cmd.ExtraFiles = []*os.File{infoW} // fd 3
@@ -298,8 +345,13 @@ func (l *Local) startTerminal() (*localTerm, error) {
 	}
 	shellPid := cmd.Process.Pid
 	if infoR != nil {
-		// bwrap runs bash as its child: signals and the idle check need
-		// bash's pid, the sweep needs the session (bwrap's pid).
+		// bwrap runs bash as its child, as PID 1 of a PID namespace of
+		// its own (--as-pid-1). child-pid is bash's pid as the host sees
+		// it, the numbering TIOCGPGRP, kill(2) and /proc use here: signals
+		// and the idle check need it; the sweep needs the session
+		// (bwrap's pid). When bash, the namespace's init, dies, the kernel
+		// kills everything left in the namespace, also processes that
+		// escaped into a session of their own.
 		var info struct {
 			ChildPid int `json:"child-pid"`
 		}

@@ -14,7 +14,9 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -115,4 +117,16 @@ type Result struct {
 	ExitCode int
 	// Reason says why Wait returned.
 	Reason StopReason
+}
+
+// closeAll closes shells in parallel, so that closing a backend with many
+// shells costs about as much as closing one.
+func closeAll(shells []*Shell) error {
+	errs := make([]error, len(shells))
+	var wg sync.WaitGroup
+	for i, s := range shells {
+		wg.Go(func() { errs[i] = s.Close() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
