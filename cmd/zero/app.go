@@ -163,14 +163,14 @@ func (a *app) openSandbox() error {
 // (docker when an engine answers, else local with a warning).
 func (a *app) chooseBackend() (sandbox.Backend, error) {
 	local := func() (sandbox.Backend, error) {
-		l, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, Roots: a.roots, BaseEnv: a.env, Isolation: sandbox.IsolationAuto, Logger: a.logger.With("component", "sandbox")})
+		l, err := a.localBackend()
 		if err != nil {
 			return nil, err
 		}
-		if mode, why := l.Isolation(); mode == sandbox.IsolationBubblewrap {
-			a.warn.warn("local backend under bubblewrap: the workspace is writable, the rest of the file system read-only, /tmp private")
+		if mode, _ := l.Isolation(); mode == sandbox.IsolationBubblewrap {
+			a.warn.warn("local backend under " + l.IsolationSummary())
 		} else {
-			a.warn.warn("local backend without isolation (" + why + "): commands can change anything you can")
+			a.warn.warn("local backend without isolation: " + l.IsolationSummary() + "; Zero asks before each command")
 		}
 		return l, nil
 	}
@@ -200,6 +200,36 @@ func (a *app) chooseBackend() (sandbox.Backend, error) {
 	}
 }
 
+// localBackend builds the local backend from the configuration: under
+// bubblewrap when it works here, with the network only when
+// sandbox.network is "host" (the host's network is all it could share;
+// Docker's default "bridge" has no local equivalent) and the credential
+// folders and sockets hidden, plus sandbox.hide.
+func (a *app) localBackend() (*sandbox.Local, error) {
+	return sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, Roots: a.roots, BaseEnv: a.env, Isolation: sandbox.IsolationAuto,
+		Network: a.cfg.Sandbox.Network == "host",
+		Hide:    a.hidden(),
+		Logger:  a.logger.With("component", "sandbox")})
+}
+
+// hidden lists the paths the agent's commands must not see: the built-in
+// credential folders and sockets, Zero's own config folder (the trust
+// records), and sandbox.hide with ~ expanded.
+func (a *app) hidden() []string {
+	home, _ := os.UserHomeDir()
+	list := sandbox.DefaultHidden(home, os.Getenv("XDG_RUNTIME_DIR"), a.userDir)
+	for _, p := range a.cfg.Sandbox.Hide {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			if home == "" {
+				continue
+			}
+			p = filepath.Join(home, rest)
+		}
+		list = append(list, filepath.Clean(p))
+	}
+	return list
+}
+
 // docker builds the Docker backend from the configuration.
 func (a *app) docker() (*sandbox.Docker, error) {
 	c := a.cfg.Sandbox
@@ -217,6 +247,7 @@ func (a *app) docker() (*sandbox.Docker, error) {
 		CPUs:      c.CPUs,
 		Pids:      int64(c.Pids),
 		Provision: c.Provision,
+		Hide:      a.hidden(),
 		Logger:    a.logger.With("component", "sandbox"),
 		OnPull: func(p sandbox.PullProgress) {
 			if p.Total == 0 && p.Status != "" && p.Layer == "" {
@@ -281,16 +312,19 @@ func (a *app) codeExecutionAs(user string) (*tools.CodeExecution, error) {
 	return ce, nil
 }
 
+// close ends the sandbox and its shells. The backend goes first: Docker's
+// Close kills every shell's commands with one exec and closes the shells
+// in parallel, where the tools would close them one by one.
 func (a *app) close() {
 	defer a.removeSnapshots()
+	if a.backend != nil {
+		a.backend.Close()
+	}
 	for _, ce := range a.userCE {
 		ce.Close()
 	}
 	if a.ce != nil {
 		a.ce.Close()
-	}
-	if a.backend != nil {
-		a.backend.Close()
 	}
 }
 

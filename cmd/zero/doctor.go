@@ -171,16 +171,17 @@ func (a *app) checkSandbox(ctx context.Context) checkResult {
 		r.detail, r.fix = "local backend: bash not found", "install bash"
 		return r
 	}
-	l, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, Isolation: sandbox.IsolationAuto})
+	l, err := a.localBackend()
 	if err != nil {
-		r.detail, r.fix = err.Error(), "check the workspace folder"
+		r.detail, r.fix = err.Error(), "check the workspace folder and sandbox.hide"
 		return r
 	}
+	defer l.Close()
 	r.ok = true
-	if mode, why := l.Isolation(); mode == sandbox.IsolationBubblewrap {
-		r.detail = "local backend under bubblewrap: workspace writable, the rest read-only, private /tmp"
+	if mode, _ := l.Isolation(); mode == sandbox.IsolationBubblewrap {
+		r.detail = "local backend under " + l.IsolationSummary()
 	} else {
-		r.detail = "local backend without isolation: " + why
+		r.detail = "local backend without isolation: " + l.IsolationSummary() + "; Zero asks before each command"
 		if !r.note {
 			r.note, r.fix = true, "install bubblewrap (apt install bubblewrap) to confine commands to the workspace"
 		}
