@@ -4,12 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { createInterface } from "node:readline";
 import { client, ndJsonStream, methods } from "@agentclientprotocol/sdk";
-import { tempDir, toolReply, answer, startModel, spawnZero, until } from "./lib.mjs";
+import { tempDir, toolReply, answer, startModel, spawnZero, until, sleepArg, findByArg, gone } from "./lib.mjs";
 
 const command = (thought, code) => toolReply(thought, "code_execution_tool", { runtime: "terminal", code });
 
@@ -100,18 +100,18 @@ test("a prompt during a run joins it as an intervention", async (t) => {
 });
 
 test("session/cancel stops a running command", async (t) => {
+  const arg = sleepArg();
   const z = await startAcp(t, [
-    { content: command("wait", "sh -c 'echo $$ > sleep.pid; exec sleep 30'") },
+    { content: command("wait", `exec sleep ${arg}`) },
   ]);
   const s = await z.newSession();
   const run = z.prompt(s.sessionId, "wait a while");
-  const pidFile = join(z.ws, "sleep.pid");
-  await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", 10000, "the command");
-  const pid = Number(readFileSync(pidFile, "utf8").trim());
+  let pid = 0;
+  await until(() => (pid = findByArg(arg)) !== 0, 10000, "the command");
   await z.agent.notify(methods.agent.session.cancel, { sessionId: s.sessionId });
   assert.equal((await run).stopReason, "cancelled");
   assert.ok(z.of(s.sessionId).some((u) => u.sessionUpdate === "tool_call_update" && u.status === "failed"));
-  await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 10000, "the command to die");
+  await until(() => gone(pid), 10000, "the command to die");
 });
 
 test("approvals: allow always is remembered, reject refuses", async (t) => {
@@ -199,19 +199,19 @@ test("robustness on the raw stream, and stdin closing ends the process", async (
 });
 
 test("closing stdin mid-command ends the run and the process within 2 s", async (t) => {
+  const arg = sleepArg();
   const z = await startAcp(t, [
-    { content: command("wait", "sh -c 'echo $$ > sleep.pid; exec sleep 30'") },
+    { content: command("wait", `sh -c 'exec sleep ${arg}'`) },
   ]);
   const s = await z.newSession();
   const run = z.prompt(s.sessionId, "wait a while").catch(() => null); // the connection goes away
-  const pidFile = join(z.ws, "sleep.pid");
-  await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", 10000, "the command");
-  const pid = Number(readFileSync(pidFile, "utf8").trim());
+  let pid = 0;
+  await until(() => (pid = findByArg(arg)) !== 0, 10000, "the command");
   const exited = once(z.proc, "exit");
   const start = Date.now();
   z.proc.stdin.end();
   await exited;
   assert.ok(Date.now() - start < 2000, `exit took ${Date.now() - start} ms`);
   await run;
-  await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 5000, "the command to die");
+  await until(() => gone(pid), 5000, "the command to die");
 });

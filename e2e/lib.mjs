@@ -3,7 +3,7 @@
 // this folder builds both binaries and passes their paths in ZERO_BIN and
 // FAKELLM_BIN.
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync, realpathSync } from "node:fs";
+import { mkdtempSync, writeFileSync, rmSync, realpathSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
@@ -86,5 +86,37 @@ export async function until(pred, ms = 10000, what = "condition") {
   while (!(await pred())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * A unique argument for `sleep` (seconds with a random fraction), so a test
+ * can find the command among the host's processes: commands in a sandbox
+ * with its own PID namespace cannot tell it their host pid.
+ */
+export function sleepArg(seconds = 30) {
+  return `${seconds}.${Math.floor(Math.random() * 1e6)}`;
+}
+
+/** The host pid of a live process that has arg in its command line, or 0. */
+export function findByArg(arg) {
+  for (const name of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
+      if (argv.includes(arg) && !gone(Number(name))) return Number(name);
+    } catch { /* it ended meanwhile */ }
+  }
+  return 0;
+}
+
+/** Whether pid no longer runs (absent, or a zombie nobody reaped yet). */
+export function gone(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state === "Z" || state === "X";
+  } catch {
+    return true;
   }
 }
