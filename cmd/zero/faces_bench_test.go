@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/internal/dockertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
@@ -266,5 +267,56 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 		b.ReportMetric(percentile(times, 1), "max-run-ms")
 		b.ReportMetric(float64(times[len(times)-1])/float64(solo), "x-solo")
 		b.ReportMetric(rss, "peak-RSS-MiB")
+	}
+}
+
+// BenchmarkShutdown50DockerSessions measures how long zero acp takes to
+// exit once the editor closes stdin, with 50 sessions whose shells run in
+// the workspace's container (every other one with a background job still
+// running): the time an editor waits when it quits. The target is < 2 s.
+func BenchmarkShutdown50DockerSessions(b *testing.B) {
+	const sessions = 50
+	image := dockertest.Image(b)
+	bin := buildZero(b)
+	for b.Loop() {
+		var replies []llmtest.Reply
+		for s := range sessions {
+			code := "echo hi"
+			if s%2 == 0 {
+				code = "sleep 1000 >/dev/null 2>&1 & echo hi"
+			}
+			tag := fmt.Sprintf("[S%02d]", s)
+			replies = append(replies,
+				llmtest.Reply{Match: tag, Content: `{"thoughts":["run"],"tool_name":"code_execution_tool","tool_args":{"runtime":"terminal","code":"` + code + `"}}`},
+				llmtest.Reply{Match: tag, Content: `{"thoughts":["done"],"tool_name":"response","tool_args":{"text":"done"}}`})
+		}
+		srv := llmtest.NewServer(b, replies...)
+		ws, cfg := b.TempDir(), b.TempDir()
+		mustWrite(b, filepath.Join(cfg, "zero", "config.yaml"), "sandbox:\n  backend: docker\n  image: "+image+"\n  network: none\n")
+		env := append(faceEnv(b, srv.URL()), "XDG_CONFIG_HOME="+cfg, "ZERO_SANDBOX=")
+		c, cmd := startACP(b, bin, env, ws)
+		c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+		var wg sync.WaitGroup
+		for s := range sessions {
+			wg.Go(func() {
+				var r struct {
+					SessionID string `json:"sessionId"`
+				}
+				json.Unmarshal(c.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}), &r)
+				res := c.call("session/prompt", map[string]any{"sessionId": r.SessionID,
+					"prompt": []any{map[string]any{"type": "text", "text": fmt.Sprintf("[S%02d] go", s)}}})
+				if !strings.Contains(string(res), "end_turn") {
+					b.Errorf("prompt: %s", res)
+				}
+			})
+		}
+		wg.Wait()
+		start := time.Now()
+		c.in.Close()
+		cmd.Wait()
+		b.ReportMetric(float64(time.Since(start))/float64(time.Millisecond), "exit-ms")
+		rm := exec.Command(bin, "sandbox", "rm", "--workspace", ws)
+		rm.Env = env
+		rm.Run()
 	}
 }
