@@ -12,7 +12,7 @@ import (
 	"github.com/zeroagent/zero/trust"
 )
 
-func write(t *testing.T, root, rel, content string, mode os.FileMode) {
+func write(t testing.TB, root, rel, content string, mode os.FileMode) {
 	t.Helper()
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
