@@ -530,3 +530,24 @@ func TestConfiguredTimeouts(t *testing.T) {
 		t.Errorf("the configured first-output timeout should return the note:\n%s", text)
 	}
 }
+
+// The help texts say what the code does: every command the dispatcher
+// knows is listed, and the flags name every value they accept.
+func TestHelpTexts(t *testing.T) {
+	t.Parallel()
+	out, _ := zeroCmd(t, nil, "--help").CombinedOutput()
+	for _, cmd := range []string{"run", "acp", "mcp", "lsp", "profiles", "prompt", "config", "trust", "doctor", "sandbox"} {
+		if !strings.Contains(string(out), "  zero "+cmd+" ") {
+			t.Errorf("zero --help does not list %s:\n%s", cmd, out)
+		}
+	}
+	out, _ = zeroCmd(t, nil, "run", "--help").CombinedOutput()
+	for _, want := range []string{"auto (docker when an engine answers, else local), docker, local", "sandbox (the default", "ask (", "auto (never)", "-trust"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("zero run --help lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "only one this version enforces") || strings.Contains(string(out), "arrives with") {
+		t.Errorf("zero run --help promises what is not so:\n%s", out)
+	}
+}
