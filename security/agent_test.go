@@ -29,6 +29,29 @@ func requireBwrap(t *testing.T) {
 	}
 }
 
+// hostListener listens on the host's loopback and counts the connections
+// it gets, until the test ends.
+func hostListener(t *testing.T) (port int, reached *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	reached = &atomic.Int32{}
+	go func() { // ends when the listener closes
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			reached.Add(1)
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, reached
+}
+
 // dockerBox is a box whose user config puts the sandbox in the test image
 // with networking off.
 func dockerBox(t *testing.T, replies ...llmtest.Reply) *box {
@@ -121,23 +144,7 @@ func TestDisabledApprovalBypass(t *testing.T) {
 // container the host's network.
 func TestWorkspaceNetworkHost(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var reached atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port, reached := hostListener(t)
 	b := dockerBox(t,
 		shell(fmt.Sprintf("(echo hi > /dev/tcp/127.0.0.1/%d) 2>/dev/null && echo LOOPBACK-REACHED || echo no-network", port)),
 		answer("done"))
@@ -163,29 +170,14 @@ func TestWorkspaceNetworkHost(t *testing.T) {
 func TestLocalBackendIsolation(t *testing.T) {
 	t.Parallel()
 	requireBwrap(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var reached atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			c.Close()
-		}
-	}()
+	port, reached := hostListener(t)
 	probe := strings.Join([]string{
 		"echo probe-start",
 		"for s in /var/run/docker.sock /run/docker.sock /run/containerd/containerd.sock; do test -S $s && echo SOCKET-VISIBLE:$s; done",
 		"(printf 'GET /_ping HTTP/1.0\\r\\n\\r\\n' | timeout 2 bash -c 'cat > /dev/tcp/127.0.0.1/2375') 2>/dev/null && echo DOCKER-TCP",
 		fmt.Sprintf("kill -0 %d 2>/dev/null && echo HOST-PROCESS-VISIBLE", os.Getpid()),
 		"cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c OPENAI_API_KEY | sed 's/^/environs-with-key:/'",
-		fmt.Sprintf("(echo hi > /dev/tcp/127.0.0.1/%d) 2>/dev/null && echo LOOPBACK-REACHED", ln.Addr().(*net.TCPAddr).Port),
+		fmt.Sprintf("(echo hi > /dev/tcp/127.0.0.1/%d) 2>/dev/null && echo LOOPBACK-REACHED", port),
 		"cat ~/.ssh/id_rsa ~/.aws/credentials ~/.config/zero/config.yaml 2>/dev/null",
 		"env | grep -c -e OPENAI_API_KEY -e ZERO_MCP_TOKEN -e MY_KEY | sed 's/^/env-secrets:/'",
 		"echo probe-end",

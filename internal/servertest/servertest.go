@@ -69,6 +69,17 @@ func (f *FakeTrust) Grant(roots []string, digest string) (server.TrustState, err
 	return f.State, nil
 }
 
+// UntrustedTrust is a FakeTrust whose workspaces carry one extension that
+// was never trusted, with digest.
+func UntrustedTrust(digest string) *FakeTrust {
+	return &FakeTrust{State: server.TrustState{
+		Status:  server.TrustUntrusted,
+		Digest:  digest,
+		Message: "This workspace carries 1 file that would run on this machine",
+		Files:   []server.TrustFile{{Path: ".zero/extensions/agent_init/_10_x", Kind: "extension", Point: "agent_init"}},
+	}}
+}
+
 // Granted lists the digests granted so far.
 func (f *FakeTrust) Granted() []string {
 	f.mu.Lock()

@@ -8,17 +8,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/zeroagent/zero/internal/servertest"
-	"github.com/zeroagent/zero/server"
 )
 
-func untrusted() *servertest.FakeTrust {
-	return &servertest.FakeTrust{State: server.TrustState{
-		Status:  server.TrustUntrusted,
-		Digest:  "sha256:0123456789abcdef",
-		Message: "This workspace carries 1 file that would run on this machine",
-		Files:   []server.TrustFile{{Path: ".zero/extensions/agent_init/_10_x", Kind: "extension", Point: "agent_init"}},
-	}}
-}
+func untrusted() *servertest.FakeTrust { return servertest.UntrustedTrust("sha256:0123456789abcdef") }
 
 // A new session on untrusted code says so in a message and offers /trust,
 // which asks with session/request_permission and grants the digest shown.

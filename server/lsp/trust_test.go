@@ -13,14 +13,7 @@ import (
 	"github.com/zeroagent/zero/server"
 )
 
-func untrusted() *servertest.FakeTrust {
-	return &servertest.FakeTrust{State: server.TrustState{
-		Status:  server.TrustUntrusted,
-		Digest:  "sha256:feed",
-		Message: "This workspace carries 1 file that would run on this machine",
-		Files:   []server.TrustFile{{Path: ".zero/extensions/agent_init/_10_x", Kind: "extension", Point: "agent_init"}},
-	}}
-}
+func untrusted() *servertest.FakeTrust { return servertest.UntrustedTrust("sha256:feed") }
 
 // A new session on a workspace with untrusted code asks the user, listing
 // the files; "Trust" records exactly the digest that was shown.

@@ -11,17 +11,9 @@ import (
 
 	"github.com/zeroagent/zero/internal/servertest"
 	"github.com/zeroagent/zero/llm/llmtest"
-	"github.com/zeroagent/zero/server"
 )
 
-func untrusted() *servertest.FakeTrust {
-	return &servertest.FakeTrust{State: server.TrustState{
-		Status:  server.TrustUntrusted,
-		Digest:  "sha256:feedface",
-		Message: "This workspace carries 1 file that would run on this machine",
-		Files:   []server.TrustFile{{Path: ".zero/extensions/agent_init/_10_x", Kind: "extension"}},
-	}}
-}
+func untrusted() *servertest.FakeTrust { return servertest.UntrustedTrust("sha256:feedface") }
 
 // trustElicitor answers the trust question.
 type trustElicitor struct {
