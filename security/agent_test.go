@@ -288,7 +288,7 @@ func TestUnconfinedCannotReadZeroEnviron(t *testing.T) {
 	c := b.cmd(ctx, []string{"PATH=" + bin, "ZERO_APPROVAL=auto"}, "run", "--json", "--workspace", b.ws, "probe")
 	if os.Getuid() == 0 {
 		dirs := []string{filepath.Dir(zeroBin)}
-		for _, dir := range []string{b.home, b.ws, bin} {
+		for _, dir := range []string{b.home, b.ws, b.tmp, bin} {
 			dirs = append(dirs, dir, filepath.Dir(dir)) // t.TempDir's parent is private too
 		}
 		for _, d := range dirs {

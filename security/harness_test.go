@@ -46,6 +46,7 @@ type box struct {
 	t     *testing.T
 	home  string
 	ws    string
+	tmp   string // zero's TMPDIR
 	model *llmtest.Server
 	env   []string
 }
@@ -53,12 +54,12 @@ type box struct {
 func newBox(t *testing.T, replies ...llmtest.Reply) *box {
 	t.Helper()
 	home := t.TempDir()
-	b := &box{t: t, home: home, ws: t.TempDir(), model: llmtest.NewServer(t, replies...)}
+	b := &box{t: t, home: home, ws: t.TempDir(), tmp: t.TempDir(), model: llmtest.NewServer(t, replies...)}
 	b.env = []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"TMPDIR=" + os.TempDir(),
+		"TMPDIR=" + b.tmp,
 		"ZERO_MODEL=" + llmtest.ModelName,
 		"OPENAI_BASE_URL=" + b.model.URL(),
 		"OPENAI_API_KEY=" + secretKey,

@@ -152,4 +152,7 @@ func TestTrustedWorkspaceRunsUntilChanged(t *testing.T) {
 	if out, _, err := b.run(nil, "trust", "--check", "--workspace", b.ws); err == nil || !strings.Contains(out, "changed") {
 		t.Errorf("zero trust --check after a change: %v\n%s", err, out)
 	}
+	if left, _ := filepath.Glob(filepath.Join(b.tmp, "zero-trusted-*")); len(left) > 0 {
+		t.Errorf("the snapshots of trusted code outlive zero: %v", left)
+	}
 }

@@ -88,6 +88,7 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if a == nil {
 		return code
 	}
+	defer a.close() // the snapshot of trusted workspace code
 	var warnings []string
 	sess, err := a.session(func(e loop.Event) {
 		if e.Type == loop.EventWarning {

@@ -62,7 +62,8 @@ func (a *agent) trustCommand(ctx context.Context, st *sessState) string {
 	case ts.Status == server.TrustTrusted:
 		return fmt.Sprintf("This workspace's code is trusted already (%s):\n\n%s", files(len(ts.Files)), fileList(ts))
 	}
-	callID := sdk.ToolCallId("trust-" + strings.TrimPrefix(ts.Digest, "sha256:")[:12])
+	digest := strings.TrimPrefix(ts.Digest, "sha256:")
+	callID := sdk.ToolCallId("trust-" + digest[:min(len(digest), 12)])
 	title := fmt.Sprintf("Trust the code of %s (%s)", ts.Workspace, files(len(ts.Files)))
 	kind := sdk.ToolKindOther
 	body := ts.Message + "\n\n" + fileList(ts) + "\nTrusting runs exactly these files on this machine; any later change turns them off again."
