@@ -170,7 +170,11 @@ func (a *app) chooseBackend() (sandbox.Backend, error) {
 		if mode, _ := l.Isolation(); mode == sandbox.IsolationBubblewrap {
 			a.warn.warn("local backend under " + l.IsolationSummary())
 		} else {
-			a.warn.warn("local backend without isolation: " + l.IsolationSummary() + "; Zero asks before each command")
+			ask := "; Zero asks before each command"
+			if a.cfg.Approval == "auto" {
+				ask = "; approval auto: they run without asking"
+			}
+			a.warn.warn("local backend without isolation: " + l.IsolationSummary() + ask)
 		}
 		return l, nil
 	}

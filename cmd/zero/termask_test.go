@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/zeroagent/zero/llm/llmtest"
+)
+
+// lockedBuffer collects a process's stderr while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Where commands would run unconfined, zero run asks on the terminal: y
+// runs the command, anything else refuses it.
+func TestRunAsksOnTerminal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		answer string
+		ran    bool
+	}{{"y", true}, {"n", false}, {"", false}} {
+		t.Run("answer="+tc.answer, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			marker := filepath.Join(ws, "ran")
+			srv := llmtest.NewServer(t,
+				llmtest.Reply{Content: `{"thoughts": ["mark"], "headline": "Marking", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "echo yes > ` + marker + `"}}`},
+				llmtest.Reply{Content: `{"thoughts": ["done"], "headline": "Done", "tool_name": "response", "tool_args": {"text": "done"}}`},
+			)
+			ptmx, tty, err := pty.Open()
+			if err != nil {
+				t.Skip("no pseudo-terminal:", err)
+			}
+			defer ptmx.Close()
+			// No bubblewrap on zero's PATH: the local backend is unconfined
+			// (the command is a shell builtin).
+			cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "PATH=" + t.TempDir()}, "run", "--json", "--workspace", ws, "mark it")
+			cmd.Stdin = tty
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			tty.Close()
+			deadline := time.Now().Add(20 * time.Second)
+			for !strings.Contains(stderr.String(), "allow? [y]es") {
+				if time.Now().After(deadline) {
+					t.Fatalf("zero run never asked:\n%s", stderr.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if _, err := ptmx.Write([]byte(tc.answer + "\n")); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("zero run: %v\n%s", err, stderr.String())
+			}
+			if _, err := os.Stat(marker); (err == nil) != tc.ran {
+				t.Errorf("the command ran = %v, want %v\n%s", err == nil, tc.ran, stderr.String())
+			}
+		})
+	}
+}
