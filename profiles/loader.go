@@ -236,7 +236,7 @@ func mergeSpecs(folders []folder) (spec Spec, layerName, where string, diags []D
 				"sandbox.user %q is ignored: a workspace cannot choose who the agent's commands run as (set it in your own profile folder)", *raw.Sandbox.User)})
 			raw.Sandbox.User = nil
 		}
-		spec.merge(raw)
+		spec.merge(raw, f.layer.name == LayerProjectProfile)
 		layerName, where = f.layer.name, file
 	}
 	if where == "" {

@@ -155,7 +155,9 @@ func TestSpecMerge(t *testing.T) {
 		"utility":   {Model: "builtin-utility"},
 		"embedding": {Model: "project-embed"},
 	}
-	all.Tools = ToolFilter{Allow: []string{"response", "code_execution_tool"}, Deny: []string{}}
+	// The project's tools (deny: []) cannot clear the user's deny of
+	// "input": a workspace's filter only restricts.
+	all.Tools = ToolFilter{Allow: []string{"response", "code_execution_tool"}, Deny: []string{"input"}, Workspace: &ToolFilter{Deny: []string{}}}
 	// The project's sandbox.user ("1000") is dropped: a workspace cannot
 	// choose who commands run as.
 
@@ -172,7 +174,7 @@ func TestSpecMerge(t *testing.T) {
 		{"project alone", []string{LayerProjectProfile}, Spec{
 			Description: "project description",
 			Models:      map[string]ModelOverride{"embedding": {Model: "project-embed"}},
-			Tools:       ToolFilter{Deny: []string{}},
+			Tools:       ToolFilter{Workspace: &ToolFilter{Deny: []string{}}},
 		}, LayerProjectProfile, "ws/.zero/agents/probe/agent.yaml"},
 	}
 	for _, tt := range tests {
@@ -185,6 +187,9 @@ func TestSpecMerge(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, p.Spec); diff != "" {
 				t.Errorf("Spec (-want +got):\n%s", diff)
+			}
+			if slices.Contains(tt.layers, LayerUserProfile) && p.Spec.Tools.Allows("input") {
+				t.Error("the workspace's agent.yaml gave back a tool the user's profile denies")
 			}
 			if slices.Contains(tt.layers, LayerProjectProfile) &&
 				!slices.ContainsFunc(p.Diagnostics, func(d Diagnostic) bool { return strings.Contains(d.Message, "sandbox.user") }) {

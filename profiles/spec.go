@@ -51,11 +51,18 @@ type ModelOverride struct {
 type ToolFilter struct {
 	Allow []string `yaml:"allow"` // empty = all tools
 	Deny  []string `yaml:"deny"`
+	// Workspace is the filter of a workspace's agent.yaml, which can only
+	// take tools away from what the layers below allow: a tool must pass
+	// both.
+	Workspace *ToolFilter `yaml:"-"`
 }
 
 // Allows reports whether tool passes the filter: it must match Allow (when Allow is not empty)
 // and must not match Deny. Deny wins over Allow.
 func (f ToolFilter) Allows(tool string) bool {
+	if f.Workspace != nil && !f.Workspace.Allows(tool) {
+		return false
+	}
 	if matchAny(f.Deny, tool) {
 		return false
 	}
@@ -238,8 +245,9 @@ func describe(n *yaml.Node) string {
 }
 
 // merge applies the keys that higher sets over s. Models merge per role and then per field, so a
-// project can change only the chat model's name and keep the base URL a lower layer gave it.
-func (s *Spec) merge(higher rawSpec) {
+// project can change only the chat model's name and keep the base URL a lower layer gave it. A
+// workspace's tool filter (workspace true) restricts the one below it instead of replacing it.
+func (s *Spec) merge(higher rawSpec, workspace bool) {
 	set(&s.Title, higher.Title)
 	set(&s.Description, higher.Description)
 	set(&s.Context, higher.Context)
@@ -254,11 +262,18 @@ func (s *Spec) merge(higher rawSpec) {
 		s.Models[role] = o
 	}
 	if t := higher.Tools; t != nil {
+		dst := &s.Tools
+		if workspace {
+			if s.Tools.Workspace == nil {
+				s.Tools.Workspace = &ToolFilter{}
+			}
+			dst = s.Tools.Workspace
+		}
 		if t.Allow != nil {
-			s.Tools.Allow = slices.Clone(*t.Allow)
+			dst.Allow = slices.Clone(*t.Allow)
 		}
 		if t.Deny != nil {
-			s.Tools.Deny = slices.Clone(*t.Deny)
+			dst.Deny = slices.Clone(*t.Deny)
 		}
 	}
 	if sb := higher.Sandbox; sb != nil {
