@@ -340,3 +340,26 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// The agent makes .zero/output (where zero keeps long tool results when
+// commands see only the workspace) a link to a folder outside, then prints
+// more than history keeps: zero must not write there.
+func TestSpillLinkOutsideWorkspace(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	outside := t.TempDir()
+	b := newBox(t,
+		shell("mkdir -p .zero && ln -s "+outside+" .zero/output && echo linked"),
+		shell("seq 1 40000; echo big-done"),
+		answer("done"))
+	out, stderr, err := b.run([]string{"ZERO_APPROVAL=auto"}, "run", "--json", "--workspace", b.ws, "go")
+	if err != nil {
+		t.Fatalf("zero run: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(outputs(out), "big-done") {
+		t.Fatalf("the attack did not play out:\n%.3000s", out)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("zero wrote outside the workspace through the agent's link: %v", entries)
+	}
+}

@@ -522,14 +522,18 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 		// workspace's .zero/output for a container (it sees only the
 		// workspace).
 		Spill: func(ag *loop.Agent, tool, text string) (string, error) {
-			dir := filepath.Join(os.TempDir(), "zero-"+id)
+			name := fmt.Sprintf("%d-A%d-%s.txt", spilled.Add(1), ag.Number, tool)
 			if confined(a.backend) {
-				dir = filepath.Join(a.ws, ".zero", "output", id)
+				// The agent can write the workspace, so it could have made
+				// .zero/output a link to a folder of yours: write through
+				// an os.Root of the workspace, which never leaves it.
+				return spillInto(a.ws, filepath.Join(".zero", "output", id), name, text)
 			}
+			dir := filepath.Join(os.TempDir(), "zero-"+id)
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return "", err
 			}
-			path := filepath.Join(dir, fmt.Sprintf("%d-A%d-%s.txt", spilled.Add(1), ag.Number, tool))
+			path := filepath.Join(dir, name)
 			return path, os.WriteFile(path, []byte(text), 0o600)
 		},
 		Workspace: a.ws,
@@ -545,6 +549,24 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 	}, sink)
 	a.warn.attach(sess)
 	return sess, nil
+}
+
+// spillInto writes text to root/dir/name without ever leaving root, and
+// returns the file's path.
+func spillInto(root, dir, name, text string) (string, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	if err := r.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	rel := filepath.Join(dir, name)
+	if err := r.WriteFile(rel, []byte(text), 0o600); err != nil {
+		return "", err
+	}
+	return filepath.Join(root, rel), nil
 }
 
 // warner turns diagnostics into warning events; those found before the
