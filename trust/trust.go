@@ -161,7 +161,7 @@ func (s *scanner) walk(rel string, links int) error {
 		}
 		link, _ = os.Readlink(abs)
 		target, err := os.Stat(abs)
-		if err != nil { // dangling: nothing runs, but a change must show
+		if err != nil || pseudo(abs) { // dangling, or a kernel file: nothing to copy, but a change must show
 			return s.add(File{Path: rel, Kind: s.kind(rel, false), Link: link}, nil)
 		}
 		fi = target
@@ -193,6 +193,22 @@ func (s *scanner) walk(rel string, links int) error {
 	return s.add(File{Path: rel, Kind: s.kind(rel, exec), Link: link, exec: exec}, data)
 }
 
+// pseudo reports whether a link leads into /proc, /sys or /dev, whose
+// files are the kernel's views (zero's own environment among them), not
+// content anyone could review: they are never read or copied.
+func pseudo(abs string) bool {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return true
+	}
+	for _, p := range []string{"/proc", "/sys", "/dev"} {
+		if real == p || strings.HasPrefix(real, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *scanner) add(f File, data []byte) error {
 	if len(s.m.Files) >= MaxFiles {
 		return fmt.Errorf("trust: %w (%d files at most)", ErrTooLarge, MaxFiles)
@@ -204,7 +220,7 @@ func (s *scanner) add(f File, data []byte) error {
 	h := sha256.New()
 	switch {
 	case data == nil && f.Link != "":
-		fmt.Fprintf(h, "dangling link\x00%s", f.Link)
+		fmt.Fprintf(h, "unread link\x00%s", f.Link)
 	default:
 		fmt.Fprintf(h, "exec=%t\x00", f.exec)
 		h.Write(data)

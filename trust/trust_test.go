@@ -152,6 +152,29 @@ func TestSymlinksAreFollowed(t *testing.T) {
 	}
 }
 
+// A link into /proc (say, to zero's own environment) is never read, so its
+// content cannot reach the snapshot a trusted script could read.
+func TestLinksToKernelFilesAreNotRead(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".zero/extensions/agent_init"), 0o755)
+	if err := os.Symlink("/proc/self/environ", filepath.Join(ws, ".zero/extensions/agent_init/data")); err != nil {
+		t.Fatal(err)
+	}
+	m := scan(t, ws)
+	dir, err := trust.Snapshot(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if len(m.Files) != 1 || m.Files[0].Link != "/proc/self/environ" {
+		t.Fatalf("files = %+v", m.Files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".zero/extensions/agent_init/data")); err == nil {
+		t.Error("the kernel file was copied into the snapshot")
+	}
+}
+
 func TestScanRefusesHugeFolders(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
