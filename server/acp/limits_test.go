@@ -208,43 +208,6 @@ func trim(s string) string {
 	return s
 }
 
-// The envelope of a line is found while it streams past, whatever the
-// order of its members and however it is cut into chunks.
-func TestEnvelopeScan(t *testing.T) {
-	long := strings.Repeat(`x\"{}[],`, 2000)
-	tests := []struct {
-		line      string
-		object    bool
-		id        string
-		method    string
-		response  bool
-		hasMethod bool
-	}{
-		{`{"jsonrpc":"2.0","id":3,"method":"a/b","params":{"t":"` + long + `"}}`, true, "3", "a/b", false, true},
-		{`{"params":[{"t":"` + long + `"}],"method":"m","id":"s\"q"}`, true, `"s\"q"`, "m", false, true},
-		{` { "id" : 12 , "result" : {"content":"` + long + `"} } `, true, "12", "", true, false},
-		{`{"id":null,"error":{"code":1}}`, true, "null", "", true, false},
-		{`{"id":{"x":1},"result":1}`, true, "", "", true, false},
-		{`{"method":"n","params":"` + long + `"}`, true, "", "n", false, true},
-		{`[1,2]`, false, "", "", false, false},
-		{`{"id":1,"method":"cut`, false, "", "", false, false},
-	}
-	for i, tt := range tests {
-		for _, size := range []int{1, 7, len(tt.line)} {
-			var s envelopeScan
-			for p := tt.line; p != ""; {
-				n := min(size, len(p))
-				s.feed([]byte(p[:n]))
-				p = p[n:]
-			}
-			e := s.envelope()
-			if e.object != tt.object || string(e.id) != tt.id || e.method != tt.method || e.response != tt.response || e.hasMethod != tt.hasMethod {
-				t.Errorf("%d (chunks of %d): envelope %+v (id %s), want object %v id %s method %q response %v", i, size, e, e.id, tt.object, tt.id, tt.method, tt.response)
-			}
-		}
-	}
-}
-
 // A long line's long strings go around the SDK and come back whole.
 func TestStashShrink(t *testing.T) {
 	st := newStash(1 << 20)

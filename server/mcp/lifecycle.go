@@ -42,13 +42,18 @@ func (f *face) forgetSession(id string) { f.initialized.Delete(id) }
 
 // requireInitialized is an OnRequestInitialization hook: it lets initialize
 // and ping through and refuses any other request from a session that has
-// not completed initialize, whatever the transport.
+// not completed initialize, whatever the transport. It also refuses the
+// stand-in for a request too long to read (see stdioInput) with the
+// too-large error.
 func (f *face) requireInitialized(ctx context.Context, _ any, message any) error {
 	raw, _ := message.(json.RawMessage)
 	var m struct {
 		Method mcp.MCPMethod `json:"method"`
 	}
 	_ = json.Unmarshal(raw, &m)
+	if err := f.tooLargeRequest(m.Method, raw); err != nil {
+		return err
+	}
 	if m.Method == mcp.MethodInitialize || m.Method == mcp.MethodPing {
 		return nil
 	}
@@ -66,7 +71,8 @@ func (f *face) requireInitialized(ctx context.Context, _ any, message any) error
 // HTTP transport asks of a server that needs sessions. A ping is answered.
 // Requests of the stateless 2026-07-28 era go on to mcp-go, which tells
 // the client which versions zero serves. It also forgets a session the
-// client ended with DELETE.
+// client ended with DELETE. It reads at most the limit of a body (see
+// limitBody, before it).
 func (f *face) requireSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(mcpserver.HeaderKeySessionID)
@@ -79,11 +85,13 @@ func (f *face) requireSession(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.maxMessage))
 		r.Body.Close()
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if err != nil {
-			next.ServeHTTP(w, r)
+			if !f.refuseBodyErr(w, err, body) {
+				next.ServeHTTP(w, r)
+			}
 			return
 		}
 		var m struct {

@@ -62,6 +62,8 @@ const (
 // cancels the runs of the sessions it drove and returns: nil on EOF, ctx's
 // error when ctx ended it. Until the client sent initialize, every request
 // but initialize and ping gets a "server not initialized" error (-32600).
+// A line longer than MaxMessageSize is read past and answered with an
+// error; the connection goes on.
 //
 // mcp-go keeps the stdio client session in a package variable, so one
 // process serves at most one ServeStdio at a time.
@@ -76,7 +78,8 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts Options) 
 // ServeHTTP serves MCP's streamable HTTP transport at /mcp on ln until ctx
 // is done. A request with an Origin header that is not a loopback address
 // (a web page; see loopbackOrigin) gets 403 first; then every request needs
-// "Authorization: Bearer <token>" (401 otherwise). Only the protocol
+// "Authorization: Bearer <token>" (401 otherwise). A body longer than
+// MaxMessageSize gets 413 and a JSON-RPC error. Only the protocol
 // versions with the initialize handshake are served (up to 2025-11-25), and
 // a request outside an initialized session gets a JSON-RPC error (see
 // requireSession). The caller checks that ln is on loopback. It returns nil
@@ -99,8 +102,10 @@ func (f *face) serveStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	mcpserver.WithWorkerPoolSize(stdioWorkers)(ss)
 	mcpserver.WithQueueSize(stdioQueue)(ss)
 	// Listen returns once every request handler has returned; its ctx
-	// ends zero_run's runs and zero_status's waits.
-	err := ss.Listen(ctx, in, out)
+	// ends zero_run's runs and zero_status's waits. It reads the client's
+	// lines through stdioInput, which keeps lines over the limit from it.
+	w := &lockedWriter{w: out}
+	err := ss.Listen(ctx, newStdioInput(in, f.maxMessage, w, f.log), w)
 	f.stop()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp stdio: %w", err)
@@ -128,7 +133,7 @@ func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) err
 		mcpserver.WithStreamableHTTPProtocolVersions(legacyProtocolVersions...),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", f.requireSession(sh))
+	mux.Handle("/mcp", f.limitBody(f.requireSession(sh)))
 	hs.Handler = requireLoopbackOrigin(requireBearer(token, mux), func(origin string) {
 		f.log.Warn("mcp http: refused a request from a web page", "origin", origin)
 	})
@@ -188,7 +193,8 @@ type face struct {
 	log  *slog.Logger
 	srv  *mcpserver.MCPServer
 
-	keepalive time.Duration // zero_run's quiet progress interval; tests shorten it
+	keepalive  time.Duration // zero_run's quiet progress interval; tests shorten it
+	maxMessage int64         // the longest message read (MaxMessageSize); tests lower it
 
 	mu      sync.Mutex
 	ctx     context.Context // the Serve call's; elicitations live under it
@@ -220,7 +226,7 @@ func newFace(opts Options) (*face, error) {
 		opts.Version = "dev"
 	}
 	f := &face{
-		opts: opts, mgr: opts.Manager, log: opts.Logger, keepalive: keepalive,
+		opts: opts, mgr: opts.Manager, log: opts.Logger, keepalive: keepalive, maxMessage: MaxMessageSize,
 		driven: map[string]*driven{}, asking: map[string]context.CancelFunc{}, running: map[string]context.Context{},
 	}
 	f.srv = f.newMCPServer()

@@ -1,0 +1,5 @@
+//go:build race
+
+package mcpface
+
+func init() { raceEnabled = true }
