@@ -66,8 +66,15 @@ func (s *Session) Resume() { s.ls.Resume() }
 // Paused reports whether the session is paused.
 func (s *Session) Paused() bool { return s.ls.Paused() }
 
-// shorten cuts s to at most n runes on one line.
+// shorten cuts s to at most n runes on one line. Only the start of s is
+// looked at: a title of a 50 MB message must not split all of it.
 func shorten(s string, n int) string {
+	if limit := 8*n + 1024; len(s) > limit {
+		for limit > 0 && !utf8.RuneStart(s[limit]) {
+			limit--
+		}
+		s = s[:limit] + " …"
+	}
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
