@@ -119,7 +119,14 @@ func post(t *testing.T, url string, headers map[string]string, body string) (int
 // postH is post that also returns the answer's headers.
 func postH(t *testing.T, url string, headers map[string]string, body string) (int, string, http.Header) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	return postBody(t, url, headers, strings.NewReader(body))
+}
+
+// postBody posts body and returns the status, the JSON-RPC answer (taken
+// out of an event stream) and the headers.
+func postBody(t *testing.T, url string, headers map[string]string, body io.Reader) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -342,30 +342,8 @@ func httpSession(t *testing.T, url, token string) map[string]string {
 // JSON-RPC answer.
 func postReader(t *testing.T, url string, headers map[string]string, body io.Reader) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	s := string(b)
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		for l := range strings.SplitSeq(s, "\n") {
-			if d, ok := strings.CutPrefix(l, "data: "); ok && strings.Contains(d, `"id"`) {
-				s = d
-			}
-		}
-	}
-	return resp.StatusCode, s
+	status, s, _ := postBody(t, url, headers, body)
+	return status, s
 }
 
 // A request body over the limit gets 413 and a JSON-RPC error for its id,
