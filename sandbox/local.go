@@ -223,13 +223,31 @@ func (l *Local) IsolationSummary() string {
 
 // probeBwrap checks that bwrap can build the sandbox here (it needs user
 // namespaces, which some machines forbid).
+//
+// bwrap binds the whole mount table, so a mount that vanishes meanwhile (a
+// Docker container's overlay being removed) fails it with "Can't bind
+// mount ... Invalid argument": the probe, like a shell's start, is tried
+// again a few times before bwrap is judged not to work.
 func (l *Local) probeBwrap(bw string) error {
-	out, err := exec.Command(bw, append(l.bwrapArgs(), "--", "/bin/sh", "-c", "exit 0")...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("bwrap does not work here: %v: %s", err, strings.TrimSpace(string(out)))
+	var err error
+	var out []byte
+	for try := range bwrapTries {
+		if try > 0 {
+			time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+		}
+		out, err = exec.Command(bw, append(l.bwrapArgs(), "--", "/bin/sh", "-c", "exit 0")...).CombinedOutput()
+		if err == nil {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("bwrap does not work here: %v: %s", err, strings.TrimSpace(string(out)))
 }
+
+// bwrapTries is how often bwrap is started before its failure counts.
+const bwrapTries = 3
+
+// errBwrapSetup: bwrap failed before it started the shell.
+var errBwrapSetup = errors.New("bwrap could not set up the sandbox")
 
 // Name returns "local".
 func (l *Local) Name() string { return "local" }
@@ -247,6 +265,10 @@ func (l *Local) OpenShell(ctx context.Context) (*Shell, error) {
 		return nil, fmt.Errorf("open local shell: %w", ErrClosed)
 	}
 	term, err := l.startTerminal()
+	for try := 1; errors.Is(err, errBwrapSetup) && try < bwrapTries; try++ {
+		time.Sleep(time.Duration(try) * 50 * time.Millisecond)
+		term, err = l.startTerminal()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open local shell: %w: %v", ErrUnavailable, err)
 	}
@@ -359,7 +381,7 @@ func (l *Local) startTerminal() (*localTerm, error) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 			master.Close()
-			return nil, fmt.Errorf("bwrap did not report the shell's pid: %v", err)
+			return nil, fmt.Errorf("%w: it did not report the shell's pid: %v", errBwrapSetup, err)
 		}
 		shellPid = info.ChildPid
 	}
