@@ -65,10 +65,13 @@ type Policy struct {
 	Default Decision
 }
 
-// DefaultPolicy is the policy of issue 5: everything runs on its own in the
-// Docker sandbox, while commands on the local machine need approval.
-func DefaultPolicy(sandbox string) Policy {
-	if sandbox == "docker" {
+// DefaultPolicy is approval "sandbox": everything runs on its own where
+// commands are confined (a container, or bubblewrap, which isolates what
+// it claims), while commands that would run unconfined on this machine
+// need approval. Asking inside a real sandbox protects nothing and makes
+// clients that cannot answer (Codex declines every elicitation) unusable.
+func DefaultPolicy(confined bool) Policy {
+	if confined {
 		return Policy{Default: Auto}
 	}
 	return Policy{Default: Auto, Rules: []Rule{{Tool: "code_execution_tool", Decision: Ask}}}

@@ -189,11 +189,11 @@ func TestPolicyDecide(t *testing.T) {
 			}
 		})
 	}
-	if got := DefaultPolicy("docker"); got.Default != Auto || len(got.Rules) != 0 {
-		t.Errorf("DefaultPolicy(docker) = %+v", got)
+	if got := DefaultPolicy(true); got.Default != Auto || len(got.Rules) != 0 {
+		t.Errorf("DefaultPolicy(confined) = %+v", got)
 	}
-	if got, _ := DefaultPolicy("local").decide("code_execution_tool", "", "ls"); got != Ask {
-		t.Errorf("local commands: %s, want ask", got)
+	if got, _ := DefaultPolicy(false).decide("code_execution_tool", "", "ls"); got != Ask {
+		t.Errorf("unconfined commands: %s, want ask", got)
 	}
 }
 

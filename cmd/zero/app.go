@@ -44,7 +44,7 @@ func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 		fs.String("utility-model", "", "the utility model (default: the chat model)")
 		fs.String("sandbox", "", "where commands run: auto (docker when an engine answers, else local), docker, local")
 		fs.String("image", "", "the container image of the docker sandbox (default kalilinux/kali-rolling)")
-		fs.String("approval", "", "when to ask before a tool runs: sandbox (the default: never in Docker; before each command on the local backend, which zero run asks only without bubblewrap), ask (before every command, input and edit), auto (never)")
+		fs.String("approval", "", "when to ask before a tool runs: sandbox (the default: before each command only where it would run unconfined, on the local backend without bubblewrap), ask (before every command, input and edit), auto (never)")
 	}
 	return f
 }

@@ -101,7 +101,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 1
 	}
 
-	sess.SetGate(newTermGate(a.runPolicy(), stdin, stderr, interactive).Gate)
+	sess.SetGate(newTermGate(a.policy(), stdin, stderr, interactive).Gate)
 
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

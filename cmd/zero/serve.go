@@ -216,21 +216,19 @@ func (a *app) ensureSandbox() error {
 	return a.openSandbox()
 }
 
-// policy is the approval policy of the app's sessions. A workspace's own
-// configuration may make it stricter, never looser: a repository must not
-// be able to switch off the questions.
+// policy is the approval policy of the app's sessions, in every face:
+// "sandbox" (the default) asks before a command only where it would run
+// unconfined (the local backend without bubblewrap), "ask" before every
+// command, input and edit, "auto" never. A workspace's own configuration
+// may make it stricter, never looser (config.Load sees to that).
 func (a *app) policy() server.Policy {
-	backend := "local"
-	if a.backend != nil {
-		backend = a.backend.Name()
-	}
 	switch a.cfg.Approval {
 	case "ask":
 		return askPolicy
-	case "auto": // never from the workspace: config.Load ignores that
+	case "auto":
 		return server.Policy{Default: server.Auto}
 	default:
-		return server.DefaultPolicy(backend)
+		return server.DefaultPolicy(confined(a.backend))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -18,7 +19,7 @@ func TestHostPolicy(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("ZERO_APPROVAL", "")
-	askCommands := server.DefaultPolicy("local")
+	askCommands := server.DefaultPolicy(false) // no sandbox opened: nothing confines the commands
 	tests := []struct {
 		name    string
 		project string            // the workspace's config.yaml
@@ -91,7 +92,7 @@ func TestHostSessionsAsk(t *testing.T) {
 	t.Setenv("ZERO_MODEL", llmtest.ModelName)
 	t.Setenv("OPENAI_BASE_URL", srv.URL())
 	t.Setenv("ZERO_SANDBOX", "local")
-	t.Setenv("ZERO_APPROVAL", "")
+	t.Setenv("ZERO_APPROVAL", "ask") // under bubblewrap "sandbox" would not ask
 	h, err := newHost(t.Context(), t.TempDir(), nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -141,5 +142,33 @@ func TestListenLoopback(t *testing.T) {
 			ln.Close()
 			t.Errorf("listenLoopback(%q) accepted a non-loopback address", addr)
 		}
+	}
+}
+
+// approval "sandbox" asks only where commands would run unconfined: the
+// local backend under bubblewrap is a sandbox, without it it is not.
+func TestDefaultPolicyFollowsIsolation(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("ZERO_APPROVAL", "")
+	t.Setenv("ZERO_SANDBOX", "local")
+	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ensureSandbox(); err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	l := a.backend.(*sandbox.Local)
+	mode, _ := l.Isolation()
+	want := server.DefaultPolicy(false)
+	if mode == sandbox.IsolationBubblewrap {
+		want = server.Policy{Default: server.Auto}
+	} else if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
+		t.Fatal("bubblewrap is required here (ZERO_REQUIRE_DOCKER=1)")
+	}
+	if diff := cmp.Diff(want, a.policy()); diff != "" {
+		t.Errorf("policy under %s (-want +got):\n%s", mode, diff)
 	}
 }

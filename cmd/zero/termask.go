@@ -12,23 +12,6 @@ import (
 	"github.com/zeroagent/zero/server"
 )
 
-// runPolicy is the approval policy of `zero run`: "sandbox" asks only where
-// commands would run unconfined on this machine (the local backend without
-// bubblewrap), "ask" asks before every command, input and edit, "auto"
-// never asks.
-func (a *app) runPolicy() server.Policy {
-	switch a.cfg.Approval {
-	case "auto":
-		return server.Policy{Default: server.Auto}
-	case "ask":
-		return askPolicy
-	}
-	if confined(a.backend) {
-		return server.Policy{Default: server.Auto}
-	}
-	return server.DefaultPolicy("local")
-}
-
 // askPolicy asks before everything that changes something.
 var askPolicy = server.Policy{Default: server.Auto, Rules: []server.Rule{
 	{Tool: "code_execution_tool", Decision: server.Ask},
