@@ -411,7 +411,7 @@ func TestBadArguments(t *testing.T) {
 		{"zero_start", map[string]any{"message": "x", "workspace": file}, "is not a directory"},
 		{"zero_start", map[string]any{"message": "x", "workspace": env.Workspace, "profile": "nope"}, "profile: unknown profile"},
 		{"zero_start", map[string]any{"message": "x", "session": "nope"}, `session: no session "nope"`},
-		{"zero_start", map[string]any{"message": "x", "bogus": 1}, "bogus: unknown argument"},
+		{"zero_start", map[string]any{"message": "x", "wait_for_previous": true, "workspace": "rel"}, "workspace: must be an absolute path"}, // unknown arguments are ignored
 		{"zero_status", map[string]any{"session": "nope"}, "session: no session"},
 		{"zero_status", map[string]any{"session": "s", "since": "x"}, "since: must be a number"},
 		{"zero_status", map[string]any{"session": "s", "wait": -1}, "wait: must not be negative"},
@@ -629,5 +629,28 @@ func TestHTTP(t *testing.T) {
 	defer el.mu.Unlock()
 	if len(el.asked) != 1 {
 		t.Errorf("elicitations over HTTP = %q", el.asked)
+	}
+}
+
+// Clients add arguments of their own (Gemini CLI sends wait_for_previous
+// with every call): they are ignored, and no schema forbids them.
+func TestUnknownArgumentsIgnored(t *testing.T) {
+	env := newEnv(t, nil, llmtest.Reply{Content: answer("ran anyway")})
+	r := startStdio(t, env, clientOpts{})
+	out, res := call(t, r.c, "zero_run", map[string]any{"message": "hi", "workspace": env.Workspace, "wait_for_previous": true})
+	mustOK(t, res)
+	if out["response"] != "ran anyway" {
+		t.Errorf("zero_run with an extra argument: %v", out)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+	defer cancel()
+	tools, err := r.c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if strings.Contains(string(tl.RawInputSchema), "additionalProperties") {
+			t.Errorf("%s's input schema forbids extra arguments: %s", tl.Name, tl.RawInputSchema)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package mcpface
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,7 +92,9 @@ type props map[string]any
 func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 
 func obj(p props, required ...string) map[string]any {
-	o := map[string]any{"type": "object", "properties": map[string]any(p), "additionalProperties": false}
+	// No "additionalProperties": false: clients add arguments of their own
+	// (Gemini CLI's wait_for_previous), and those are ignored.
+	o := map[string]any{"type": "object", "properties": map[string]any(p)}
 	if len(required) > 0 {
 		o["required"] = required
 	}
@@ -270,15 +271,12 @@ func bind(req mcp.CallToolRequest, dst any, required ...string) error {
 			return badArg(name, "required")
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	// Unknown arguments are ignored: clients add their own (Gemini CLI's
+	// wait_for_previous); wrong types of known ones are errors.
+	if err := json.Unmarshal(raw, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return badArg(te.Field, "must be a %s, not %s", jsonType(te.Type.Kind().String()), te.Value)
-		}
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return badArg(strings.Trim(name, `"`), "unknown argument")
 		}
 		return badArg("arguments", "%v", err)
 	}
