@@ -61,13 +61,15 @@ var (
 
 func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var addr *string
+	var budget *time.Duration
 	h, code := serveFlags(ctx, "zero mcp", args, stderr, func(fs *flag.FlagSet) {
 		addr = fs.String("http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:7777) instead of stdio; the bearer token is $ZERO_MCP_TOKEN, or a new one printed on stderr")
+		budget = fs.Duration("run-budget", mcpface.DefaultRunBudget, "how long a zero_run call may last before it returns the run's cursor while the run goes on (clients give up on a tool call after about 60 s)")
 	})
 	if h == nil {
 		return code
 	}
-	opts := mcpface.Options{Manager: h.manager, Catalog: h.catalog, Version: version, DefaultWorkspace: h.ws, Logger: h.logger.With("face", "mcp")}
+	opts := mcpface.Options{Manager: h.manager, Catalog: h.catalog, Version: version, DefaultWorkspace: h.ws, RunBudget: *budget, Logger: h.logger.With("face", "mcp")}
 	if *addr == "" {
 		return serveFace(ctx, h, "mcp", func(ctx context.Context) error {
 			return mcpface.ServeStdio(ctx, stdin, stdout, opts)

@@ -14,6 +14,7 @@
 package mcpface
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -43,7 +44,14 @@ type Options struct {
 	// DefaultWorkspace is used when a call names no workspace and the client
 	// advertises no roots; "" makes such a call fail with a clear error.
 	DefaultWorkspace string
+	// RunBudget is how long a zero_run call may last before it returns the
+	// run's state and cursor while the run goes on; 0 means DefaultRunBudget.
+	RunBudget time.Duration
 }
+
+// DefaultRunBudget keeps a blocking zero_run under the roughly 60 s after
+// which hosts such as Claude Desktop give up on a tool call.
+const DefaultRunBudget = 50 * time.Second
 
 const (
 	// stdioWorkers is mcp-go's maximum: tools/call runs on this pool, and a
@@ -194,6 +202,7 @@ type face struct {
 	srv  *mcpserver.MCPServer
 
 	keepalive  time.Duration // zero_run's quiet progress interval; tests shorten it
+	runBudget  time.Duration // how long a zero_run call lasts at most
 	maxMessage int64         // the longest message read (MaxMessageSize); tests lower it
 
 	mu      sync.Mutex
@@ -227,7 +236,8 @@ func newFace(opts Options) (*face, error) {
 	}
 	f := &face{
 		opts: opts, mgr: opts.Manager, log: opts.Logger, keepalive: keepalive, maxMessage: MaxMessageSize,
-		driven: map[string]*driven{}, asking: map[string]context.CancelFunc{}, running: map[string]context.Context{},
+		runBudget: cmp.Or(opts.RunBudget, DefaultRunBudget),
+		driven:    map[string]*driven{}, asking: map[string]context.CancelFunc{}, running: map[string]context.Context{},
 	}
 	f.srv = f.newMCPServer()
 	return f, nil

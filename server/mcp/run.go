@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
@@ -17,6 +20,13 @@ import (
 // with no news) when the request carries a progress token, and logs tool
 // calls, warnings and errors as notifications/message. Cancelling the
 // request (notifications/cancelled; mcp-go cancels ctx) cancels the run.
+//
+// A call never waits for an answer nobody can give, nor past what clients
+// wait for a tool (Claude Desktop gives up after about 60 s): it returns
+// early, with the run still going, when the run needs an approval and the
+// client cannot be asked (no elicitation), and when it has run for the
+// face's budget. The result then says what the run waits for and the next
+// call to make (zero_approve, zero_status with the cursor).
 func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	s, a, fail := f.openStart(ctx, req)
 	if fail != nil {
@@ -27,48 +37,77 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		token = req.Params.Meta.ProgressToken
 	}
 	cur := s.Cursor()
-	defer f.setRunning(s.ID(), ctx)()
+	release := f.setRunning(s.ID(), ctx)
+	defer release()
 
-	type outcome struct {
-		res server.RunResult
-		err error
+	// The run belongs to the session, not to this call, so it can go on
+	// when the call returns early; the client's cancel still cancels it.
+	n, intervened, err := s.Send(a.Message)
+	if err != nil {
+		return toolError(fmt.Errorf("run: %w", err)), nil
 	}
-	done := make(chan outcome, 1)
-	watch, stopWatch := context.WithCancel(ctx)
-	go func() { // owned: handleRun receives from done before returning
-		defer stopWatch()
-		r, err := s.Prompt(ctx, a.Message)
-		done <- outcome{r, err}
-	}()
+	if intervened {
+		return result(runOut{Session: s.ID(), Run: n, StopReason: server.StopIntervened, Intervened: true, Trust: sessionTrust(s)},
+			fmt.Sprintf("Session %s was running: the message was delivered to run %d as an intervention.", s.ID(), n)), nil
+	}
+	canAsk := canElicit(mcpserver.ClientSessionFromContext(ctx))
+	budget := time.NewTimer(f.runBudget)
+	defer budget.Stop()
 	p := &progress{f: f, ctx: ctx, token: token}
-	for watch.Err() == nil {
-		wctx, cancel := context.WithTimeout(watch, f.keepalive)
-		evs, next, err := s.Wait(wctx, cur)
+	for {
+		if res, ok := s.Last(); ok && res.Run == n {
+			evs, _ := s.Events(cur)
+			p.events(evs)
+			return f.runResult(s, res), nil
+		}
+		if !canAsk {
+			if pending := f.pending(s.ID()); len(pending) > 0 {
+				return f.runWaiting(s, n, s.Cursor(), pending), nil
+			}
+		}
+		wctx, cancel := context.WithTimeout(ctx, f.keepalive)
+		evs, next, werr := s.Wait(wctx, cur)
 		cancel()
 		cur = next
 		p.events(evs)
-		if errors.Is(err, context.DeadlineExceeded) && watch.Err() == nil {
+		if slices.ContainsFunc(evs, func(e loop.Event) bool { return e.Type == loop.EventRunEnded }) {
+			waitLast(s, n) // the result is recorded just after run_ended
+		}
+		switch {
+		case ctx.Err() != nil: // the client cancelled the call (or left)
+			s.Cancel()
+			return toolError(fmt.Errorf("run: %w", context.Cause(ctx))), nil
+		case errors.Is(werr, server.ErrClosed):
+			return toolError(fmt.Errorf("run: %w", werr)), nil
+		case errors.Is(werr, context.DeadlineExceeded):
 			p.send() // keep-alive: nothing new for a while
 		}
-		if errors.Is(err, server.ErrClosed) {
-			break
+		select {
+		case <-budget.C:
+			return f.runGoingOn(s, n, cur), nil
+		default:
 		}
 	}
-	o := <-done
-	evs, _ := s.Events(cur)
-	p.events(evs)
-	if o.err != nil {
-		return toolError(fmt.Errorf("run: %w", o.err)), nil
+}
+
+// waitLast waits, briefly, for the result of run n to be recorded.
+func waitLast(s *server.Session, n int) {
+	for range 400 {
+		if res, ok := s.Last(); ok && res.Run >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	out := runOut{Session: s.ID(), Run: o.res.Run, StopReason: o.res.StopReason, Response: o.res.Response,
-		Intervened: o.res.StopReason == server.StopIntervened, Trust: sessionTrust(s)}
-	if o.res.Err != nil && o.res.StopReason == loop.StopError {
-		out.Error = o.res.Err.Error()
+}
+
+// runResult is zero_run's answer for a run that ended.
+func (f *face) runResult(s *server.Session, r server.RunResult) *mcp.CallToolResult {
+	out := runOut{Session: s.ID(), Run: r.Run, StopReason: r.StopReason, Response: r.Response, Trust: sessionTrust(s)}
+	if r.Err != nil && r.StopReason == loop.StopError {
+		out.Error = r.Err.Error()
 	}
-	summary := o.res.Response
-	switch o.res.StopReason {
-	case server.StopIntervened:
-		summary = fmt.Sprintf("Session %s was running: the message was delivered to run %d as an intervention.", s.ID(), o.res.Run)
+	summary := r.Response
+	switch r.StopReason {
 	case loop.StopCancelled:
 		summary = "The run was cancelled."
 	case loop.StopError:
@@ -78,9 +117,49 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		summary += "\nWarning: " + out.Trust.Message
 	}
 	res := result(out, summary)
-	res.IsError = o.res.StopReason == loop.StopError
-	return res, nil
+	res.IsError = r.StopReason == loop.StopError
+	return res
 }
+
+// pending lists the approvals session id waits for.
+func (f *face) pending(id string) []approval {
+	ap := f.mgr.Approvals()
+	if ap == nil {
+		return nil
+	}
+	var out []approval
+	for _, r := range ap.Pending(id) {
+		out = append(out, approval{ID: r.ID, Tool: r.Tool, Title: r.Title, Subject: r.Subject})
+	}
+	return out
+}
+
+// runWaiting is zero_run's early answer when the run needs an approval the
+// client cannot be asked for: the run stays held until zero_approve.
+func (f *face) runWaiting(s *server.Session, n int, cur int64, pending []approval) *mcp.CallToolResult {
+	first := pending[0]
+	out := runOut{Session: s.ID(), Run: n, StopReason: stopApproval, Cursor: cur, Pending: pending, Trust: sessionTrust(s),
+		Next: &nextCall{Tool: "zero_approve", Arguments: map[string]any{"id": first.ID, "approve": true}}}
+	summary := fmt.Sprintf("The run is waiting for approval to run %s. Ask the user, then call zero_approve {id: %q, approve: true} (or false), "+
+		"then zero_status {session: %q, since: %d, wait: 30} to follow the run.", first.Title, first.ID, s.ID(), cur)
+	return result(out, summary)
+}
+
+// runGoingOn is zero_run's early answer once the call has lasted its
+// budget: the run goes on, and zero_status follows it.
+func (f *face) runGoingOn(s *server.Session, n int, cur int64) *mcp.CallToolResult {
+	out := runOut{Session: s.ID(), Run: n, StopReason: stopRunning, Cursor: cur, Trust: sessionTrust(s),
+		Next: &nextCall{Tool: "zero_status", Arguments: map[string]any{"session": s.ID(), "since": cur, "wait": 30}}}
+	summary := fmt.Sprintf("The run is still going after %s. Follow it with zero_status {session: %q, since: %d, wait: 30}.",
+		f.runBudget.Round(time.Second), s.ID(), cur)
+	return result(out, summary)
+}
+
+// Stop reasons of a zero_run that returned before its run ended.
+const (
+	stopApproval = "approval_required"
+	stopRunning  = "running"
+)
 
 // progress turns a zero_run's events into notifications.
 type progress struct {

@@ -170,8 +170,12 @@ var (
 "created":{"type":"string"},"updated":{"type":"string"},"running":{"type":"boolean"},"paused":{"type":"boolean"},"runs":{"type":"integer"},"last_seq":{"type":"integer"}},
 "required":["id","running","runs"]}}},"required":["sessions"]}`)
 	runOutSchema = json.RawMessage(`{"type":"object","properties":{"session":{"type":"string"},"run":{"type":"integer"},
-"stop_reason":{"type":"string","enum":["response","cancelled","error","intervened"]},"response":{"type":"string"},"error":{"type":"string"},
-"intervened":{"type":"boolean"},"trust":` + trustSchema + `},"required":["session","run","stop_reason"]}`)
+"stop_reason":{"type":"string","enum":["response","cancelled","error","intervened","approval_required","running"],
+"description":"approval_required and running: the call returned while the run goes on; see next"},"response":{"type":"string"},"error":{"type":"string"},
+"intervened":{"type":"boolean"},"trust":` + trustSchema + `,"cursor":{"type":"integer","description":"pass to zero_status as since"},
+"pending_approvals":{"type":"array","items":` + approvalSchema + `},
+"next":{"type":"object","description":"the call to make next","properties":{"tool":{"type":"string"},"arguments":{"type":"object"}},"required":["tool","arguments"]}},
+"required":["session","run","stop_reason"]}`)
 )
 
 // Tool arguments and results.
@@ -249,6 +253,16 @@ type (
 		Error      string        `json:"error,omitempty"`
 		Intervened bool          `json:"intervened,omitempty"`
 		Trust      *trustWarning `json:"trust,omitempty"`
+		// Cursor, Pending and Next are set when the call returned before
+		// the run ended.
+		Cursor  int64      `json:"cursor,omitempty"`
+		Pending []approval `json:"pending_approvals,omitempty"`
+		Next    *nextCall  `json:"next,omitempty"`
+	}
+	// nextCall is the call a model should make next.
+	nextCall struct {
+		Tool      string         `json:"tool"`
+		Arguments map[string]any `json:"arguments"`
 	}
 )
 
