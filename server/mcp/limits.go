@@ -78,9 +78,13 @@ func (f *face) tooLargeRequest(method mcp.MCPMethod, raw json.RawMessage) error 
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	h  *hygiene // drops what must not reach the client; nil drops nothing
 }
 
 func (lw *lockedWriter) Write(p []byte) (int, error) {
+	if lw.h != nil && lw.h.drop(p) {
+		return len(p), nil
+	}
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	return lw.w.Write(p)
@@ -96,6 +100,7 @@ type stdioInput struct {
 	max   int64
 	out   io.Writer // the client, for the answers the filter gives itself
 	log   *slog.Logger
+	h     *hygiene // told of every line; nil for none
 
 	pending []byte // what is left of the current line (without its newline)
 	nl      bool   // a newline follows pending
@@ -120,6 +125,9 @@ func (in *stdioInput) Read(p []byte) (int, error) {
 		line, over, err := in.lines.ReadLine()
 		in.err = err
 		in.pending, in.nl = line, err == nil
+		if in.h != nil && over == nil {
+			in.h.in(line)
+		}
 		if over != nil {
 			in.pending = in.refuse(over)
 			in.nl = in.pending != nil

@@ -112,8 +112,11 @@ func (f *face) serveStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	// Listen returns once every request handler has returned; its ctx
 	// ends zero_run's runs and zero_status's waits. It reads the client's
 	// lines through stdioInput, which keeps lines over the limit from it.
-	w := &lockedWriter{w: out}
-	err := ss.Listen(ctx, newStdioInput(in, f.maxMessage, w, f.log), w)
+	h := newHygiene()
+	w := &lockedWriter{w: out, h: h}
+	input := newStdioInput(in, f.maxMessage, w, f.log)
+	input.h = h
+	err := ss.Listen(ctx, input, w)
 	f.stop()
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp stdio: %w", err)
