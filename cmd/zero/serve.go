@@ -128,6 +128,22 @@ func (h *host) roots(spec server.SessionSpec) ([]string, error) {
 	return out, nil
 }
 
+// where says, for the MCP instructions, where the agent's commands run,
+// from the configuration (the sandbox itself opens with the first session).
+func (h *host) where() string {
+	a, err := h.app([]string{h.ws})
+	if err != nil {
+		return ""
+	}
+	switch a.cfg.Sandbox.Backend {
+	case "docker":
+		return "in a Docker container"
+	case "local":
+		return "on this machine (confined by bubblewrap when it is installed)"
+	}
+	return "in a Docker container when an engine answers, else on this machine (confined by bubblewrap when it is installed)"
+}
+
 // appOf returns the app of a session's workspace folders (none: the
 // default workspace), without opening its sandbox.
 func (h *host) appOf(roots []string) (*app, error) {

@@ -44,6 +44,10 @@ type Options struct {
 	// DefaultWorkspace is used when a call names no workspace and the client
 	// advertises no roots; "" makes such a call fail with a clear error.
 	DefaultWorkspace string
+	// Sandbox says where commands run, for the instructions the client's
+	// model reads (for example "in a Docker container"); "" says "in a
+	// sandbox".
+	Sandbox string
 	// RunBudget is how long a zero_run call may last before it returns the
 	// run's state and cursor while the run goes on; 0 means DefaultRunBudget.
 	RunBudget time.Duration

@@ -1,8 +1,13 @@
 package mcpface
 
 import (
+	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/zeroagent/zero/llm/llmtest"
 )
@@ -48,5 +53,33 @@ func TestRunReturnsAfterBudget(t *testing.T) {
 	st, _ := poll(t, r.c, out["session"].(string), out["cursor"].(float64), finished)
 	if result, _ := st["result"].(map[string]any); result["response"] != "slow but done" {
 		t.Errorf("the run did not go on: %v", st)
+	}
+}
+
+// What the client's model reads: annotations, the default profile, and the
+// next call in zero_start's result.
+func TestToolsForAModel(t *testing.T) {
+	env := newEnv(t, nil, llmtest.Reply{Content: answer("ok")})
+	r := startStdio(t, env, clientOpts{})
+	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+	defer cancel()
+	tools, err := r.c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		ro := tl.Annotations.ReadOnlyHint != nil && *tl.Annotations.ReadOnlyHint
+		if want := tl.Name == "zero_status" || tl.Name == "zero_sessions"; ro != want {
+			t.Errorf("%s readOnlyHint = %v, want %v", tl.Name, ro, want)
+		}
+		raw, _ := json.Marshal(tl)
+		if tl.Name == "zero_start" && (!strings.Contains(string(raw), "cannot see this conversation") || !strings.Contains(string(raw), "Default: agent0")) {
+			t.Errorf("zero_start's arguments should say the message stands alone and name the default profile: %s", raw)
+		}
+	}
+	out, res := call(t, r.c, "zero_start", map[string]any{"message": "hi", "workspace": env.Workspace})
+	mustOK(t, res)
+	if next, _ := out["next"].(map[string]any); next["tool"] != "zero_status" {
+		t.Errorf("zero_start result: %v", out)
 	}
 }

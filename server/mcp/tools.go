@@ -35,51 +35,48 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 		mcpserver.WithLogging(),
 		mcpserver.WithRecovery(),
 		mcpserver.WithHooks(hooks),
-		mcpserver.WithInstructions("Zero is an autonomous coding agent working in a sandbox on your workspace. "+
-			"Start a task with zero_start and follow it with zero_status (pass the cursor back; wait up to 50 s), "+
-			"or use zero_run to block until the answer. Answer approval requests with zero_approve."),
+		mcpserver.WithInstructions(f.instructions()),
 	)
 	f.srv = s
 	profile := f.profileSchema()
-	s.AddTool(tool("zero_start",
-		"Start a task for the Zero agent (or continue a session) and return at once with the session id, the run number and a cursor; follow the run with zero_status. If the session is running, the message is delivered to the run as an intervention."+f.profileHint(),
-		obj(props{"message": str("The task or message for the agent."),
-			"workspace": str("Absolute path of the folder the agent works in; defaults to the client's first root."),
-			"session":   str("Id of a session to continue."), "profile": profile}, "message"),
-		startOutSchema), f.handleStart)
-	s.AddTool(tool("zero_status",
-		"Events of a session since a cursor (thoughts, tool calls, output, answer), whether it is still running, the approvals it waits for, and the result of its last run. With wait > 0 it waits up to that many seconds (max 50) for news.",
-		obj(props{"session": str("Session id."),
-			"since": map[string]any{"type": "integer", "minimum": 0, "description": "Cursor from the previous call (0 = from the start)."},
-			"wait":  map[string]any{"type": "number", "minimum": 0, "maximum": maxWait, "description": "Seconds to wait for news (default 0)."}}, "session"),
-		statusOutSchema), f.handleStatus)
-	s.AddTool(tool("zero_reply",
-		"Send a follow-up message to a session: it starts a new run, or is delivered to the running one as an intervention.",
-		obj(props{"session": str("Session id."), "message": str("The message.")}, "session", "message"),
-		startOutSchema), f.handleReply)
-	s.AddTool(tool("zero_approve",
-		"Answer an approval request (ids are listed by zero_status as pending_approvals).",
-		obj(props{"id": str("Approval request id."),
+	message := str("The task for the agent, complete on its own: the agent cannot see this conversation, so include the files, errors and goals it needs.")
+	workspace := str("Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in.")
+	s.AddTool(annotate(tool("zero_start",
+		"Start a task for the Zero agent, or continue a session, and return at once with the session id and a cursor; then follow the run with zero_status (the result's next field has the call). If the session is running, the message joins the run as an intervention.",
+		obj(props{"message": message, "workspace": workspace,
+			"session": str("Id of a session to continue, from an earlier zero_start, zero_run or zero_sessions result. Omit to start a new session."), "profile": profile}, "message"),
+		startOutSchema), false, false), f.handleStart)
+	s.AddTool(annotate(tool("zero_status",
+		"What a session did since a cursor: its events (thoughts, one headline per step, tool calls, command output, the answer), whether it still runs, the approvals it waits for, and the last run's result. Pass the cursor it returns to the next call; wait > 0 waits up to that many seconds (at most 50) for news.",
+		obj(props{"session": str("Session id, from zero_start, zero_run or zero_sessions."),
+			"since": map[string]any{"type": "integer", "minimum": 0, "description": "Cursor from the previous result (0 = from the start)."},
+			"wait":  map[string]any{"type": "number", "minimum": 0, "maximum": maxWait, "description": "Seconds to wait for news (default 0: answer at once)."}}, "session"),
+		statusOutSchema), true, true), f.handleStatus)
+	s.AddTool(annotate(tool("zero_reply",
+		"Send a follow-up message to a session: it starts a new run, or joins the running one as an intervention. Like every message, it must stand on its own.",
+		obj(props{"session": str("Session id, from zero_start, zero_run or zero_sessions."), "message": message}, "session", "message"),
+		startOutSchema), false, false), f.handleReply)
+	s.AddTool(annotate(tool("zero_approve",
+		"Answer an approval request of a run (its id is in pending_approvals of zero_status or zero_run). Ask the user first: the request runs a command on their machine or sandbox.",
+		obj(props{"id": str("Approval request id, from pending_approvals."),
 			"approve": map[string]any{"type": "boolean", "description": "true runs the tool, false refuses it."},
-			"always":  map[string]any{"type": "boolean", "description": "Also allow later calls like this one in the session."},
-			"reason":  str("Why it is refused (told to the agent).")}, "id", "approve"),
-		approveOutSchema), f.handleApprove)
-	s.AddTool(tool("zero_cancel", "Cancel the run in progress of a session.",
-		obj(props{"session": str("Session id.")}, "session"), cancelOutSchema), f.handleCancel)
-	s.AddTool(tool("zero_sessions", "List the sessions.", obj(props{}), sessionsOutSchema), f.handleSessions)
-	s.AddTool(tool("zero_run",
-		"Run a task with the Zero agent and wait for its answer. Sends progress notifications (headline and latest thought) when given a progress token; prefer zero_start + zero_status when calls time out."+f.profileHint(),
-		obj(props{"message": str("The task or message for the agent."),
-			"workspace": str("Absolute path of the folder the agent works in; defaults to the client's first root."),
-			"session":   str("Id of a session to continue."), "profile": profile}, "message"),
-		runOutSchema), f.handleRun)
-
-	s.AddTool(tool("zero_trust",
+			"always":  map[string]any{"type": "boolean", "description": "Also allow later calls of this tool in the session without asking (default false)."},
+			"reason":  str("Why it is refused; the agent reads it.")}, "id", "approve"),
+		approveOutSchema), false, true), f.handleApprove)
+	s.AddTool(annotate(tool("zero_cancel", "Cancel the run in progress of a session; what it started is stopped. The session stays and can be continued.",
+		obj(props{"session": str("Session id.")}, "session"), cancelOutSchema), false, true), f.handleCancel)
+	s.AddTool(annotate(tool("zero_sessions", "List the sessions of this zero process, oldest first, with their workspace, profile, title and whether they run.", obj(props{}), sessionsOutSchema), true, true), f.handleSessions)
+	s.AddTool(annotate(tool("zero_run",
+		"Run a task with the Zero agent and wait for its answer. It returns early, the run going on, when the run needs an approval this client cannot be asked for, or after about 50 s; the result's next field then has the call to make (zero_approve or zero_status). Sends progress (headline and latest thought) when given a progress token.",
+		obj(props{"message": message, "workspace": workspace,
+			"session": str("Id of a session to continue, from an earlier result. Omit to start a new session."), "profile": profile}, "message"),
+		runOutSchema), false, false), f.handleRun)
+	s.AddTool(annotate(tool("zero_trust",
 		"Ask the user whether to trust the workspace's own code (.zero extensions and tools), which Zero keeps off until they do. "+
 			"Only the user can answer: the files are shown to them, and a client that cannot ask says how they can trust it themselves.",
 		obj(props{"session": str("Session whose workspace to trust."),
 			"workspace": str("Absolute path of the workspace, when no session is given.")}),
-		trustOutSchema), f.handleTrust)
+		trustOutSchema), false, true), f.handleTrust)
 
 	s.AddResourceTemplate(mcp.NewResourceTemplate("zero://session/{id}", "Zero session",
 		mcp.WithTemplateDescription("Transcript of a Zero session: messages, tool calls with results, answers."),
@@ -101,6 +98,27 @@ func obj(p props, required ...string) map[string]any {
 	return o
 }
 
+// annotate sets a tool's hints: readOnly tools change nothing, idempotent
+// ones have no further effect when repeated with the same arguments.
+func annotate(t mcp.Tool, readOnly, idempotent bool) mcp.Tool {
+	t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: &readOnly, IdempotentHint: &idempotent,
+		DestructiveHint: mcp.ToBoolPtr(false), OpenWorldHint: mcp.ToBoolPtr(false)}
+	return t
+}
+
+// instructions tell the client's model what Zero is and how to drive it,
+// naming where commands run (Options.Sandbox).
+func (f *face) instructions() string {
+	where := "in a sandbox"
+	if f.opts.Sandbox != "" {
+		where = f.opts.Sandbox
+	}
+	return "Zero is an autonomous coding agent. It works on a workspace folder and runs commands " + where + ". " +
+		"It cannot see this conversation: every message must say what it needs. " +
+		"Start a task with zero_start and follow it with zero_status (pass the cursor back; wait up to 50 s), " +
+		"or use zero_run to wait for the answer. When a run waits for an approval, ask the user and answer with zero_approve."
+}
+
 func tool(name, desc string, in map[string]any, out json.RawMessage) mcp.Tool {
 	raw, err := json.Marshal(in)
 	if err != nil {
@@ -120,39 +138,30 @@ func (f *face) profileSchema() map[string]any {
 		}
 		if len(ids) > 0 {
 			p["enum"] = ids
+			def := f.opts.Catalog.Profiles()[0]
+			p["description"] = fmt.Sprintf("Agent profile for a new session (or to switch a session to). Default: %s%s.", def.ID, clause(def.Description))
 		}
 	}
 	return p
 }
 
-func (f *face) profileHint() string {
-	if f.opts.Catalog == nil {
+// clause is ", description" in lower case for a profile, or "".
+func clause(desc string) string {
+	desc = strings.TrimSuffix(strings.TrimSpace(desc), ".")
+	if desc == "" {
 		return ""
 	}
-	var b strings.Builder
-	for _, c := range f.opts.Catalog.Profiles() {
-		if b.Len() == 0 {
-			b.WriteString(" Profiles: ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(c.ID)
-		if c.Description != "" {
-			b.WriteString(" (" + c.Description + ")")
-		}
-	}
-	if b.Len() > 0 {
-		b.WriteString(".")
-	}
-	return b.String()
+	return " (" + desc + ")"
 }
 
 // Output schemas, written out so clients see exactly what comes back.
 var (
+	nextSchema     = `{"type":"object","description":"the call to make next","properties":{"tool":{"type":"string"},"arguments":{"type":"object"}},"required":["tool","arguments"]}`
 	trustSchema    = `{"type":"object","description":"the workspace's own code is off until the user trusts it","properties":{"status":{"type":"string"},"files":{"type":"array","items":{"type":"string"}},"message":{"type":"string"}}}`
 	startOutSchema = json.RawMessage(`{"type":"object","properties":{
 "session":{"type":"string"},"run":{"type":"integer"},"cursor":{"type":"integer","description":"pass to zero_status as since"},
-"intervened":{"type":"boolean","description":"the message went to the running run"},"workspace":{"type":"string"},"trust":` + trustSchema + `},
+"intervened":{"type":"boolean","description":"the message went to the running run"},"workspace":{"type":"string"},"trust":` + trustSchema + `,
+"next":` + nextSchema + `},
 "required":["session","run","cursor","intervened"]}`)
 	eventSchema = `{"type":"object","properties":{"seq":{"type":"integer"},"agent":{"type":"integer"},"type":{"type":"string"},
 "item":{"type":"string"},"text":{"type":"string"},"tool":{"type":"string"},"title":{"type":"string"},"kind":{"type":"string"},
@@ -174,7 +183,7 @@ var (
 "description":"approval_required and running: the call returned while the run goes on; see next"},"response":{"type":"string"},"error":{"type":"string"},
 "intervened":{"type":"boolean"},"trust":` + trustSchema + `,"cursor":{"type":"integer","description":"pass to zero_status as since"},
 "pending_approvals":{"type":"array","items":` + approvalSchema + `},
-"next":{"type":"object","description":"the call to make next","properties":{"tool":{"type":"string"},"arguments":{"type":"object"}},"required":["tool","arguments"]}},
+"next":` + nextSchema + `},
 "required":["session","run","stop_reason"]}`)
 )
 
@@ -193,6 +202,7 @@ type (
 		Intervened bool          `json:"intervened"`
 		Workspace  string        `json:"workspace,omitempty"`
 		Trust      *trustWarning `json:"trust,omitempty"`
+		Next       *nextCall     `json:"next,omitempty"`
 	}
 	statusArgs struct {
 		Session string  `json:"session"`
@@ -486,6 +496,7 @@ func (f *face) send(s *server.Session, msg string) (*mcp.CallToolResult, error) 
 	if r := s.Spec().Roots; len(r) > 0 {
 		out.Workspace = r[0]
 	}
+	out.Next = &nextCall{Tool: "zero_status", Arguments: map[string]any{"session": s.ID(), "since": cur, "wait": 30}}
 	summary := fmt.Sprintf("Started run %d of session %s; follow it with zero_status {session: %q, since: %d, wait: 30}.", run, s.ID(), s.ID(), cur)
 	if intervened {
 		summary = fmt.Sprintf("Session %s was running: the message was delivered to run %d as an intervention.", s.ID(), run)
