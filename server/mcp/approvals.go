@@ -16,8 +16,9 @@ import (
 // cancelled when this face stops.
 func (f *face) drive(ctx context.Context, s *server.Session) {
 	cs := mcpserver.ClientSessionFromContext(ctx)
+	modern := mcp.IsModernProtocol(mcpserver.RequestProtocolVersion(ctx))
 	id := s.ID()
-	if f.setClient(id, cs) {
+	if f.setClient(id, cs, modern) {
 		return
 	}
 	// Subscribe outside f.mu: the session holds its own lock while it calls
@@ -27,21 +28,21 @@ func (f *face) drive(ctx context.Context, s *server.Session) {
 	if f.closed || f.driven[id] != nil {
 		f.mu.Unlock()
 		unsubscribe()
-		f.setClient(id, cs)
+		f.setClient(id, cs, modern)
 		return
 	}
-	f.driven[id] = &driven{client: cs, unsubscribe: unsubscribe}
+	f.driven[id] = &driven{client: cs, modern: modern, unsubscribe: unsubscribe}
 	f.mu.Unlock()
 }
 
 // setClient makes cs the client of a driven session and reports whether the
 // session was driven already.
-func (f *face) setClient(id string, cs mcpserver.ClientSession) bool {
+func (f *face) setClient(id string, cs mcpserver.ClientSession, modern bool) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d := f.driven[id]
 	if d != nil && cs != nil {
-		d.client = cs
+		d.client, d.modern = cs, modern
 	}
 	return d != nil
 }
@@ -54,8 +55,8 @@ func (f *face) onEvent(session string, e loop.Event) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		d := f.driven[session]
-		if f.closed || d == nil || !canElicit(d.client) {
-			return // zero_status lists it; zero_approve answers it
+		if f.closed || d == nil || d.modern || !canElicit(d.client) {
+			return // zero_run's result asks for it; zero_status lists it; zero_approve answers it
 		}
 		ctx := f.ctx
 		if rc := f.running[session]; rc != nil {
@@ -91,15 +92,7 @@ func (f *face) elicit(ctx context.Context, cancel context.CancelFunc, e loop.Eve
 	title := cmpOr(e.Title, e.Tool)
 	res, err := f.srv.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-		Params: mcp.ElicitationParams{
-			Message: fmt.Sprintf("Zero wants to run %s. Allow it?", title),
-			RequestedSchema: map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"always": map[string]any{"type": "boolean", "title": "Always allow this in the session", "default": false},
-				},
-			},
-		},
+		Params:  approvalElicitation(title),
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -123,5 +116,19 @@ func (f *face) elicit(ctx context.Context, cancel context.CancelFunc, e loop.Eve
 	}
 	if err != nil {
 		f.log.Debug("approval already answered", "approval", id, "err", err)
+	}
+}
+
+// approvalElicitation asks the user whether to run the call titled title:
+// accept approves (always, when ticked, for the rest of the session).
+func approvalElicitation(title string) mcp.ElicitationParams {
+	return mcp.ElicitationParams{
+		Message: fmt.Sprintf("Zero wants to run %s. Allow it?", title),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"always": map[string]any{"type": "boolean", "title": "Always allow this in the session", "default": false},
+			},
+		},
 	}
 }

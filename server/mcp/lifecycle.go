@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,12 +19,6 @@ import (
 // request but initialize and ping from a client that has not initialized
 // its session (MCP's lifecycle: nothing runs before initialize).
 var errNotInitialized = errors.New("server not initialized: send initialize first (only ping is answered before it)")
-
-// legacyProtocolVersions are the MCP versions with the initialize
-// handshake, the only ones zero serves: its tools rely on the session
-// (progress, elicitation, roots, the approvals it routes to the client
-// that drove a run), which the stateless 2026-07-28 core does away with.
-var legacyProtocolVersions = slices.DeleteFunc(slices.Clone(mcp.ValidProtocolVersions), mcp.IsModernProtocol)
 
 // markInitialized records that a session completed initialize. The record
 // is the face's own: mcp-go's stdio session lives in a package variable
@@ -40,21 +33,27 @@ func (f *face) markInitialized(ctx context.Context, _ any, _ *mcp.InitializeRequ
 // forgetSession drops the record of a session that ended (HTTP DELETE).
 func (f *face) forgetSession(id string) { f.initialized.Delete(id) }
 
-// requireInitialized is an OnRequestInitialization hook: it lets initialize
-// and ping through and refuses any other request from a session that has
-// not completed initialize, whatever the transport. It also refuses the
-// stand-in for a request too long to read (see stdioInput) with the
-// too-large error.
+// requireInitialized is an OnRequestInitialization hook: on the protocol
+// versions with a handshake it lets initialize and ping through and
+// refuses any other request from a session that has not completed
+// initialize, whatever the transport. A request of the stateless
+// 2026-07-28 protocol, which has no initialize (its version and
+// capabilities travel in each request's _meta), goes through. It also
+// refuses the stand-in for a request too long to read (see stdioInput)
+// with the too-large error.
 func (f *face) requireInitialized(ctx context.Context, _ any, message any) error {
 	raw, _ := message.(json.RawMessage)
 	var m struct {
 		Method mcp.MCPMethod `json:"method"`
+		Params struct {
+			Meta *mcp.Meta `json:"_meta"`
+		} `json:"params"`
 	}
 	_ = json.Unmarshal(raw, &m)
 	if err := f.tooLargeRequest(m.Method, raw); err != nil {
 		return err
 	}
-	if m.Method == mcp.MethodInitialize || m.Method == mcp.MethodPing {
+	if m.Method == mcp.MethodInitialize || m.Method == mcp.MethodPing || mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
 		return nil
 	}
 	if s := mcpserver.ClientSessionFromContext(ctx); s != nil && s.SessionID() != "" {

@@ -82,7 +82,6 @@ func testRefusesBeforeInitializeStdio(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":3,"method":"resources/list"}`,
 		`{"jsonrpc":"2.0","id":4,"method":"no/such/method"}`,
-		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"zero_sessions","arguments":{},` + modernMeta + `}}`,
 	}
 	for i, line := range refused {
 		r := ask(line)
@@ -92,6 +91,11 @@ func testRefusesBeforeInitializeStdio(t *testing.T) {
 	}
 	if len(env.Manager.List()) != 0 {
 		t.Errorf("a session was created before initialize: %v", env.Manager.List())
+	}
+	// The stateless 2026-07-28 protocol has no initialize: its requests
+	// carry their version in _meta, and are served.
+	if r := ask(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"zero_sessions","arguments":{},` + modernMeta + `}}`); r.Error != nil || !strings.Contains(string(r.Result), "sessions") {
+		t.Errorf("a 2026-07-28 request: %+v %s", r.Error, r.Result)
 	}
 	if r := ask(`{"jsonrpc":"2.0","id":10,"method":"ping"}`); r.Error != nil {
 		t.Errorf("ping before initialize: %+v", r.Error)
@@ -164,14 +168,14 @@ func testRefusesBeforeInitializeHTTP(t *testing.T) {
 	if status != http.StatusBadRequest || r.Error == nil || r.Error.Code != mcp.INVALID_REQUEST || !strings.Contains(r.Error.Message, "not initialized") || r.ID != float64(1) {
 		t.Errorf("tools/call without initialize: %d %s, want 400 and a \"not initialized\" error", status, body)
 	}
-	// The stateless 2026-07-28 era has no initialize: zero does not serve
-	// it, and says which versions it does serve.
+	// The stateless 2026-07-28 protocol has no initialize: its requests
+	// are served.
 	modern := map[string]string{"Authorization": "Bearer " + token, mcp.HeaderProtocolVersion: "2026-07-28",
 		mcp.HeaderMethod: "tools/call", mcp.HeaderName: "zero_sessions"}
 	status, body = post(t, url, modern, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"zero_sessions","arguments":{},`+modernMeta+`}}`)
 	r = decodeReply(t, body)
-	if status != http.StatusBadRequest || r.Error == nil || r.Result != nil || !strings.Contains(body, mcp.LATEST_LEGACY_PROTOCOL_VERSION) {
-		t.Errorf("a stateless tools/call: %d %s, want 400 and an error listing the versions served", status, body)
+	if status != http.StatusOK || r.Error != nil || !strings.Contains(string(r.Result), "sessions") {
+		t.Errorf("a stateless tools/call: %d %s", status, body)
 	}
 	if len(env.Manager.List()) != 0 {
 		t.Errorf("a session was created before initialize: %v", env.Manager.List())
@@ -241,9 +245,9 @@ func TestMCPHTTPOrigin(t *testing.T) {
 	}
 }
 
-// A client that probes for the stateless era first (mcp-go's default)
-// falls back to initialize, on both transports, and then works.
-func TestMCPModernProbeFallsBack(t *testing.T) {
+// A client that probes for the stateless 2026-07-28 protocol first
+// (mcp-go's default) gets it, on both transports, and works.
+func TestMCPModernProtocol(t *testing.T) {
 	env := newEnv(t, nil)
 	check := func(name string, c *client.Client) {
 		t.Helper()
@@ -256,8 +260,8 @@ func TestMCPModernProbeFallsBack(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: initialize: %v", name, err)
 		}
-		if mcp.IsModernProtocol(res.ProtocolVersion) {
-			t.Errorf("%s: negotiated %s", name, res.ProtocolVersion)
+		if !mcp.IsModernProtocol(res.ProtocolVersion) {
+			t.Errorf("%s: negotiated %s, want the stateless protocol", name, res.ProtocolVersion)
 		}
 		_, out := call(t, c, "zero_sessions", map[string]any{})
 		mustOK(t, out)

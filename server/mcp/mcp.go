@@ -145,7 +145,6 @@ func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) err
 		mcpserver.WithEndpointPath("/mcp"),
 		mcpserver.WithStreamableHTTPLogger(f.log),
 		mcpserver.WithHeartbeatInterval(25*time.Second),
-		mcpserver.WithStreamableHTTPProtocolVersions(legacyProtocolVersions...),
 	)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", f.limitBody(f.requireSession(sh)))
@@ -227,7 +226,10 @@ type face struct {
 // driven is a session this face has worked on: the client that last drove
 // it (asked for its approvals) and the subscription that watches for them.
 type driven struct {
-	client      mcpserver.ClientSession
+	client mcpserver.ClientSession
+	// modern: the client speaks 2026-07-28 or later, where a server sends
+	// no requests; zero_run asks it for approvals in its result instead.
+	modern      bool
 	unsubscribe func()
 }
 

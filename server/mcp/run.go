@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,29 +29,47 @@ import (
 // face's budget. The result then says what the run waits for and the next
 // call to make (zero_approve, zero_status with the cursor).
 func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	s, a, fail := f.openStart(ctx, req)
-	if fail != nil {
-		return fail, nil
-	}
 	var token mcp.ProgressToken
 	if req.Params.Meta != nil {
 		token = req.Params.Meta.ProgressToken
 	}
-	cur := s.Cursor()
+	// From protocol 2026-07-28 on, a server cannot send the client requests
+	// (elicitation): an approval goes back as an input-required result and
+	// the client calls again with the user's answers and our state.
+	multiRound := mcp.IsModernProtocol(mcpserver.RequestProtocolVersion(ctx))
+	var (
+		s   *server.Session
+		n   int
+		cur int64
+	)
+	if st := req.Params.RequestState; st != "" {
+		var fail *mcp.CallToolResult
+		if s, n, cur, fail = f.resumeRun(st, req.Params.InputResponses); fail != nil {
+			return fail, nil
+		}
+	} else {
+		var a startArgs
+		var fail *mcp.CallToolResult
+		if s, a, fail = f.openStart(ctx, req); fail != nil {
+			return fail, nil
+		}
+		cur = s.Cursor()
+		// The run belongs to the session, not to this call, so it can go
+		// on when the call returns early; the client's cancel still
+		// cancels it.
+		var intervened bool
+		var err error
+		if n, intervened, err = s.Send(a.Message); err != nil {
+			return toolError(fmt.Errorf("run: %w", err)), nil
+		}
+		if intervened {
+			return result(runOut{Session: s.ID(), Run: n, StopReason: server.StopIntervened, Intervened: true, Trust: sessionTrust(s)},
+				fmt.Sprintf("Session %s was running: the message was delivered to run %d as an intervention.", s.ID(), n)), nil
+		}
+	}
 	release := f.setRunning(s.ID(), ctx)
 	defer release()
-
-	// The run belongs to the session, not to this call, so it can go on
-	// when the call returns early; the client's cancel still cancels it.
-	n, intervened, err := s.Send(a.Message)
-	if err != nil {
-		return toolError(fmt.Errorf("run: %w", err)), nil
-	}
-	if intervened {
-		return result(runOut{Session: s.ID(), Run: n, StopReason: server.StopIntervened, Intervened: true, Trust: sessionTrust(s)},
-			fmt.Sprintf("Session %s was running: the message was delivered to run %d as an intervention.", s.ID(), n)), nil
-	}
-	canAsk := canElicit(mcpserver.ClientSessionFromContext(ctx))
+	canAsk := !multiRound && canElicit(mcpserver.ClientSessionFromContext(ctx))
 	budget := time.NewTimer(f.runBudget)
 	defer budget.Stop()
 	p := &progress{f: f, ctx: ctx, token: token}
@@ -62,6 +81,9 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		}
 		if !canAsk {
 			if pending := f.pending(s.ID()); len(pending) > 0 {
+				if multiRound && f.askedClient(ctx) {
+					return askApprovals(s, n, cur, pending), nil
+				}
 				return f.runWaiting(s, n, s.Cursor(), pending), nil
 			}
 		}
@@ -88,6 +110,68 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		default:
 		}
 	}
+}
+
+// askApprovals is the input-required result that asks the client to put
+// the pending approvals to the user (one elicitation each); the client
+// calls zero_run again with the answers and the state, which names the
+// session, the run and the cursor to go on from.
+func askApprovals(s *server.Session, n int, cur int64, pending []approval) *mcp.CallToolResult {
+	b := mcpserver.NewInputRequestBuilder(fmt.Sprintf("%s%s:%d:%d", runStatePrefix, s.ID(), n, cur))
+	for _, p := range pending {
+		b.Elicit(p.ID, approvalElicitation(p.Title))
+	}
+	return b.ToolResult()
+}
+
+// runStatePrefix marks the request state of a zero_run waiting for answers.
+const runStatePrefix = "zero-run:"
+
+// resumeRun takes up a zero_run the client calls again with answers to
+// the approvals it was asked: it applies them and returns where to go on.
+// The state is the client's to echo, so it is checked like any argument.
+func (f *face) resumeRun(state string, answers mcp.InputResponses) (*server.Session, int, int64, *mcp.CallToolResult) {
+	bad := func() (*server.Session, int, int64, *mcp.CallToolResult) {
+		return nil, 0, 0, toolError(badArg("requestState", "not a state this server gave"))
+	}
+	rest, ok := strings.CutPrefix(state, runStatePrefix)
+	parts := strings.Split(rest, ":")
+	if !ok || len(parts) != 3 {
+		return bad()
+	}
+	n, err1 := strconv.Atoi(parts[1])
+	cur, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return bad()
+	}
+	s, err := f.session(parts[0])
+	if err != nil {
+		return nil, 0, 0, toolError(err)
+	}
+	ap := f.mgr.Approvals()
+	for _, p := range f.pending(s.ID()) {
+		res := mcpserver.ElicitationResponse(answers, p.ID)
+		if res == nil || ap == nil {
+			continue // not asked yet, or no answer: it stays pending
+		}
+		var err error
+		if res.Action == mcp.ElicitationResponseActionAccept {
+			always, _ := res.Content.(map[string]any)["always"].(bool)
+			err = ap.Approve(p.ID, always)
+		} else {
+			err = ap.Deny(p.ID, "refused by the user")
+		}
+		if err != nil {
+			f.log.Debug("approval already answered", "approval", p.ID, "err", err)
+		}
+	}
+	return s, n, cur, nil
+}
+
+// askedClient reports whether the client can answer input requests: it
+// declared elicitation in this request's capabilities.
+func (f *face) askedClient(ctx context.Context) bool {
+	return canElicit(mcpserver.ClientSessionFromContext(ctx))
 }
 
 // waitLast waits, briefly, for the result of run n to be recorded.

@@ -3,10 +3,13 @@ package mcpface
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/zeroagent/zero/llm/llmtest"
@@ -81,5 +84,51 @@ func TestToolsForAModel(t *testing.T) {
 	mustOK(t, res)
 	if next, _ := out["next"].(map[string]any); next["tool"] != "zero_status" {
 		t.Errorf("zero_start result: %v", out)
+	}
+}
+
+// On the stateless 2026-07-28 protocol a server cannot send requests: the
+// approval goes back as an input-required result with an elicitation, the
+// client asks the user and calls again with the answer, and the run goes
+// on (mcp-go's client does the round trip by itself).
+func TestModernClientApprovesByInputRequests(t *testing.T) {
+	for _, tt := range []struct {
+		action mcp.ElicitationResponseAction
+		want   string
+	}{
+		{mcp.ElicitationResponseActionAccept, "ran: approved-42"},
+		{mcp.ElicitationResponseActionDecline, "not allowed"},
+	} {
+		t.Run(string(tt.action), func(t *testing.T) {
+			env := newEnv(t, askCommands,
+				llmtest.Reply{Match: "risky", Content: command("risky step", "echo approved-$((40+2))")},
+				llmtest.Reply{Match: "approved-42", Content: answer("ran: approved-42")},
+				llmtest.Reply{Match: "refused by", Content: answer("not allowed")})
+			cr, sw := io.Pipe()
+			sr, cw := io.Pipe()
+			done := make(chan error, 1)
+			go func() { done <- ServeStdio(t.Context(), sr, sw, Options{Manager: env.Manager}); sw.Close() }()
+			el := &elicitor{action: tt.action}
+			c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(strings.NewReader(""))), client.WithElicitationHandler(el))
+			t.Cleanup(func() { cw.Close(); <-done; c.Close() })
+			ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+			defer cancel()
+			if err := c.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "modern", Version: "1"},
+				Capabilities: mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}}})
+			if err != nil || !mcp.IsModernProtocol(res.ProtocolVersion) {
+				t.Fatalf("initialize: %v %+v", err, res)
+			}
+			out, cres := call(t, c, "zero_run", map[string]any{"message": "risky", "workspace": env.Workspace})
+			mustOK(t, cres)
+			if out["response"] != tt.want {
+				t.Errorf("zero_run = %v, want %q", out, tt.want)
+			}
+			if len(el.asked) != 1 || !strings.Contains(el.asked[0], "Allow") {
+				t.Errorf("elicitations = %q", el.asked)
+			}
+		})
 	}
 }
