@@ -1,4 +1,4 @@
-package mcpface
+package mcp
 
 import (
 	"errors"

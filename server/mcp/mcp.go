@@ -1,4 +1,4 @@
-// Package mcpface is Zero's MCP face: `zero mcp` speaks the Model Context
+// Package mcp is Zero's MCP face: `zero mcp` speaks the Model Context
 // Protocol over stdio (or streamable HTTP on loopback) with mcp-go and turns
 // the session manager into tools.
 //
@@ -6,12 +6,15 @@
 // cut a call off after about 60 s and many never send a progress token. So
 // zero_start returns at once and zero_status long-polls the session's event
 // log with a cursor; zero_run blocks with progress notifications for the
-// hosts that handle them. Approvals go through elicitation when the client
-// advertised it and through zero_approve otherwise; sessions are resources
-// (their transcript as markdown).
+// hosts that handle them, and returns early rather than wait for an
+// answer nobody can give. Approvals go through elicitation when the client
+// advertised it (as input requests from protocol 2026-07-28 on) and through
+// zero_approve otherwise; sessions are resources (their transcript as
+// markdown).
 //
-// The package is named mcpface so it does not clash with mcp-go's mcp.
-package mcpface
+// Inside the package, "mcp" is mcp-go's wire package; importers name this
+// one as they like (cmd/zero: mcpface).
+package mcp
 
 import (
 	"cmp"

@@ -1,5 +1,5 @@
 //go:build race
 
-package mcpface
+package mcp
 
 func init() { raceEnabled = true }
