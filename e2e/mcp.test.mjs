@@ -255,3 +255,58 @@ test("stdio robustness: malformed line, unknown method, bad arguments, EOF", asy
   await once(proc, "exit");
   assert.ok(Date.now() - t0 < 2000, `exited after ${Date.now() - t0} ms`);
 });
+
+test("stdio: a client that cannot be asked gets zero_run back at once with the approval to give", async (t) => {
+  const replies = [
+    { match: "risky", content: cmd("risky step", "echo approved-$((40+2))") },
+    { match: "approved-42", content: answer("ran it") },
+  ];
+  const client = await stdioClient(t, await startModel(t, replies), { env: { ZERO_APPROVAL: "ask" } });
+  const out = await call(client, "zero_run", { message: "risky", workspace: tempDir(t) });
+  assert.equal(out.stop_reason, "approval_required");
+  assert.equal(out.pending_approvals.length, 1);
+  assert.equal(out.next.tool, "zero_approve");
+  await call(client, "zero_approve", out.next.arguments);
+  const done = await follow(client, out.session, finished, out.cursor);
+  assert.equal(done.st.result.response, "ran it");
+});
+
+test("stdio: a client declining every elicitation gets the refusal, the run ends", async (t) => {
+  const replies = [
+    { match: "risky", content: cmd("risky step", "echo approved-$((40+2))") },
+    { match: "refused by", content: answer("was refused") },
+  ];
+  const client = await stdioClient(t, await startModel(t, replies), { env: { ZERO_APPROVAL: "ask" }, capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, () => ({ action: "decline" }));
+  const out = await call(client, "zero_run", { message: "risky", workspace: tempDir(t) });
+  assert.equal(out.response, "was refused");
+});
+
+test("stdio: arguments a client adds of its own are ignored", async (t) => {
+  const client = await stdioClient(t, await startModel(t, [{ content: answer("fine") }]));
+  const out = await call(client, "zero_run", { message: "hi", workspace: tempDir(t), wait_for_previous: true });
+  assert.equal(out.response, "fine");
+});
+
+test("stdio: a cancelled zero_run is not answered, and the connection goes on", async (t) => {
+  const client = await stdioClient(t, await startModel(t, [{ match: "slow one", content: cmd("sleeping", "sleep 30") }]));
+  const unknown = [];
+  client.onerror = (e) => unknown.push(String(e));
+  const ac = new AbortController();
+  const run = client.callTool({ name: "zero_run", arguments: { message: "slow one", workspace: tempDir(t) } }, undefined,
+    { signal: ac.signal, onprogress: () => {} }).catch((e) => e);
+  const sessions = async () => (await call(client, "zero_sessions", {})).sessions;
+  for (const end = Date.now() + 20000; !(await sessions()).some((s) => s.running);) {
+    if (Date.now() > end) throw new Error("the run never started");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  ac.abort("the user pressed Esc");
+  await run;
+  for (const end = Date.now() + 20000; (await sessions()).some((s) => s.running);) {
+    if (Date.now() > end) throw new Error("the run was not cancelled");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  await call(client, "zero_sessions", {});
+  assert.deepEqual(unknown, [], "the SDK reported messages for a request it had forgotten");
+});
