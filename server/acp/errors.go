@@ -26,7 +26,9 @@ func invalidParams(field, why string) *sdk.RequestError {
 
 // notFound is ACP's "Resource not found" for a session id.
 func notFound(id string) *sdk.RequestError {
-	return &sdk.RequestError{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]any{"sessionId": id}}
+	return &sdk.RequestError{Code: codeResourceNotFound,
+		Message: "Resource not found: session " + id + " is not in this zero process (sessions do not outlive a restart yet); start a new session",
+		Data:    map[string]any{"sessionId": id}}
 }
 
 // rpcError is the one place that chooses JSON-RPC codes for the errors of
