@@ -3,6 +3,7 @@ module github.com/zeroagent/zero
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/coder/acp-go-sdk v0.13.5
 	github.com/creack/pty v1.1.24
 	github.com/docker/docker v28.5.2+incompatible
