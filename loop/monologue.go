@@ -319,7 +319,9 @@ type streamView struct {
 	thoughtOff  int
 	thoughtsAny bool
 	headline    string
-	response    int
+	// headlineOpen: the headline's value is still being read.
+	headlineOpen bool
+	response     int
 }
 
 // modelReply is what callModel got: the reply to keep in history and the
@@ -379,6 +381,7 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		full.WriteString(chunk)
 		parser.Feed(chunk)
 		root, _ := parser.Value().(map[string]any)
+		view.headlineOpen = parser.Reading("headline")
 		a.emitStreamed(root, &view)
 		if root != nil && h.Has(hooks.ResponseStream) && full.Len() >= 25 {
 			if err := h.Call(pctx, hooks.ResponseStream, &StreamPayload{Agent: a, Loop: ld, Text: full.String(), Parsed: root}); err != nil {
@@ -467,7 +470,10 @@ func (a *Agent) emitStreamed(root map[string]any, v *streamView) {
 			v.thoughtIdx, v.thoughtOff = v.thoughtIdx+1, 0
 		}
 	}
-	if hl, ok := root["headline"].(string); ok && hl != v.headline {
+	// The headline goes out once, whole: faces show it as the step's
+	// title, and every partial ("Running ", "Running the ") would be a
+	// step of its own there.
+	if hl, ok := root["headline"].(string); ok && hl != v.headline && !v.headlineOpen {
 		v.headline = hl
 		a.emit(Event{Type: EventHeadline, Item: v.item, Text: hl})
 	}

@@ -139,6 +139,20 @@ func (p *Parser) Value() any {
 	return p.root
 }
 
+// Reading reports whether the value of the root's key is being read right now: a string, or an
+// unquoted token, that more input could still extend. Once it is false for a key present in the
+// root, that value is complete (a later duplicate key may still replace it).
+func (p *Parser) Reading(key string) bool {
+	if len(p.stack) != 1 || p.key || p.stack[0].key != key {
+		return false
+	}
+	switch p.state {
+	case stQuoteOpen, stString, stTriple, stBare, stBarePause:
+		return true
+	}
+	return false
+}
+
 // Done reports whether the root object was explicitly closed (Agent Zero's `completed`).
 func (p *Parser) Done() bool { return p.state == stDone }
 

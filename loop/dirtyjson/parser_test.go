@@ -482,3 +482,34 @@ func mustParse(t *testing.T, s string) M {
 	}
 	return v
 }
+
+func TestReading(t *testing.T) {
+	t.Parallel()
+	p := NewParser()
+	steps := []struct {
+		feed string
+		want bool
+	}{
+		{`{"thoughts": ["a"], "head`, false},
+		{`line": "Run`, true},
+		{`ning`, true},
+		{`"`, false},
+		{`, "tool_name": "x", "tool_args": {"headline": "nested`, false},
+		{`"}}`, false},
+	}
+	for _, s := range steps {
+		p.Feed(s.feed)
+		if got := p.Reading("headline"); got != s.want {
+			t.Errorf("after %q: Reading(headline) = %v, want %v", s.feed, got, s.want)
+		}
+	}
+	bare := NewParser()
+	bare.Feed(`{headline: Running tests`)
+	if !bare.Reading("headline") {
+		t.Error("an unquoted value at the end of the input may still grow")
+	}
+	bare.Feed("\n, tool_name: x}")
+	if bare.Reading("headline") {
+		t.Error("an unquoted value ends at the comma")
+	}
+}
