@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -71,11 +72,43 @@ func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
 		if len(out) == maxEvents {
 			return out, out[len(out)-1].Seq, true
 		}
+		if e.Type == loop.EventToolResult && sameOutput(out, e) {
+			e.Text = "" // the output is in the deltas above: once is enough
+		}
 		out = append(out, compact{Seq: e.Seq, Agent: e.Agent, Type: string(e.Type), Item: e.Item, Text: e.Text,
 			Tool: e.Tool, Title: e.Title, Kind: e.Kind, Status: e.Status, StopReason: e.StopReason,
 			Error: e.Error, Profile: e.Profile})
 	}
 	return out, cursor, false
+}
+
+// sameOutput reports whether the live output of result's tool call, joined
+// in out, already says what the result says.
+func sameOutput(out []compact, result loop.Event) bool {
+	for i := len(out) - 1; i >= 0; i-- {
+		c := out[i]
+		if c.Item == result.Item && c.Agent == result.Agent && c.Type == string(loop.EventToolOutputDelta) {
+			return strings.TrimSpace(c.Text) == strings.TrimSpace(result.Text)
+		}
+	}
+	return false
+}
+
+// answerOnce drops an agent's streamed answer (response_delta) from events
+// that also hold its whole answer (response): the log says it once.
+func answerOnce(events []compact) []compact {
+	answered := map[int]bool{}
+	for _, c := range events {
+		if c.Type == string(loop.EventResponse) {
+			answered[c.Agent] = true
+		}
+	}
+	if len(answered) == 0 {
+		return events
+	}
+	return slices.DeleteFunc(events, func(c compact) bool {
+		return c.Type == string(loop.EventResponseDelta) && answered[c.Agent]
+	})
 }
 
 // transcript renders a session's event log as markdown: the user's

@@ -530,6 +530,7 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	out := statusOut{Session: s.ID(), Cursor: max(next, a.Since), Running: s.Running(), Pending: []approval{}}
 	out.Events, out.Cursor, out.More = compactEvents(evs, out.Cursor)
+	out.Events = answerOnce(out.Events)
 	if ap := f.mgr.Approvals(); ap != nil {
 		for _, r := range ap.Pending(s.ID()) {
 			out.Pending = append(out.Pending, approval{ID: r.ID, Tool: r.Tool, Title: r.Title, Subject: r.Subject})
