@@ -31,6 +31,9 @@ type mapper struct {
 	answer   string
 	errShown bool
 	lastSeq  int64
+	// thought is the kind of the last thought chunk sent (reasoning or the
+	// JSON thoughts), so a switch between them starts a new paragraph.
+	thought loop.EventType
 }
 
 func newMapper(roots []string) *mapper {
@@ -41,7 +44,7 @@ func newMapper(roots []string) *mapper {
 
 func (m *mapper) reset() {
 	m.skip, m.kinds, m.out = map[string]bool{}, map[string]sdk.ToolKind{}, map[string]string{}
-	m.dirty, m.answer, m.errShown, m.lastSeq = nil, "", false, 0
+	m.dirty, m.answer, m.errShown, m.lastSeq, m.thought = nil, "", false, 0, ""
 }
 
 // flush sends the pending output updates, coalescing many small deltas.
@@ -76,9 +79,15 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 			send(sdk.UpdateUserMessageText(e.Text))
 		}
 	case loop.EventReasoningDelta, loop.EventThoughtsDelta:
-		if e.Text != "" {
-			send(sdk.UpdateAgentThoughtText(e.Text))
+		if e.Text == "" {
+			return
 		}
+		text := e.Text
+		if m.thought != "" && m.thought != e.Type && !strings.HasPrefix(text, "\n") {
+			text = "\n\n" + text // the model's reasoning, then its stated thoughts: two paragraphs
+		}
+		m.thought = e.Type
+		send(sdk.UpdateAgentThoughtText(text))
 	case loop.EventResponseDelta:
 		if e.Text == "" {
 			return
