@@ -214,6 +214,11 @@ func TestLocalBackendIsolation(t *testing.T) {
 	if strings.Contains(stderr, secretKey) {
 		t.Error("the key reached the log")
 	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, `"type":"warning"`) && strings.Contains(line, "bubblewrap") {
+			t.Errorf("the sandbox working is no warning: %s", line)
+		}
+	}
 }
 
 // A tool request cut short (the object never closed, the stream ended with

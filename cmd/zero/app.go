@@ -168,7 +168,10 @@ func (a *app) chooseBackend() (sandbox.Backend, error) {
 			return nil, err
 		}
 		if mode, _ := l.Isolation(); mode == sandbox.IsolationBubblewrap {
-			a.warn.warn("local backend under " + l.IsolationSummary())
+			// Not a warning: it is the sandbox working (zero doctor says
+			// what it isolates). A warning event goes out only when
+			// commands would run unconfined.
+			a.logger.Info("local backend under " + l.IsolationSummary())
 		} else {
 			ask := "; Zero asks before each command"
 			if a.cfg.Approval == "auto" {
