@@ -66,12 +66,13 @@ type Session struct {
 	// user trusted the workspace's code during a run).
 	reload bool
 	done   chan struct{} // closed by close
+	ended  chan struct{} // closed and replaced when a run's result is recorded
 	wg     sync.WaitGroup
 }
 
 func newSession(spec SessionSpec, log Log, now time.Time) *Session {
 	s := &Session{spec: spec, created: now, log: log, subs: map[int]func(loop.Event){},
-		notify: make(chan struct{}), done: make(chan struct{})}
+		notify: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	s.now = time.Now
 	s.updated.Store(now.UnixNano())
@@ -202,8 +203,28 @@ func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n in
 	s.mu.Lock()
 	s.busy, s.live, s.cancel, s.last = false, false, nil, res
 	s.cond.Broadcast()
+	close(s.ended)
+	s.ended = make(chan struct{})
 	s.mu.Unlock()
 	return res
+}
+
+// WaitRun waits until run n (or a later one) has ended and returns its
+// result, or ctx's error.
+func (s *Session) WaitRun(ctx context.Context, n int) (RunResult, error) {
+	for {
+		s.mu.Lock()
+		last, ch := s.last, s.ended
+		s.mu.Unlock()
+		if last.Run >= n {
+			return last, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return RunResult{}, ctx.Err()
+		}
+	}
 }
 
 // Intervene delivers msg to the run in progress (loop.ErrNotRunning when

@@ -93,7 +93,10 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		cur = next
 		p.events(evs)
 		if slices.ContainsFunc(evs, func(e loop.Event) bool { return e.Type == loop.EventRunEnded }) {
-			waitLast(s, n) // the result is recorded just after run_ended
+			// The result is recorded just after run_ended.
+			if res, err := s.WaitRun(ctx, n); err == nil && res.Run == n {
+				return f.runResult(s, res), nil
+			}
 		}
 		switch {
 		case ctx.Err() != nil: // the client cancelled the call (or left)
@@ -172,16 +175,6 @@ func (f *face) resumeRun(state string, answers mcp.InputResponses) (*server.Sess
 // declared elicitation in this request's capabilities.
 func (f *face) askedClient(ctx context.Context) bool {
 	return canElicit(mcpserver.ClientSessionFromContext(ctx))
-}
-
-// waitLast waits, briefly, for the result of run n to be recorded.
-func waitLast(s *server.Session, n int) {
-	for range 400 {
-		if res, ok := s.Last(); ok && res.Run >= n {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // runResult is zero_run's answer for a run that ended.
