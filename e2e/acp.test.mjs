@@ -84,7 +84,7 @@ test("a run streams thoughts, the command and its output before the answer", asy
 
 test("a prompt during a run joins it as an intervention", async (t) => {
   const z = await startAcp(t, [
-    { reasoning: "thinking slowly about it", chunk_size: 4, delay: "80ms", content: answer("first answer") },
+    { reasoning: "thinking slowly about it", chunk_size: 4, hold_after: 1, content: answer("first answer") },
     { match: "CHANGE-OF-PLAN", content: answer("switched plans") },
   ]);
   const s = await z.newSession();

@@ -91,7 +91,7 @@ test("a run executes a command; thoughts, tool call and output arrive before the
 
 test("a message during a run is an intervention", async (t) => {
   const z = await startLsp(t, [
-    { match: "long task", content: command("working slowly", "echo slow"), chunk_size: 4, delay: "80ms" },
+    { match: "long task", content: command("working slowly", "echo slow"), chunk_size: 4, hold_after: 6 },
     { match: "also say banana", content: answer("banana noted") },
   ]);
   const sid = await z.newSession();

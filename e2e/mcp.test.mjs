@@ -111,13 +111,14 @@ test("stdio: zero_run sends progress and log notifications", async (t) => {
 
 test("stdio: a message during a run is an intervention", async (t) => {
   const url = await startModel(t, [
-    { match: "long task", content: cmd("working slowly", "echo slow"), chunk_size: 4, delay: "80ms" },
+    { match: "long task", content: cmd("working slowly", "echo slow"), chunk_size: 4, hold_after: 6 },
     { match: "also say banana", content: answer("banana noted") },
   ]);
   const ws = tempDir(t);
   const client = await stdioClient(t, url);
   const started = await call(client, "zero_start", { message: "long task", workspace: ws });
-  await follow(client, started.session, (st) => st.events.length > 0);
+  // Its thoughts streaming: the model is mid-reply, held there until the intervention cuts it.
+  await follow(client, started.session, (st) => st.events.some((e) => e.type === "thoughts_delta"));
   const reply = await call(client, "zero_reply", { session: started.session, message: "also say banana" });
   assert.equal(reply.intervened, true);
   const { st } = await follow(client, started.session, finished);

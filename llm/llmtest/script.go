@@ -28,6 +28,7 @@ type Reply struct {
 	RetryAfter     string   `json:"retry_after,omitempty"`  // Retry-After header with Status
 	CutAfter       int      `json:"cut_after,omitempty"`    // >0: after this many content chunks, abort the connection (no [DONE], no finish_reason)
 	StallAfter     int      `json:"stall_after,omitempty"`  // >0: after this many content chunks (or all, if fewer), send no more chunks (only Trickle, if set) but keep the connection open until the client leaves
+	HoldAfter      int      `json:"hold_after,omitempty"`   // >0: after this many content chunks, wait until the test calls Server.Release (or the client leaves), then go on; Server.Held reports when a reply got there
 	Hangup         bool     `json:"hangup,omitempty"`       // abort the connection before any response, like a reset
 	Usage          *Usage   `json:"usage,omitempty"`        // usage in the final chunk; nil = estimated from lengths
 

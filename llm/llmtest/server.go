@@ -59,13 +59,17 @@ type Server struct {
 	mu       sync.Mutex
 	idle     *sync.Cond // signalled when inflight drops
 	inflight int
+	// holds: a reply with HoldAfter waits on release; held is closed (and
+	// replaced) each time one gets there.
+	release chan struct{}
+	held    chan struct{}
 	replies  []Reply
 	used     []bool
 	recs     []Recorded
 }
 
 func newServer(replies []Reply, logger *slog.Logger) *Server {
-	s := &Server{logger: logger}
+	s := &Server{logger: logger, release: make(chan struct{}), held: make(chan struct{})}
 	s.idle = sync.NewCond(&s.mu)
 	s.Push(replies...)
 	return s
@@ -131,6 +135,39 @@ func checkLoopback(addr string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrNotLoopback, addr)
+}
+
+// Held returns a channel closed when a reply with HoldAfter next reaches
+// its hold: a test knows the model is mid-stream, without timing.
+func (s *Server) Held() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// Release lets every reply waiting at its hold go on (and the ones that
+// reach it later, until the next Release is needed again).
+func (s *Server) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.release)
+	s.release = make(chan struct{})
+}
+
+// hold is where a reply with HoldAfter waits: it reports that it got there,
+// then waits for Release or the client leaving.
+func (s *Server) hold(ctx context.Context) error {
+	s.mu.Lock()
+	close(s.held)
+	s.held = make(chan struct{})
+	release := s.release
+	s.mu.Unlock()
+	select {
+	case <-release:
+		return nil
+	case <-ctx.Done():
+		return errAborted
+	}
 }
 
 // URL is the base URL including /v1, e.g. http://127.0.0.1:PORT/v1.
@@ -424,6 +461,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 			}
 			if reply.StallAfter > 0 && contentSent >= reply.StallAfter {
 				err = wait(-1) // no chunk but open, until the client gives up
+			}
+			if reply.HoldAfter > 0 && contentSent == reply.HoldAfter {
+				if err = rc.Flush(); err == nil {
+					err = s.hold(ctx)
+				}
 			}
 		}
 	}

@@ -580,3 +580,45 @@ func TestFlood(t *testing.T) {
 		t.Errorf("client left: Flooded %d, ClientClosed %v; want less than all and true", r.Flooded, r.ClientClosed)
 	}
 }
+
+// HoldAfter stops a reply mid-stream until the test releases it, and tells
+// the test when it got there: tests interrupt a model mid-stream without
+// guessing at timing.
+func TestHoldAfter(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(t, Reply{Content: "one two three four", ChunkSize: 4, HoldAfter: 2})
+	held := srv.Held()
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, srv.URL()+"/chat/completions",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	select {
+	case <-held:
+	case <-testCtx(t).Done():
+		t.Fatal("the reply never reached its hold")
+	}
+	// What was sent before the hold is readable now; the rest waits.
+	r := bufio.NewReader(resp.Body)
+	var before strings.Builder
+	for !strings.Contains(before.String(), `"content":"two "`) {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading before the hold: %v (%q)", err, before.String())
+		}
+		before.WriteString(line)
+	}
+	if strings.Contains(before.String(), "thr") {
+		t.Fatalf("content after the hold was sent: %s", before.String())
+	}
+	srv.Release()
+	rest, _ := io.ReadAll(r)
+	if !strings.Contains(string(rest), `"content":"thre"`) || !strings.Contains(string(rest), "data: [DONE]") {
+		t.Errorf("after Release: %s", rest)
+	}
+}

@@ -310,7 +310,7 @@ func TestRunWithCommand(t *testing.T) {
 func TestIntervention(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Options{Replies: []llmtest.Reply{
-		{Reasoning: "thinking slowly about it all", ChunkSize: 4, Delay: llmtest.Duration(80 * time.Millisecond), Content: answer("first answer")},
+		{Reasoning: "thinking slowly about it all", ChunkSize: 4, HoldAfter: 1, Content: answer("first answer")}, // held mid-stream until the intervention cuts it
 		{Match: "CHANGE-OF-PLAN", Content: answer("switched plans")},
 	}})
 	h := start(t, env, newFakeClient())

@@ -149,7 +149,7 @@ func TestExecuteCommand(t *testing.T) {
 func TestIntervention(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, nil,
-		llmtest.Reply{Match: "long task", Content: command("working slowly", "echo slow"), ChunkSize: 4, Delay: llmtest.Duration(80 * time.Millisecond)},
+		llmtest.Reply{Match: "long task", Content: command("working slowly", "echo slow"), ChunkSize: 4, HoldAfter: 12}, // held mid-stream, its thoughts begun, until the intervention cuts it
 		llmtest.Reply{Match: "also say banana", Content: answer("banana noted")},
 		llmtest.Reply{Match: "and cherry", Content: answer("cherry noted")})
 	c := start(t, env, clientOpts{})

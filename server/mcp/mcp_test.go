@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -157,14 +158,17 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 
 func TestIntervention(t *testing.T) {
 	env := newEnv(t, nil,
-		// A slow reply leaves time to intervene while it streams.
-		llmtest.Reply{Match: "long task", Content: command("working slowly", "echo slow"), ChunkSize: 4, Delay: llmtest.Duration(80 * time.Millisecond)},
+		llmtest.Reply{Match: "long task", Content: command("working slowly", "echo slow"), ChunkSize: 4, HoldAfter: 12}, // held mid-stream, its thoughts begun, until the intervention cuts it
 		llmtest.Reply{Match: "also say banana", Content: answer("banana noted")})
 	r := startStdio(t, env, clientOpts{})
 	st, res := call(t, r.c, "zero_start", map[string]any{"message": "long task", "workspace": env.Workspace})
 	mustOK(t, res)
 	session := st["session"].(string)
-	poll(t, r.c, session, 0, func(st map[string]any) bool { return len(st["events"].([]any)) > 0 })
+	// Its thoughts streaming: the model is mid-reply, held there until the
+	// intervention cuts it.
+	poll(t, r.c, session, 0, func(st map[string]any) bool {
+		return slices.ContainsFunc(st["events"].([]any), func(e any) bool { return e.(map[string]any)["type"] == "thoughts_delta" })
+	})
 	rep, res := call(t, r.c, "zero_reply", map[string]any{"session": session, "message": "also say banana"})
 	mustOK(t, res)
 	if rep["intervened"] != true || !strings.Contains(text(res), "intervention") {
