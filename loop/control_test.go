@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
@@ -13,54 +13,57 @@ import (
 
 func TestPauseHoldsRunUntilResume(t *testing.T) {
 	t.Parallel()
-	m := &fakeModel{replies: []reply{{content: respond("done")}}}
-	sess, _ := newSession(t, setup{model: m})
-	sess.Pause()
-	if !sess.Paused() {
-		t.Fatal("Paused() = false after Pause")
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := sess.Run(runCtx(t), "hi")
-		done <- err
-	}()
-	// The run must reach the pause and stay there: no model call while paused.
-	for !sess.Running() {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
-	if n := len(m.requests()); n != 0 {
-		t.Fatalf("model called %d times while paused", n)
-	}
-	sess.Resume()
-	if err := <-done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if sess.Paused() {
-		t.Fatal("still paused after Resume")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		m := &fakeModel{replies: []reply{{content: respond("done")}}}
+		sess, _ := newSession(t, setup{model: m})
+		sess.Pause()
+		if !sess.Paused() {
+			t.Fatal("Paused() = false after Pause")
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := sess.Run(runCtx(t), "hi")
+			done <- err
+		}()
+		// Every goroutine of the run is blocked: it reached the pause and
+		// stays there, with no model call.
+		synctest.Wait()
+		if !sess.Running() {
+			t.Fatal("the run did not start")
+		}
+		if n := len(m.requests()); n != 0 {
+			t.Fatalf("model called %d times while paused", n)
+		}
+		sess.Resume()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if sess.Paused() {
+			t.Fatal("still paused after Resume")
+		}
+	})
 }
 
 func TestCancelWhilePaused(t *testing.T) {
 	t.Parallel()
-	m := &fakeModel{replies: []reply{{content: respond("done")}}}
-	sess, rec := newSession(t, setup{model: m})
-	sess.Pause()
-	done := make(chan error, 1)
-	go func() {
-		_, err := sess.Run(runCtx(t), "hi")
-		done <- err
-	}()
-	for !sess.Running() {
-		time.Sleep(time.Millisecond)
-	}
-	sess.Cancel()
-	if err := <-done; !errors.Is(err, loop.ErrCancelled) {
-		t.Fatalf("Run = %v, want ErrCancelled", err)
-	}
-	if got := rec.ofType(loop.EventRunEnded)[0].StopReason; got != loop.StopCancelled {
-		t.Fatalf("stop reason %q", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		m := &fakeModel{replies: []reply{{content: respond("done")}}}
+		sess, rec := newSession(t, setup{model: m})
+		sess.Pause()
+		done := make(chan error, 1)
+		go func() {
+			_, err := sess.Run(runCtx(t), "hi")
+			done <- err
+		}()
+		synctest.Wait() // the run waits at the pause
+		sess.Cancel()
+		if err := <-done; !errors.Is(err, loop.ErrCancelled) {
+			t.Fatalf("Run = %v, want ErrCancelled", err)
+		}
+		if got := rec.ofType(loop.EventRunEnded)[0].StopReason; got != loop.StopCancelled {
+			t.Fatalf("stop reason %q", got)
+		}
+	})
 }
 
 func TestResetForgetsHistory(t *testing.T) {
