@@ -54,8 +54,18 @@ func (b *capBuf) tailBudget() int { return max(b.max-len(b.head), 0) }
 func (b *capBuf) empty() bool { return len(b.head) == 0 && len(b.tail) == 0 }
 
 // omit records that n bytes were dropped at this point: what is written
-// later goes after the omission marker.
+// later goes after the omission marker. A head past half the budget is cut
+// to half first (its rest counted as omitted too), as write does when it
+// first overflows: else the tail would keep only what the head left over,
+// which could be one line (TestWaitCapsOutput failed that way when the
+// output arrived in a drain that had already dropped some).
 func (b *capBuf) omit(n int64) {
+	if !b.over {
+		if keep := b.max / 2; len(b.head) > keep {
+			n += int64(len(b.head) - keep)
+			b.head = b.head[:keep]
+		}
+	}
 	b.over = true
 	b.dropped += n
 }
