@@ -209,6 +209,25 @@ func newEnv(t *testing.T, policy *server.Policy, replies ...llmtest.Reply) *serv
 	return servertest.New(t, servertest.Options{Replies: replies, Policy: policy})
 }
 
+// serveRaw serves env over pipes for a test that writes raw JSON-RPC
+// lines: it returns the client's end to write to and the server's lines.
+func serveRaw(t *testing.T, env *servertest.Env) (io.WriteCloser, chan string) {
+	t.Helper()
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeStdio(t.Context(), sr, sw, Options{Manager: env.Manager}); sw.Close() }()
+	t.Cleanup(func() {
+		cw.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("ServeStdio did not return after EOF")
+		}
+	})
+	return cw, rawLines(cr)
+}
+
 // rawLines reads the server's output lines.
 func rawLines(r io.Reader) chan string {
 	ch := make(chan string, 100)

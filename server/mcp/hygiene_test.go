@@ -46,19 +46,7 @@ func TestHygieneRules(t *testing.T) {
 // and gets no response: the client already forgot the request.
 func TestCancelledCallGetsNoResponse(t *testing.T) {
 	env := newEnv(t, nil, llmtest.Reply{Match: "slow one", Content: command("sleeping", "sleep 30")})
-	sr, cw := io.Pipe()
-	cr, sw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- ServeStdio(t.Context(), sr, sw, Options{Manager: env.Manager}); sw.Close() }()
-	t.Cleanup(func() {
-		cw.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Error("ServeStdio did not return after EOF")
-		}
-	})
-	lines := rawLines(cr)
+	cw, lines := serveRaw(t, env)
 	send := func(s string) {
 		t.Helper()
 		if _, err := io.WriteString(cw, s+"\n"); err != nil {

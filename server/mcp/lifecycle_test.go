@@ -47,19 +47,7 @@ func TestMCPRefusesBeforeInitialize(t *testing.T) {
 
 func testRefusesBeforeInitializeStdio(t *testing.T) {
 	env := newEnv(t, nil)
-	sr, cw := io.Pipe()
-	cr, sw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- ServeStdio(t.Context(), sr, sw, Options{Manager: env.Manager}); sw.Close() }()
-	t.Cleanup(func() {
-		cw.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Error("ServeStdio did not return after EOF")
-		}
-	})
-	lines := rawLines(cr)
+	cw, lines := serveRaw(t, env)
 	ask := func(s string) rpcReply {
 		t.Helper()
 		if _, err := io.WriteString(cw, s+"\n"); err != nil {

@@ -70,8 +70,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	release := f.setRunning(s.ID(), ctx)
 	defer release()
 	canAsk := !multiRound && canElicit(mcpserver.ClientSessionFromContext(ctx))
-	budget := time.NewTimer(f.runBudget)
-	defer budget.Stop()
+	deadline := time.Now().Add(f.runBudget)
 	p := &progress{f: f, ctx: ctx, token: token}
 	for {
 		if res, ok := s.Last(); ok && res.Run == n {
@@ -87,7 +86,11 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 				return f.runWaiting(s, n, s.Cursor(), pending), nil
 			}
 		}
-		wctx, cancel := context.WithTimeout(ctx, f.keepalive)
+		left := time.Until(deadline)
+		if left <= 0 {
+			return f.runGoingOn(s, n, cur), nil
+		}
+		wctx, cancel := context.WithTimeout(ctx, min(f.keepalive, left))
 		evs, next, werr := s.Wait(wctx, cur)
 		cancel()
 		cur = next
@@ -104,13 +107,8 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 			return toolError(fmt.Errorf("run: %w", context.Cause(ctx))), nil
 		case errors.Is(werr, server.ErrClosed):
 			return toolError(fmt.Errorf("run: %w", werr)), nil
-		case errors.Is(werr, context.DeadlineExceeded):
+		case errors.Is(werr, context.DeadlineExceeded) && time.Until(deadline) > 0:
 			p.send() // keep-alive: nothing new for a while
-		}
-		select {
-		case <-budget.C:
-			return f.runGoingOn(s, n, cur), nil
-		default:
 		}
 	}
 }

@@ -45,7 +45,9 @@ func TestRunReturnsForApprovalWithoutElicitation(t *testing.T) {
 // A zero_run that lasts its budget returns the run's cursor and the
 // zero_status call to follow it; the run goes on and finishes.
 func TestRunReturnsAfterBudget(t *testing.T) {
-	env := newEnv(t, nil, llmtest.Reply{FirstDelay: llmtest.Duration(1500 * time.Millisecond), Content: answer("slow but done")})
+	// The model holds mid-reply until released: the run cannot end before
+	// the budget does.
+	env := newEnv(t, nil, llmtest.Reply{Content: answer("slow but done"), ChunkSize: 8, HoldAfter: 1})
 	r := startStdioFace(t, env, clientOpts{}, func(f *face) { f.runBudget = 200 * time.Millisecond })
 	out, res := call(t, r.c, "zero_run", map[string]any{"message": "take your time", "workspace": env.Workspace})
 	mustOK(t, res)
@@ -53,6 +55,7 @@ func TestRunReturnsAfterBudget(t *testing.T) {
 	if out["stop_reason"] != stopRunning || next["tool"] != "zero_status" {
 		t.Fatalf("zero_run = %v", out)
 	}
+	env.Model.Release()
 	st, _ := poll(t, r.c, out["session"].(string), out["cursor"].(float64), finished)
 	if result, _ := st["result"].(map[string]any); result["response"] != "slow but done" {
 		t.Errorf("the run did not go on: %v", st)
