@@ -63,9 +63,9 @@ type Server struct {
 	// replaced) each time one gets there.
 	release chan struct{}
 	held    chan struct{}
-	replies  []Reply
-	used     []bool
-	recs     []Recorded
+	replies []Reply
+	used    []bool
+	recs    []Recorded
 }
 
 func newServer(replies []Reply, logger *slog.Logger) *Server {
