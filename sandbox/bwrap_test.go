@@ -18,20 +18,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/zeroagent/zero/internal/dockertest"
 	"github.com/zeroagent/zero/internal/proctest"
 )
 
-// requireBwrap skips without a working bubblewrap, and fails instead when
-// ZERO_REQUIRE_DOCKER=1 (CI provisions both the engine and bwrap).
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
-			t.Fatal("bwrap is not installed")
-		}
-		t.Skip("bwrap is not installed")
-	}
-}
+// requireBwrap is the one bubblewrap gate (dockertest.Bwrap).
+func requireBwrap(t *testing.T) { dockertest.Bwrap(t) }
 
 func TestLocalBubblewrap(t *testing.T) {
 	t.Parallel()

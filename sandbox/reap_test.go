@@ -55,34 +55,50 @@ func TestLeases(t *testing.T) {
 	}
 }
 
-// TestDockerCrashHelper is not a test on its own: TestDockerReapsDeadInstance
-// runs the test binary again to execute it in a process of its own, which
-// it then kills with SIGKILL, as a crash would.
-func TestDockerCrashHelper(t *testing.T) {
-	ws := os.Getenv("ZERO_TEST_CRASH_WORKSPACE")
-	if ws == "" {
-		t.Skip("a helper process of TestDockerReapsDeadInstance")
+// TestMain lets the test binary double as the crashing Zero of
+// TestDockerReapsDeadInstance: run with ZERO_TEST_CRASH_WORKSPACE set, it
+// starts commands in that workspace's container and waits to be killed.
+func TestMain(m *testing.M) {
+	if ws := os.Getenv("ZERO_TEST_CRASH_WORKSPACE"); ws != "" {
+		if err := crashHelper(ws); err != nil {
+			fmt.Fprintln(os.Stderr, "crash helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// crashHelper opens a Docker backend on ws, leaves a background job, one
+// that escaped into a session of its own and a foreground command running,
+// says READY and waits for the SIGKILL that plays the crash.
+func crashHelper(ws string) error {
+	ctx := context.Background()
 	d, err := NewDocker(testDockerOptions(DockerOptions{Workspace: ws}))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	s, err := d.OpenShell(t.Context())
+	s, err := d.OpenShell(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	// A background job, and one that escaped into a session of its own.
-	run(t, s, "sleep 1001 >/dev/null 2>&1 & setsid sleep 1002 >/dev/null 2>&1 </dev/null &")
-	fg, err := d.OpenShell(t.Context())
+	if err := s.Start("sleep 1001 >/dev/null 2>&1 & setsid sleep 1002 >/dev/null 2>&1 </dev/null &"); err != nil {
+		return err
+	}
+	if r, err := s.Wait(ctx, quick, nil); err != nil || !r.Done {
+		return fmt.Errorf("background jobs: %+v, %v", r, err)
+	}
+	fg, err := d.OpenShell(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := fg.Start("sleep 1003"); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	fg.Wait(t.Context(), Timeouts{FirstOutput: 200 * time.Millisecond}, nil)
+	fg.Wait(ctx, Timeouts{FirstOutput: 200 * time.Millisecond}, nil)
 	fmt.Println("READY")
 	time.Sleep(time.Minute) // the parent kills us first
+	return nil
 }
 
 // After a Zero process dies without closing (kill -9), the next backend
@@ -96,7 +112,7 @@ func TestDockerReapsDeadInstance(t *testing.T) {
 	ls := openDockerShell(t, live)
 	run(t, ls, "sleep 1004 >/dev/null 2>&1 &")
 
-	helper := exec.Command(os.Args[0], "-test.run=^TestDockerCrashHelper$", "-test.v")
+	helper := exec.Command(os.Args[0]) // TestMain makes it the crash helper
 	helper.Env = append(os.Environ(), "ZERO_TEST_CRASH_WORKSPACE="+ws)
 	helper.Stderr = os.Stderr
 	out, err := helper.StdoutPipe()

@@ -17,17 +17,8 @@ import (
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
-// requireBwrap skips without bubblewrap, or fails when CI requires the
-// sandboxes (scripts/ci-docker installs it).
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
-			t.Fatal("bwrap is required (ZERO_REQUIRE_DOCKER=1):", err)
-		}
-		t.Skip("bwrap is not installed")
-	}
-}
+// requireBwrap is the one bubblewrap gate (dockertest.Bwrap).
+func requireBwrap(t *testing.T) { dockertest.Bwrap(t) }
 
 // hostListener listens on the host's loopback and counts the connections
 // it gets, until the test ends.
@@ -281,7 +272,7 @@ func TestUnconfinedCannotReadZeroEnviron(t *testing.T) {
 	for _, tool := range []string{"cat", "tr", "grep", "sed"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
-			t.Skip(tool, "missing")
+			t.Fatal(tool, "is needed (coreutils, grep, sed):", err)
 		}
 		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
 			t.Fatal(err)

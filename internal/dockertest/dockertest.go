@@ -44,3 +44,16 @@ func Image(t testing.TB) string {
 	}
 	return image
 }
+
+// Bwrap gates a test on bubblewrap, the local backend's isolation: without
+// it the test skips with the reason, and fails instead when
+// ZERO_REQUIRE_DOCKER=1 (scripts/ci-docker installs it with the engine).
+func Bwrap(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
+			t.Fatal("bwrap is required (ZERO_REQUIRE_DOCKER=1):", err)
+		}
+		t.Skip("bwrap is not installed:", err)
+	}
+}

@@ -403,9 +403,6 @@ func TestMCPHTTPBodyOverLimit(t *testing.T) {
 // at most about the limit meanwhile (never the whole line), keeps nothing
 // of it afterwards, answers it and goes on.
 func TestMCPStdioOverLimitMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("streams 96 MiB")
-	}
 	env := newEnv(t, nil)
 	r := startRawStdio(t, env, MaxMessageSize)
 	r.ping(1)
