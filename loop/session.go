@@ -270,7 +270,7 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	tooLarge := s.checkMessage(msg)
 	shown := msg
 	if tooLarge != nil {
-		shown = clip(msg, 4<<10)
+		shown = Clip(msg, 4<<10)
 	}
 	a.emit(Event{Type: EventRunStarted, Item: item, Text: shown})
 	var answer string
@@ -428,8 +428,9 @@ func (s *Session) setActive(a *Agent) {
 	s.mu.Unlock()
 }
 
-// clip shortens s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
+// Clip shortens s to at most n bytes on a rune boundary, marking the cut
+// with "…": for messages and titles that show the start of a long text.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

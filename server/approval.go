@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/zeroagent/zero/loop"
 )
@@ -308,7 +307,7 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 	}
 	title := name
 	if subject != "" {
-		title += ": " + clip(subject, 200)
+		title += ": " + loop.Clip(subject, 200)
 	}
 	req := Request{
 		ID: session + "/" + cmp.Or(item, fmt.Sprintf("call-%p", bp)), Session: session, Agent: bp.Agent.Number,
@@ -351,16 +350,6 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 		b.emit(session, resolved)
 		return fmt.Errorf("waiting for approval of %s: %w", name, context.Cause(ctx))
 	}
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // take removes a pending request; exactly one caller gets it, so one answer

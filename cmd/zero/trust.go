@@ -19,15 +19,12 @@ import (
 // it is "" when the workspace's code may not run, which is then said once as
 // a warning.
 func (a *app) workspaceCode() (string, trust.State) {
-	m, err := trust.Scan(a.ws)
-	if err != nil {
+	st, err := a.trustState()
+	if err != nil { // unreadable, too large, or a damaged store: nothing runs
 		a.warn.warn(fmt.Sprintf("workspace code is off: %v", err))
-		return "", trust.State{Status: trust.StatusUntrusted, Manifest: &trust.Manifest{Workspace: a.ws}}
+		return "", st
 	}
-	st, err := a.trust.Check(m)
-	if err != nil {
-		a.warn.warn(fmt.Sprintf("workspace code is off: %v", err))
-	}
+	m := st.Manifest
 	if !st.Runs() {
 		if msg := st.Message(); msg != "" {
 			a.warn.warn(msg)
@@ -51,7 +48,7 @@ func (a *app) workspaceCode() (string, trust.State) {
 	return dir, st
 }
 
-// TrustState is the state of the workspace's code now, without warnings.
+// trustState is the state of the workspace's code now, without warnings.
 func (a *app) trustState() (trust.State, error) {
 	m, err := trust.Scan(a.ws)
 	if err != nil {

@@ -69,7 +69,10 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	}
 	release := f.setRunning(s.ID(), ctx)
 	defer release()
-	canAsk := !multiRound && canElicit(mcpserver.ClientSessionFromContext(ctx))
+	// Legacy clients with elicitation are asked as approvals come
+	// (onEvent); modern ones through the result; the rest get the request.
+	elicits := canElicit(mcpserver.ClientSessionFromContext(ctx))
+	canAsk := !multiRound && elicits
 	deadline := time.Now().Add(f.runBudget)
 	p := &progress{f: f, ctx: ctx, token: token}
 	for {
@@ -80,7 +83,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		}
 		if !canAsk {
 			if pending := f.pending(s.ID()); len(pending) > 0 {
-				if multiRound && f.askedClient(ctx) {
+				if multiRound && elicits {
 					return askApprovals(s, n, cur, pending), nil
 				}
 				return f.runWaiting(s, n, s.Cursor(), pending), nil
@@ -167,12 +170,6 @@ func (f *face) resumeRun(state string, answers mcp.InputResponses) (*server.Sess
 		}
 	}
 	return s, n, cur, nil
-}
-
-// askedClient reports whether the client can answer input requests: it
-// declared elicitation in this request's capabilities.
-func (f *face) askedClient(ctx context.Context) bool {
-	return canElicit(mcpserver.ClientSessionFromContext(ctx))
 }
 
 // runResult is zero_run's answer for a run that ended.
