@@ -233,14 +233,7 @@ func TestHeaderDelay(t *testing.T) {
 	t.Parallel()
 	const delay = 200 * time.Millisecond
 	srv := NewServer(t, Reply{Content: "late", HeaderDelay: Duration(delay)}, Reply{Content: "never", HeaderDelay: Duration(5 * time.Minute)})
-	post := func(ctx context.Context) (*http.Response, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions",
-			strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return http.DefaultClient.Do(req)
-	}
+	post := func(ctx context.Context) (*http.Response, error) { return tryStream(t, ctx, srv) }
 	start := time.Now()
 	resp, err := post(testCtx(t))
 	if err != nil {
@@ -279,18 +272,7 @@ func TestTrickle(t *testing.T) {
 		Reply{Status: 503, Message: "busy", FirstDelay: Duration(60 * time.Millisecond), Trickle: " ", TrickleEvery: every},
 		Reply{Content: "abcd", ChunkSize: 2, StallAfter: 1, Trickle: "\n", TrickleEvery: every},
 	)
-	post := func(ctx context.Context) *http.Response {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions",
-			strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
+	post := func(ctx context.Context) *http.Response { return postStream(t, ctx, srv) }
 
 	resp := post(testCtx(t))
 	b, _ := io.ReadAll(resp.Body)
@@ -520,18 +502,7 @@ func TestFlood(t *testing.T) {
 		Reply{Flood: 50_000, FloodLine: 100, FloodFirst: true},
 		Reply{Flood: 256 << 20, FloodLine: 1000},
 	)
-	post := func(ctx context.Context) *http.Response {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions",
-			strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
+	post := func(ctx context.Context) *http.Response { return postStream(t, ctx, srv) }
 
 	// The endless line comes after the content events, and the connection
 	// is aborted after it: no finish, no [DONE], no end of the chunked body.
@@ -588,15 +559,7 @@ func TestHoldAfter(t *testing.T) {
 	t.Parallel()
 	srv := NewServer(t, Reply{Content: "one two three four", ChunkSize: 4, HoldAfter: 2})
 	held := srv.Held()
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, srv.URL()+"/chat/completions",
-		strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postStream(t, testCtx(t), srv)
 	defer resp.Body.Close()
 	select {
 	case <-held:
@@ -621,4 +584,25 @@ func TestHoldAfter(t *testing.T) {
 	if !strings.Contains(string(rest), `"content":"thre"`) || !strings.Contains(string(rest), "data: [DONE]") {
 		t.Errorf("after Release: %s", rest)
 	}
+}
+
+// tryStream posts a streaming chat request to srv.
+func tryStream(t *testing.T, ctx context.Context, srv *Server) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// postStream is tryStream that fails the test on an error.
+func postStream(t *testing.T, ctx context.Context, srv *Server) *http.Response {
+	t.Helper()
+	resp, err := tryStream(t, ctx, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

@@ -131,44 +131,36 @@ func TestACPLargeLineAccepted(t *testing.T) {
 }
 
 // An editor's answer longer than MaxReadTextFile fails the read with a
-// clear error for the agent; it never reaches the agent whole.
+// clear error for the agent, and one longer than MaxLineSize fails the
+// pending fs/read_text_file call (the tool gets an error, nothing hangs);
+// neither reaches the agent whole, and the connection goes on.
 func TestACPReadTextFileCapped(t *testing.T) {
-	env := servertest.New(t, servertest.Options{Replies: []llmtest.Reply{
-		{Content: toolReply("read", "text_editor:read", map[string]any{"path": "huge.txt"})},
-		{Content: toolReply("read small", "text_editor:read", map[string]any{"path": "small.txt"})},
-		{Content: answer("done")},
-	}})
-	c := newFakeClient()
-	c.buffers[filepath.Join(env.Workspace, "huge.txt")] = bigText(MaxReadTextFile + 1)
-	c.buffers[filepath.Join(env.Workspace, "small.txt")] = "small file\n"
-	h := start(t, env, c)
-	h.init(t, true)
-	s := h.newSession(t)
-	if resp, err := h.prompt(t.Context(), s.SessionId, "read both"); err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt = %+v, %v", resp, err)
+	for _, tc := range []struct {
+		name string
+		size int
+		want string
+	}{
+		{"over MaxReadTextFile", MaxReadTextFile + 1, fmt.Sprintf("%d bytes, more than the 32 MiB", MaxReadTextFile+1)},
+		{"over MaxLineSize", MaxLineSize + 1, "more than the 64 MiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := servertest.New(t, servertest.Options{Replies: []llmtest.Reply{
+				{Content: toolReply("read", "text_editor:read", map[string]any{"path": "huge.txt"})},
+				{Content: toolReply("read small", "text_editor:read", map[string]any{"path": "small.txt"})},
+				{Content: answer("done")},
+			}})
+			c := newFakeClient()
+			c.buffers[filepath.Join(env.Workspace, "huge.txt")] = bigText(tc.size)
+			c.buffers[filepath.Join(env.Workspace, "small.txt")] = "small file\n"
+			h := start(t, env, c)
+			h.init(t, true)
+			s := h.newSession(t)
+			if resp, err := h.prompt(t.Context(), s.SessionId, "read both"); err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+				t.Fatalf("prompt = %+v, %v", resp, err)
+			}
+			checkCapped(t, h.client.of(s.SessionId), tc.want)
+		})
 	}
-	checkCapped(t, h.client.of(s.SessionId), fmt.Sprintf("%d bytes, more than the 32 MiB", MaxReadTextFile+1))
-}
-
-// An editor's answer longer than MaxLineSize fails the pending
-// fs/read_text_file call (the tool gets an error, nothing hangs) and the
-// connection goes on.
-func TestACPReadTextFileOverLimit(t *testing.T) {
-	env := servertest.New(t, servertest.Options{Replies: []llmtest.Reply{
-		{Content: toolReply("read", "text_editor:read", map[string]any{"path": "huge.txt"})},
-		{Content: toolReply("read small", "text_editor:read", map[string]any{"path": "small.txt"})},
-		{Content: answer("done")},
-	}})
-	c := newFakeClient()
-	c.buffers[filepath.Join(env.Workspace, "huge.txt")] = bigText(MaxLineSize + 1)
-	c.buffers[filepath.Join(env.Workspace, "small.txt")] = "small file\n"
-	h := start(t, env, c)
-	h.init(t, true)
-	s := h.newSession(t)
-	if resp, err := h.prompt(t.Context(), s.SessionId, "read both"); err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt = %+v, %v", resp, err)
-	}
-	checkCapped(t, h.client.of(s.SessionId), "more than the 64 MiB")
 }
 
 // checkCapped checks a run that read huge.txt (refused with a message
