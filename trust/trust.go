@@ -22,12 +22,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Limits of what a workspace may ask the user to trust. Extension scripts
@@ -58,6 +61,11 @@ var actingDirs = []string{
 
 // ErrTooLarge means the acting files exceed [MaxFiles] or [MaxBytes].
 var ErrTooLarge = errors.New("too many or too large files to trust")
+
+// ErrUnprintable refuses a file whose name holds control or formatting
+// characters (terminal escapes, bidirectional overrides): the list the user
+// reviews must show every file as it is.
+var ErrUnprintable = errors.New("a file name with unprintable characters cannot be shown for review")
 
 // File is one acting file.
 type File struct {
@@ -146,6 +154,9 @@ func (s *scanner) expand(pattern string) ([]string, error) {
 
 // walk records every file under rel (slash-separated, relative to root).
 func (s *scanner) walk(rel string, links int) error {
+	if !printable(rel) {
+		return fmt.Errorf("trust: %q: %w", rel, ErrUnprintable)
+	}
 	abs := filepath.Join(s.root, filepath.FromSlash(rel))
 	fi, err := os.Lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -153,6 +164,9 @@ func (s *scanner) walk(rel string, links int) error {
 	}
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
+	}
+	if links > 0 && fi.Mode()&fs.ModeSymlink == 0 && pseudo(abs) {
+		return nil // below a link to "/": the kernel's files are never read
 	}
 	link := ""
 	if fi.Mode()&fs.ModeSymlink != 0 {
@@ -185,12 +199,41 @@ func (s *scanner) walk(rel string, links int) error {
 	if fi.Size() > MaxBytes-int64(s.bytes) {
 		return fmt.Errorf("trust: %s: %w (%d bytes at most)", rel, ErrTooLarge, MaxBytes)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := readAtMost(abs, MaxBytes-int64(s.bytes))
 	if err != nil {
-		return fmt.Errorf("trust: %w", err)
+		return fmt.Errorf("trust: %s: %w", rel, err)
 	}
 	exec := fi.Mode().Perm()&0o111 != 0
 	return s.add(File{Path: rel, Kind: s.kind(rel, exec), Link: link, exec: exec}, data)
+}
+
+// printable reports whether a path shows as it is: no control or format
+// characters that could rewrite the terminal or reorder the text.
+func printable(p string) bool {
+	for _, r := range p {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return utf8.ValidString(p)
+}
+
+// readAtMost reads a file, failing with ErrTooLarge past max bytes
+// (whatever its size said: a file may grow while it is read).
+func readAtMost(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%w (%d bytes at most)", ErrTooLarge, MaxBytes)
+	}
+	return data, nil
 }
 
 // pseudo reports whether a link leads into /proc, /sys or /dev, whose

@@ -292,3 +292,32 @@ func TestDamagedStoreTrustsNothing(t *testing.T) {
 		t.Fatalf("a damaged store: %v, %v", st.Status, err)
 	}
 }
+
+// A file name that could rewrite the terminal or reorder the text (escape
+// sequences, bidirectional overrides) cannot be shown for review: the
+// workspace's code stays off.
+func TestUnprintableNamesAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"_10_x\x1b[2K\rsafe", "_10_\u202eexe.txt", "_10_x\ny"} {
+		ws := t.TempDir()
+		write(t, ws, ".zero/extensions/agent_init/"+name, "#!/bin/sh\n", 0o755)
+		if _, err := trust.Scan(ws); !errors.Is(err, trust.ErrUnprintable) {
+			t.Errorf("%q: Scan error = %v, want ErrUnprintable", name, err)
+		}
+	}
+}
+
+// A link to a folder of the kernel's files is recorded by name and never
+// walked or read.
+func TestLinkToKernelFolderIsNotWalked(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".zero/extensions/agent_init"), 0o755)
+	if err := os.Symlink("/proc/self", filepath.Join(ws, ".zero/extensions/agent_init/self")); err != nil {
+		t.Fatal(err)
+	}
+	m := scan(t, ws)
+	if len(m.Files) != 1 || m.Files[0].Link != "/proc/self" {
+		t.Fatalf("files = %+v", m.Files)
+	}
+}
