@@ -49,6 +49,42 @@ var tighter = map[string]func(project, current any) (bool, string){
 		pi, ci := p.(int), c.(int)
 		return pi > 0 && (ci == 0 || pi <= ci), "a workspace may only lower the process limit"
 	},
+	// The loop's bounds keep a runaway model from spending your tokens.
+	"limits.misformat":         atMost("a workspace may only lower the loop's limits"),
+	"limits.repeat":            atMost("a workspace may only lower the loop's limits"),
+	"limits.subordinate_depth": atMost("a workspace may only lower the loop's limits"),
+	"limits.critical_retries":  atMost("a workspace may only lower the loop's limits"),
+}
+
+// tighterModelKey judges the per-model keys a workspace may only lower:
+// rate limits (0 = none) and deadlines (0 = the default, -1 = none).
+func tighterModelKey(key string) func(p, c any) (bool, string) {
+	field := key[strings.LastIndexByte(key, '.')+1:]
+	switch {
+	case strings.Contains(key, ".rate_limit."):
+		return func(p, c any) (bool, string) {
+			pi, ci := p.(int), c.(int)
+			return pi > 0 && (ci == 0 || pi <= ci), "a workspace may only lower a rate limit"
+		}
+	case strings.Contains(key, ".timeouts."):
+		def := map[string]int{"header": 300, "idle": 300, "total": 1800}[field]
+		return func(p, c any) (bool, string) {
+			pi, ci := p.(int), c.(int)
+			switch {
+			case ci == 0:
+				ci = def
+			case ci < 0:
+				ci = math.MaxInt
+			}
+			return pi > 0 && pi <= ci, "a workspace may only shorten a model deadline"
+		}
+	}
+	return nil
+}
+
+// atMost accepts a project value no greater than the current one.
+func atMost(why string) func(p, c any) (bool, string) {
+	return func(p, c any) (bool, string) { return p.(int) <= c.(int), why }
 }
 
 // ranked orders values from the strictest; unknown ones are never tighter.
@@ -107,7 +143,11 @@ func tighten(project map[string]setting, vals map[string]setting) []Ignored {
 			continue
 		}
 		ok, why := true, ""
-		if check := tighter[key]; check != nil {
+		check := tighter[key]
+		if check == nil && strings.HasPrefix(key, "models.") {
+			check = tighterModelKey(key)
+		}
+		if check != nil {
 			ok, why = check(s.val, vals[key].val)
 		}
 		if ok {

@@ -38,7 +38,15 @@ func TestWorkspaceCannotLoosenPolicy(t *testing.T) {
 		{"pids unlimited", "sandbox:\n  pids: 100\n", "sandbox:\n  pids: 0\n", "sandbox.pids", 100, true},
 		{"pids lowered", "sandbox:\n  pids: 100\n", "sandbox:\n  pids: 50\n", "sandbox.pids", 50, false},
 		{"hide adds", "sandbox:\n  hide: [~/.netrc]\n", "sandbox:\n  hide: [~/.config/gh]\n", "sandbox.hide", []string{"~/.netrc", "~/.config/gh"}, false},
-		{"harmless keys load", "", "limits:\n  repeat: 7\n", "limits.repeat", 7, false},
+		{"harmless keys load", "", "sandbox:\n  timeouts:\n    max: 600\n", "sandbox.timeouts.max", 600, false},
+		{"loop limit raised", "", "limits:\n  repeat: 7\n", "limits.repeat", 3, true},
+		{"loop limit lowered", "", "limits:\n  misformat: 2\n", "limits.misformat", 2, false},
+		{"no delegation", "", "limits:\n  subordinate_depth: 0\n", "limits.subordinate_depth", 0, false},
+		{"rate limit removed", "models:\n  chat:\n    rate_limit: {requests: 30}\n", "models:\n  chat:\n    rate_limit: {requests: 0}\n", "models.chat.rate_limit.requests", 30, true},
+		{"rate limit lowered", "models:\n  chat:\n    rate_limit: {requests: 30}\n", "models:\n  chat:\n    rate_limit: {requests: 10}\n", "models.chat.rate_limit.requests", 10, false},
+		{"deadline removed", "", "models:\n  chat:\n    timeouts: {idle: -1}\n", "models.chat.timeouts.idle", 0, true},
+		{"deadline past the default", "", "models:\n  chat:\n    timeouts: {total: 99999}\n", "models.chat.timeouts.total", 0, true},
+		{"deadline shortened", "", "models:\n  chat:\n    timeouts: {header: 60}\n", "models.chat.timeouts.header", 60, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
