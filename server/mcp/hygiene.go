@@ -13,7 +13,7 @@ import (
 // hygiene keeps two rules of the protocol that mcp-go's stdio transport
 // does not: a request the client cancelled (notifications/cancelled) gets
 // no response, and no progress notification follows the response to the
-// request whose token it carries (the SDKs report both as errors: "a
+// request whose token it carries, or the client's cancelling it (the SDKs report both as errors: "a
 // response for an unknown message ID", "a progress notification for an
 // unknown token"). mcp-go writes notifications from a goroutine of its own,
 // so a progress sent before the answer can reach the wire after it; and it
@@ -64,8 +64,10 @@ func (h *hygiene) in(line []byte) {
 	defer h.mu.Unlock()
 	switch {
 	case m.Method == string(mcp.MethodNotificationCancelled) && len(m.Params.RequestID) > 0:
+		id := key(m.Params.RequestID)
 		bound(h.cancelled)
-		h.cancelled[key(m.Params.RequestID)] = true
+		h.cancelled[id] = true
+		h.answer(id) // the client forgot the request's progress token with it
 	case m.Method != "" && len(m.ID) > 0 && len(m.Params.Meta.ProgressToken) > 0:
 		bound(h.tokens)
 		h.tokens[key(m.Params.Meta.ProgressToken)] = key(m.ID)
@@ -82,13 +84,7 @@ func (h *hygiene) drop(line []byte) bool {
 		id := key(env.ID)
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		for tok, of := range h.tokens {
-			if of == id {
-				delete(h.tokens, tok)
-				bound(h.answered)
-				h.answered[tok] = true
-			}
-		}
+		h.answer(id)
 		if h.cancelled[id] {
 			delete(h.cancelled, id)
 			return true
@@ -110,6 +106,18 @@ func (h *hygiene) drop(line []byte) bool {
 		return h.answered[key(m.Params.ProgressToken)]
 	}
 	return false
+}
+
+// answer ends the progress of request id: its tokens go to answered. The
+// caller holds mu.
+func (h *hygiene) answer(id string) {
+	for tok, of := range h.tokens {
+		if of == id {
+			delete(h.tokens, tok)
+			bound(h.answered)
+			h.answered[tok] = true
+		}
+	}
 }
 
 // bound empties a map that reached maxTracked: forgetting old entries costs

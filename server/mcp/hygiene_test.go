@@ -31,6 +31,9 @@ func TestHygieneRules(t *testing.T) {
 		t.Error(`request "7" is not request 7: its progress goes on`)
 	}
 	h.in([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7","reason":"user"}}`))
+	if !h.drop(progress(`70`)) {
+		t.Error("progress after the client cancelled the request went out (the client forgot its token)")
+	}
 	if !h.drop([]byte(`{"jsonrpc":"2.0","id":"7","result":{"isError":true}}` + "\n")) {
 		t.Error("the answer to a cancelled request went out")
 	}
