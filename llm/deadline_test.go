@@ -1,18 +1,17 @@
 package llm_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/llm/llmtest"
 )
@@ -420,30 +419,11 @@ func TestStreamCallerDeadlineBeatsTotal(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer for a logger that may be written from the
-// client's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestStreamDeadlineLogged: the debug log says which deadline ended an
 // attempt, and never carries the key.
 func TestStreamDeadlineLogged(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs proctest.Buffer
 	srv := llmtest.NewServer(t, llmtest.Reply{HeaderDelay: forever}, llmtest.Reply{FirstDelay: forever, Trickle: " "})
 	c := newClient(t, srv, func(o *llm.Options) {
 		o.HeaderTimeout = 100 * time.Millisecond

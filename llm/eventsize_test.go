@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/llm/llmtest"
 )
@@ -97,7 +98,7 @@ func TestStreamEventTooLarge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var logs syncBuffer
+			var logs proctest.Buffer
 			srv := llmtest.NewServer(t, tt.reply)
 			c := newClient(t, srv, func(o *llm.Options) {
 				o.MaxEventBytes = tt.max

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -387,16 +386,7 @@ func TestBwrapProcessControl(t *testing.T) {
 					t.Fatalf("%d sleeps running, want 2", len(hostProcs(sleeps)))
 				}
 			}
-			if viaExit {
-				if err := s.Start("exit"); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := s.Wait(t.Context(), quick, nil); !errors.Is(err, ErrUnavailable) {
-					t.Fatalf("Wait after exit = %v", err)
-				}
-			} else if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			endShell(t, s, viaExit)
 			deadline := time.Now().Add(5 * time.Second)
 			for len(hostProcs(sleeps)) > 0 {
 				if time.Now().After(deadline) {

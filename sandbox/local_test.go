@@ -413,16 +413,7 @@ func TestLocalBackgroundJobsKilled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("no pid in %q", r.Output)
 		}
-		if viaExit {
-			if err := s.Start("exit"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Wait(t.Context(), quick, nil); !errors.Is(err, ErrUnavailable) {
-				t.Fatalf("Wait after exit = %v", err)
-			}
-		} else if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
+		endShell(t, s, viaExit)
 		deadline := time.Now().Add(5 * time.Second)
 		for !proctest.Gone(pid) {
 			if time.Now().After(deadline) {
@@ -773,5 +764,23 @@ func BenchmarkShellRoundTrip(b *testing.B) {
 		if err != nil || !r.Done {
 			b.Fatalf("Wait = %+v, %v", r, err)
 		}
+	}
+}
+
+// endShell ends the shell of s: by the user typing exit (Wait then reports
+// the shell gone) or by closing the session.
+func endShell(t *testing.T, s *Shell, viaExit bool) {
+	t.Helper()
+	if !viaExit {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := s.Start("exit"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Wait(t.Context(), quick, nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Wait after exit = %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
@@ -249,7 +250,7 @@ type acpSession struct {
 	client *acpClient
 	proc   *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *syncWriter
+	stderr *proctest.Buffer
 }
 
 func (b *box) acp(extra []string, args ...string) *acpSession {
@@ -265,7 +266,7 @@ func (b *box) acp(extra []string, args ...string) *acpSession {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	s := &acpSession{client: &acpClient{}, proc: c, stdin: stdin, stderr: &syncWriter{w: &bytes.Buffer{}}}
+	s := &acpSession{client: &acpClient{}, proc: c, stdin: stdin, stderr: &proctest.Buffer{}}
 	c.Stderr = s.stderr
 	if err := c.Start(); err != nil {
 		b.t.Fatal(err)
@@ -310,21 +311,4 @@ func (s *acpSession) prompt(t *testing.T, id sdk.SessionId, text string) sdk.Sto
 		t.Fatalf("session/prompt: %v\n%s", err, s.stderr)
 	}
 	return res.StopReason
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.String()
 }

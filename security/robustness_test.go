@@ -23,8 +23,9 @@ import (
 // peakRSS follows a running process's peak resident memory (VmHWM, which
 // starts afresh at exec: rusage would count the test process's own memory,
 // shared with the child between fork and exec). Call the returned func
-// once the process ended; it gives the last peak seen, in bytes.
-func peakRSS(t *testing.T, pid int) func() int64 {
+// once the process ended: it fails the test when the last peak seen is
+// unknown or over limit bytes, for the input named what.
+func peakRSS(t *testing.T, pid int) func(limit int64, what string) {
 	t.Helper()
 	var peak atomic.Int64
 	stop := make(chan struct{})
@@ -51,10 +52,15 @@ func peakRSS(t *testing.T, pid int) func() int64 {
 			}
 		}
 	}()
-	return func() int64 {
+	return func(limit int64, what string) {
+		t.Helper()
 		close(stop)
 		<-done
-		return peak.Load()
+		rss := peak.Load()
+		t.Logf("zero's peak memory: %d MiB", rss>>20)
+		if rss == 0 || rss > limit {
+			t.Errorf("zero's peak memory was %d MiB for %s", rss>>20, what)
+		}
 	}
 }
 
@@ -98,11 +104,7 @@ func TestHugeOutputLine(t *testing.T) {
 	if !strings.Contains(outputs(out.String()), "line-done") {
 		t.Fatalf("the command did not finish:\n%.2000s", out.String())
 	}
-	rss := peak()
-	t.Logf("zero's peak memory: %d MiB", rss>>20)
-	if rss == 0 || rss > 200<<20 {
-		t.Errorf("zero's peak memory was %d MiB for a 256 MiB line", rss>>20)
-	}
+	peak(200<<20, "a 256 MiB line")
 }
 
 // A user message far larger than the model's context is refused at once,
@@ -129,11 +131,7 @@ func TestHugeUserMessage(t *testing.T) {
 	}
 	s.stdin.Close()
 	_ = s.proc.Wait()
-	rss := peak()
-	t.Logf("zero's peak memory: %d MiB", rss>>20)
-	if rss == 0 || rss > 1<<30 {
-		t.Errorf("zero's peak memory was %d MiB for a 50 MB message", rss>>20)
-	}
+	peak(1<<30, "a 50 MB message")
 }
 
 // An ACP line over the documented 64 MiB is answered with an error, and
@@ -146,7 +144,7 @@ func TestHugeACPFrame(t *testing.T) {
 	c := b.cmd(ctx, nil, "acp")
 	stdin, _ := c.StdinPipe()
 	stdout, _ := c.StdoutPipe()
-	stderr := &syncWriter{w: new(bytes.Buffer)}
+	stderr := &proctest.Buffer{}
 	c.Stderr = stderr
 	if err := c.Start(); err != nil {
 		t.Fatal(err)

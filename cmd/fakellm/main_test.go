@@ -6,32 +6,14 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm"
 )
-
-// lockedBuffer collects stderr that run writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 func TestRunServesDemoScript(t *testing.T) {
 	t.Parallel()
@@ -41,7 +23,7 @@ func TestRunServesDemoScript(t *testing.T) {
 	defer stop()
 
 	outR, outW := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &proctest.Buffer{}
 	done := make(chan int, 1)
 	go func() { // owned: the test waits on done
 		defer outW.Close()

@@ -214,13 +214,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		c := p[i]
 		switch s.state {
 		case esStart:
-			switch {
-			case isSpace(c):
-			case c == '{':
-				s.state = esKey
-			default:
-				s.state = esBad
-			}
+			s.expect(c, '{', esKey)
 		case esKey:
 			switch {
 			case isSpace(c), c == ',':
@@ -247,13 +241,7 @@ func (s *Scanner) Write(p []byte) (int, error) {
 				s.keyLong = true
 			}
 		case esColon:
-			switch {
-			case isSpace(c):
-			case c == ':':
-				s.state = esValue
-			default:
-				s.state = esBad
-			}
+			s.expect(c, ':', esValue)
 		case esValue:
 			if isSpace(c) {
 				continue
@@ -323,6 +311,18 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// expect steps to next on want, stays on blanks, and gives up on
+// anything else.
+func (s *Scanner) expect(c, want byte, next int) {
+	switch {
+	case isSpace(c):
+	case c == want:
+		s.state = next
+	default:
+		s.state = esBad
+	}
 }
 
 func (s *Scanner) keep(c byte) {

@@ -241,3 +241,26 @@ func rawLines(r io.Reader) chan string {
 	}()
 	return ch
 }
+
+// newRiskyEnv is the environment of the approval tests: the model asks to
+// run a command that needs the user's approval, answers "ran:
+// approved-42" when it ran and "not allowed" when the user refused.
+func newRiskyEnv(t *testing.T) *servertest.Env {
+	t.Helper()
+	return newEnv(t, askCommands,
+		llmtest.Reply{Match: "risky", Content: command("risky step", "echo approved-$((40+2))")},
+		llmtest.Reply{Match: "approved-42", Content: answer("ran: approved-42")},
+		llmtest.Reply{Match: "refused by", Content: answer("not allowed")})
+}
+
+// listTools returns the tools c is offered.
+func listTools(t *testing.T, c *client.Client) []mcp.Tool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+	defer cancel()
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools.Tools
+}

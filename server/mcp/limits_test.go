@@ -7,17 +7,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime"
 	"runtime/metrics"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/internal/servertest"
 )
 
@@ -31,30 +30,12 @@ const testLimit = 1 << 20
 // raceEnabled is set under the race detector (race_test.go).
 var raceEnabled bool
 
-// logBuffer collects a face's log.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // rawStdio drives a stdio face line by line.
 type rawStdio struct {
 	t     *testing.T
 	w     *io.PipeWriter // client → server
 	lines chan string
-	log   *logBuffer
+	log   *proctest.Buffer
 }
 
 // startRawStdio serves env on stdio with the face's limit set to max and
@@ -64,7 +45,7 @@ func startRawStdio(t *testing.T, env *servertest.Env, max int64) *rawStdio {
 	t.Helper()
 	sr, cw := io.Pipe()
 	cr, sw := io.Pipe()
-	logs := &logBuffer{}
+	logs := &proctest.Buffer{}
 	f, err := newFace(Options{Manager: env.Manager, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -294,33 +275,15 @@ func checkLargeStart(t *testing.T, name, msg string, res *mcp.CallToolResult) {
 }
 
 // startHTTPFace serves env over HTTP with the face's limit set to max.
-func startHTTPFace(t *testing.T, env *servertest.Env, max int64) (url, token string, logs *logBuffer) {
+func startHTTPFace(t *testing.T, env *servertest.Env, max int64) (url, token string, logs *proctest.Buffer) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs = &logBuffer{}
+	logs = &proctest.Buffer{}
 	f, err := newFace(Options{Manager: env.Manager, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.maxMessage = max
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- f.serveHTTP(ctx, ln, "secret-token") }() // owned: the cleanup waits for done
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("ServeHTTP = %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("ServeHTTP did not return")
-		}
-	})
-	return "http://" + ln.Addr().String() + "/mcp", "secret-token", logs
+	return serveHTTPInTest(t, f.serveHTTP), "secret-token", logs
 }
 
 // httpSession initializes a session and returns the headers of a request

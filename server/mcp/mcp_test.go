@@ -233,10 +233,7 @@ func TestApproveWithTool(t *testing.T) {
 		{"refused", false, "not allowed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newEnv(t, askCommands,
-				llmtest.Reply{Match: "risky", Content: command("risky step", "echo approved-$((40+2))")},
-				llmtest.Reply{Match: "approved-42", Content: answer("ran: approved-42")},
-				llmtest.Reply{Match: "refused by", Content: answer("not allowed")})
+			env := newRiskyEnv(t)
 			r := startStdio(t, env, clientOpts{})
 			st, res := call(t, r.c, "zero_start", map[string]any{"message": "risky", "workspace": env.Workspace})
 			mustOK(t, res)
@@ -293,10 +290,7 @@ func TestApproveWithElicitation(t *testing.T) {
 		{mcp.ElicitationResponseActionDecline, "not allowed"},
 	} {
 		t.Run(string(tt.action), func(t *testing.T) {
-			env := newEnv(t, askCommands,
-				llmtest.Reply{Match: "risky", Content: command("risky step", "echo approved-$((40+2))")},
-				llmtest.Reply{Match: "approved-42", Content: answer("ran: approved-42")},
-				llmtest.Reply{Match: "refused by", Content: answer("not allowed")})
+			env := newRiskyEnv(t)
 			el := &elicitor{action: tt.action}
 			r := startStdio(t, env, clientOpts{elicit: el})
 			out, res := call(t, r.c, "zero_run", map[string]any{"message": "risky", "workspace": env.Workspace})
@@ -432,14 +426,8 @@ func TestBadArguments(t *testing.T) {
 		}
 	}
 	// Every tool declares its input and output schema.
-	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
-	defer cancel()
-	tools, err := r.c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, tl := range tools.Tools {
+	for _, tl := range listTools(t, r.c) {
 		names = append(names, tl.Name)
 		if len(tl.RawOutputSchema) == 0 && tl.OutputSchema.Type == "" {
 			t.Errorf("%s has no output schema", tl.Name)
@@ -552,15 +540,22 @@ func writeFile(p string) error {
 
 func startHTTP(t *testing.T, env *servertest.Env) (string, string) {
 	t.Helper()
+	return serveHTTPInTest(t, func(ctx context.Context, ln net.Listener, token string) error {
+		return ServeHTTP(ctx, ln, token, Options{Manager: env.Manager, Catalog: env.Catalog})
+	}), "secret-token"
+}
+
+// serveHTTPInTest runs serve on a loopback listener with the token
+// secret-token until the test ends, and returns the endpoint's URL.
+func serveHTTPInTest(t *testing.T, serve func(ctx context.Context, ln net.Listener, token string) error) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() {
-		done <- ServeHTTP(ctx, ln, "secret-token", Options{Manager: env.Manager, Catalog: env.Catalog})
-	}()
+	go func() { done <- serve(ctx, ln, "secret-token") }() // owned: the cleanup waits for done
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -572,7 +567,7 @@ func startHTTP(t *testing.T, env *servertest.Env) (string, string) {
 			t.Error("ServeHTTP did not return")
 		}
 	})
-	return "http://" + ln.Addr().String() + "/mcp", "secret-token"
+	return "http://" + ln.Addr().String() + "/mcp"
 }
 
 func TestHTTP(t *testing.T) {
@@ -646,13 +641,7 @@ func TestUnknownArgumentsIgnored(t *testing.T) {
 	if out["response"] != "ran anyway" {
 		t.Errorf("zero_run with an extra argument: %v", out)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
-	defer cancel()
-	tools, err := r.c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tl := range tools.Tools {
+	for _, tl := range listTools(t, r.c) {
 		if strings.Contains(string(tl.RawInputSchema), "additionalProperties") {
 			t.Errorf("%s's input schema forbids extra arguments: %s", tl.Name, tl.RawInputSchema)
 		}

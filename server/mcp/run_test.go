@@ -67,13 +67,7 @@ func TestRunReturnsAfterBudget(t *testing.T) {
 func TestToolsForAModel(t *testing.T) {
 	env := newEnv(t, nil, llmtest.Reply{Content: answer("ok")})
 	r := startStdio(t, env, clientOpts{})
-	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
-	defer cancel()
-	tools, err := r.c.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tl := range tools.Tools {
+	for _, tl := range listTools(t, r.c) {
 		ro := tl.Annotations.ReadOnlyHint != nil && *tl.Annotations.ReadOnlyHint
 		if want := tl.Name == "zero_status" || tl.Name == "zero_sessions"; ro != want {
 			t.Errorf("%s readOnlyHint = %v, want %v", tl.Name, ro, want)
@@ -103,10 +97,7 @@ func TestModernClientApprovesByInputRequests(t *testing.T) {
 		{mcp.ElicitationResponseActionDecline, "not allowed"},
 	} {
 		t.Run(string(tt.action), func(t *testing.T) {
-			env := newEnv(t, askCommands,
-				llmtest.Reply{Match: "risky", Content: command("risky step", "echo approved-$((40+2))")},
-				llmtest.Reply{Match: "approved-42", Content: answer("ran: approved-42")},
-				llmtest.Reply{Match: "refused by", Content: answer("not allowed")})
+			env := newRiskyEnv(t)
 			cr, sw := io.Pipe()
 			sr, cw := io.Pipe()
 			done := make(chan error, 1)
