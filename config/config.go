@@ -22,13 +22,17 @@ type Model struct {
 	Timeouts      ModelTimeouts `yaml:"timeouts"`
 }
 
-// ModelTimeouts bound one model call, in seconds: 0 = the default (header
-// 300, idle 300, total 1800), -1 = no limit.
+// ModelTimeouts bound one model call, in seconds: 0 = the default
+// ([DefaultTimeouts]), -1 = no limit.
 type ModelTimeouts struct {
 	Header int `yaml:"header"` // until the response headers (a local server may send them only with the first token)
 	Idle   int `yaml:"idle"`   // between stream events; keep-alive bytes do not count
 	Total  int `yaml:"total"`  // one whole call, retries included
 }
+
+// DefaultTimeouts are the deadlines a 0 stands for: the model client's
+// defaults (llm.DefaultHeaderTimeout and the others).
+var DefaultTimeouts = ModelTimeouts{Header: 300, Idle: 300, Total: 1800}
 
 // RateLimit caps the calls to one model per minute; 0 means no cap.
 type RateLimit struct {

@@ -38,16 +38,13 @@ var tighter = map[string]func(project, current any) (bool, string){
 	"sandbox.user":      equalOrEmpty("a workspace cannot choose who commands run as"),
 	"sandbox.provision": equalOnly("a workspace cannot change the provisioning script, which runs as root"),
 	"sandbox.memory": func(p, c any) (bool, string) {
-		pb, cb := sizeBytes(p.(string)), sizeBytes(c.(string))
-		return pb > 0 && (cb == 0 || pb <= cb), "a workspace may only lower the memory limit"
+		return lowerLimit(sizeBytes(p.(string)), sizeBytes(c.(string))), "a workspace may only lower the memory limit"
 	},
 	"sandbox.cpus": func(p, c any) (bool, string) {
-		pf, cf := p.(float64), c.(float64)
-		return pf > 0 && (cf == 0 || pf <= cf), "a workspace may only lower the CPU limit"
+		return lowerLimit(p.(float64), c.(float64)), "a workspace may only lower the CPU limit"
 	},
 	"sandbox.pids": func(p, c any) (bool, string) {
-		pi, ci := p.(int), c.(int)
-		return pi > 0 && (ci == 0 || pi <= ci), "a workspace may only lower the process limit"
+		return lowerLimit(p.(int), c.(int)), "a workspace may only lower the process limit"
 	},
 	// The loop's bounds keep a runaway model from spending your tokens.
 	"limits.misformat":         atMost("a workspace may only lower the loop's limits"),
@@ -63,11 +60,11 @@ func tighterModelKey(key string) func(p, c any) (bool, string) {
 	switch {
 	case strings.Contains(key, ".rate_limit."):
 		return func(p, c any) (bool, string) {
-			pi, ci := p.(int), c.(int)
-			return pi > 0 && (ci == 0 || pi <= ci), "a workspace may only lower a rate limit"
+			return lowerLimit(p.(int), c.(int)), "a workspace may only lower a rate limit"
 		}
 	case strings.Contains(key, ".timeouts."):
-		def := map[string]int{"header": 300, "idle": 300, "total": 1800}[field]
+		d := DefaultTimeouts
+		def := map[string]int{"header": d.Header, "idle": d.Idle, "total": d.Total}[field]
 		return func(p, c any) (bool, string) {
 			pi, ci := p.(int), c.(int)
 			switch {
@@ -81,6 +78,10 @@ func tighterModelKey(key string) func(p, c any) (bool, string) {
 	}
 	return nil
 }
+
+// lowerLimit reports whether limit p, where 0 is none, is set and no
+// looser than c.
+func lowerLimit[N int | float64](p, c N) bool { return p > 0 && (c == 0 || p <= c) }
 
 // atMost accepts a project value no greater than the current one.
 func atMost(why string) func(p, c any) (bool, string) {
