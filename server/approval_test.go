@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -21,12 +22,24 @@ var testPolicy = Policy{
 // event stream as a face would.
 func answerWith(t *testing.T, e *env, s *Session, fn func(b *Broker, id string)) {
 	t.Helper()
-	unsub := s.Subscribe(func(ev loop.Event) {
-		if ev.Type == EventApprovalRequested {
-			fn(e.broker, ev.Text)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	f := s.Follow(s.Cursor())
+	go func() {
+		defer close(done)
+		for {
+			b, err := f.Next(ctx)
+			if err != nil {
+				return
+			}
+			for _, ev := range b.Events {
+				if ev.Type == EventApprovalRequested {
+					fn(e.broker, ev.Text)
+				}
+			}
 		}
-	})
-	t.Cleanup(unsub)
+	}()
 }
 
 func TestApprovals(t *testing.T) {

@@ -9,19 +9,18 @@ import (
 )
 
 // BenchmarkEmit measures the server's share of an engine event's way to a
-// face: logging it with its Seq and calling a subscriber.
+// face: logging it with its Seq, waking the followers, and one follower
+// taking it.
 func BenchmarkEmit(b *testing.B) {
 	s := newSession(SessionSpec{ID: "bench"}, NewMemLog(0), time.Now())
-	var n int
-	unsub := s.Subscribe(func(loop.Event) { n++ })
-	defer unsub()
-	e := loop.Event{Type: loop.EventResponseDelta, Text: "chunk"}
+	f := s.Follow(0)
+	e := loop.Event{Type: loop.EventToolCall, Text: "call"}
 	b.ReportAllocs()
 	for b.Loop() {
 		s.sink(e)
-	}
-	if n == 0 {
-		b.Fatal("no event delivered")
+		if len(f.Take().Events) != 1 {
+			b.Fatal("the event was not handed out")
+		}
 	}
 }
 

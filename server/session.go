@@ -30,8 +30,8 @@ type RunResult struct {
 	Err error `json:"-"`
 }
 
-// Session is one managed conversation: the engine session, its event log,
-// its subscribers, and the run in progress.
+// Session is one managed conversation: the engine session, its event log
+// (which Follow hands out), and the run in progress.
 type Session struct {
 	spec    SessionSpec
 	created time.Time
@@ -42,15 +42,11 @@ type Session struct {
 	now     func() time.Time
 	updated atomic.Int64 // unix nanoseconds of the last event
 
-	// deliverMu orders appends and subscriber calls: events from the engine
-	// and from the broker get increasing Seq and reach subscribers in
-	// that order.
+	// deliverMu orders appends: events from the engine and from the
+	// broker get increasing Seq in the order they are logged.
 	deliverMu sync.Mutex
-	subMu     sync.Mutex
-	subs      map[int]func(loop.Event)
-	nextSub   int
 	notifyMu  sync.Mutex
-	notify    chan struct{} // closed and replaced on every event
+	notify    chan struct{} // closed and replaced on every event: wakes the followers
 
 	mu     sync.Mutex
 	cond   *sync.Cond // signalled when busy or live change
@@ -71,7 +67,7 @@ type Session struct {
 }
 
 func newSession(spec SessionSpec, log Log, now time.Time) *Session {
-	s := &Session{spec: spec, created: now, log: log, subs: map[int]func(loop.Event){},
+	s := &Session{spec: spec, created: now, log: log,
 		notify: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	s.now = time.Now
@@ -272,46 +268,11 @@ func (s *Session) Events(since int64) ([]loop.Event, int64) {
 
 // Wait is Events that blocks until there is an event newer than since, ctx
 // ends (its error is returned) or the session is closed (ErrClosed, once
-// every event was handed out).
+// every event was handed out). Deltas come joined (Coalesce).
 func (s *Session) Wait(ctx context.Context, since int64) ([]loop.Event, int64, error) {
-	for {
-		s.notifyMu.Lock()
-		ch := s.notify
-		s.notifyMu.Unlock()
-		if evs, next := s.log.Since(since); len(evs) > 0 {
-			return evs, next, nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			_, next := s.log.Since(since)
-			return nil, max(next, since), ctx.Err()
-		case <-s.done:
-			evs, next := s.log.Since(since)
-			if len(evs) > 0 {
-				return evs, next, nil
-			}
-			return nil, max(next, since), fmt.Errorf("session %s: %w", s.spec.ID, ErrClosed)
-		}
-	}
-}
-
-// Subscribe calls fn with every new event, in order, from the goroutine
-// that produced it (usually the run's); fn must not block for long, as it
-// holds up the run, and must not call Prompt, Send, Intervene or Close,
-// which may wait for that run (Cancel and the Approvals methods are fine). Replay what came before with Events. The returned func
-// unsubscribes; fn may still get an event being delivered at that moment.
-func (s *Session) Subscribe(fn func(loop.Event)) (unsubscribe func()) {
-	s.subMu.Lock()
-	id := s.nextSub
-	s.nextSub++
-	s.subs[id] = fn
-	s.subMu.Unlock()
-	return func() {
-		s.subMu.Lock()
-		delete(s.subs, id)
-		s.subMu.Unlock()
-	}
+	f := s.Follow(since)
+	b, err := f.Next(ctx)
+	return b.Events, f.Cursor(), err
 }
 
 // sink receives the engine's events.
@@ -352,31 +313,17 @@ func (s *Session) sink(e loop.Event) {
 	s.emit(e)
 }
 
-// emit logs e with the next Seq and hands it to the subscribers.
+// emit logs e with the next Seq and wakes the followers.
 func (s *Session) emit(e loop.Event) {
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
 	e.Session = s.spec.ID
-	e = s.log.Append(e)
+	s.log.Append(e)
 	s.updated.Store(s.now().UnixNano())
 	s.notifyMu.Lock()
 	close(s.notify)
 	s.notify = make(chan struct{})
 	s.notifyMu.Unlock()
-	s.subMu.Lock()
-	ids := make([]int, 0, len(s.subs))
-	for id := range s.subs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	fns := make([]func(loop.Event), 0, len(ids))
-	for _, id := range ids {
-		fns = append(fns, s.subs[id])
-	}
-	s.subMu.Unlock()
-	for _, fn := range fns {
-		fn(e)
-	}
 }
 
 // close refuses new runs, cancels the one in progress and waits for it.

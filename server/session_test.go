@@ -161,18 +161,17 @@ func TestEventsAndWait(t *testing.T) {
 			t.Errorf("Wait = %+v", w)
 		}
 	})
-	t.Run("subscribe", func(t *testing.T) {
-		var got []loop.EventType
-		unsub := s.Subscribe(func(e loop.Event) { got = append(got, e.Type) })
+	t.Run("follow", func(t *testing.T) {
+		f := s.Follow(s.Cursor())
 		model.mu.Lock()
 		model.replies = append(model.replies, reply{content: respond("three")})
 		model.mu.Unlock()
 		if _, err := s.Prompt(testCtx(t), "third"); err != nil {
 			t.Fatal(err)
 		}
-		unsub()
-		if len(got) < 2 || got[0] != loop.EventRunStarted || got[len(got)-1] != loop.EventRunEnded {
-			t.Errorf("subscriber got %v", got)
+		got := f.Take().Events
+		if len(got) < 2 || got[0].Type != loop.EventRunStarted || got[len(got)-1].Type != loop.EventRunEnded {
+			t.Errorf("follower got %v", got)
 		}
 	})
 }

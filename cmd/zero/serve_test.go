@@ -102,13 +102,25 @@ func TestHostSessionsAsk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Subscribe(func(e loop.Event) {
-		if e.Type == server.EventApprovalRequested {
-			if err := h.manager.Approvals().Approve(e.Text, false); err != nil {
-				t.Errorf("Approve: %v", err)
+	f := s.Follow(s.Cursor())
+	answered := make(chan struct{})
+	t.Cleanup(func() { <-answered }) // t.Context ends first
+	go func() { // answers as a face would, from the events
+		defer close(answered)
+		for {
+			b, err := f.Next(t.Context())
+			if err != nil {
+				return
+			}
+			for _, e := range b.Events {
+				if e.Type == server.EventApprovalRequested {
+					if err := h.manager.Approvals().Approve(e.Text, false); err != nil {
+						t.Errorf("Approve: %v", err)
+					}
+				}
 			}
 		}
-	})
+	}()
 	res, err := s.Prompt(t.Context(), "list")
 	if err != nil || res.Response != "done" {
 		t.Fatalf("Prompt = %+v, %v", res, err)

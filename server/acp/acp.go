@@ -467,7 +467,7 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	}
 	// Everything the run produced goes out before the answer.
-	if err := st.waitSent(a.ctx, st.runEndedIndex()); err != nil {
+	if err := st.waitEvents(a.ctx, sess.Cursor()); err != nil {
 		a.opts.Logger.Debug("prompt answered before its updates", "session", id, "err", err)
 	}
 	if res.StopReason == "cancelled" {

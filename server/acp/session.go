@@ -15,43 +15,44 @@ import (
 	"github.com/zeroagent/zero/server"
 )
 
-// item is one entry of a session's outgoing queue: an engine event, a
-// replay of the log, a message from the face itself, or a ready update.
+// item is something the face itself says in a session's stream (a message,
+// a ready update, a replay of the log) at its place among the engine's
+// events: after the event with Seq after.
 type item struct {
 	idx     uint64
-	ev      *loop.Event
-	replay  []loop.Event
-	replayd bool
+	after   int64
+	replay  bool
 	message string
 	update  *sdk.SessionUpdate
 }
 
-// sessState is one session as this connection sees it: its subscription
-// and the ordered queue a drainer goroutine sends to the client, so the
-// run never waits on the pipe and notifications keep their order.
+// sessState is one session as this connection sees it: a drainer goroutine
+// follows the session's events (server.Follower) and sends them, with the
+// face's own items in their place, to the client in order, so the run
+// never waits on the pipe.
 type sessState struct {
-	a     *agent
-	sess  *server.Session
-	id    string
-	gate  <-chan struct{} // nil, or closed once the client knows the session
-	unsub func()
+	a    *agent
+	sess *server.Session
+	id   string
+	gate <-chan struct{}  // nil, or closed once the client knows the session
+	fol  *server.Follower // owned by the drainer
 
-	mu       sync.Mutex
-	items    []item
-	next     uint64        // index of the last item enqueued
-	sent     uint64        // index of the last item sent
-	sentCh   chan struct{} // closed (and replaced) when sent grows
-	wake     chan struct{} // capacity 1: items are waiting
-	stopCh   chan struct{} // closed by detach
-	stopped  bool
-	runEnded uint64 // index of the last run_ended event enqueued
-	gen      uint64 // prompts received
-	genCh    chan struct{}
-	asks     map[string]context.CancelFunc // approval id → its permission request
+	mu      sync.Mutex
+	items   []item
+	next    uint64        // index of the last item enqueued
+	sent    uint64        // index of the last item sent
+	sentSeq int64         // Seq of the last event sent
+	sentCh  chan struct{} // closed (and replaced) when sent or sentSeq grows
+	wake    chan struct{} // capacity 1: items are waiting
+	stopCh  chan struct{} // closed by detach
+	stopped bool
+	gen     uint64 // prompts received
+	genCh   chan struct{}
+	asks    map[string]context.CancelFunc // approval id → its permission request
 }
 
-// attach returns the connection's state for sess, subscribing to it the
-// first time.
+// attach returns the connection's state for sess, following it from now on
+// the first time.
 func (a *agent) attach(sess *server.Session, gate <-chan struct{}) (*sessState, error) {
 	st, _, err := a.attachWith(sess, gate, false)
 	return st, err
@@ -73,25 +74,23 @@ func (a *agent) attachWith(sess *server.Session, gate <-chan struct{}, replay bo
 	st := a.sessions[sess.ID()]
 	fresh := st == nil
 	if fresh {
-		st = &sessState{a: a, sess: sess, id: sess.ID(), gate: gate, sentCh: make(chan struct{}),
-			wake: make(chan struct{}, 1), stopCh: make(chan struct{}), genCh: make(chan struct{}),
-			asks: map[string]context.CancelFunc{}}
+		// The follower starts at the log's cursor; a replay item at the
+		// same place sends what came before.
+		cur := sess.Cursor()
+		st = &sessState{a: a, sess: sess, id: sess.ID(), gate: gate, fol: sess.Follow(cur), sentSeq: cur,
+			sentCh: make(chan struct{}), wake: make(chan struct{}, 1), stopCh: make(chan struct{}),
+			genCh: make(chan struct{}), asks: map[string]context.CancelFunc{}}
+		if replay { // at the follower's start: nothing is sent twice
+			st.next = 1
+			st.items = []item{{idx: 1, after: cur, replay: true}}
+			st.wake <- struct{}{}
+		}
 		a.sessions[st.id] = st
 	}
 	a.mu.Unlock()
-
-	// Under st.mu, the subscription and the log read cannot interleave with
-	// an event's delivery: whatever the log holds is queued before what
-	// arrives afterwards, and the mapper skips what was replayed.
-	st.mu.Lock()
-	if fresh {
-		st.unsub = sess.Subscribe(st.push)
+	if replay && !fresh {
+		st.enqueue(item{replay: true})
 	}
-	if replay {
-		evs, _ := sess.Events(0)
-		st.pushLocked(item{replay: evs, replayd: true})
-	}
-	st.mu.Unlock()
 	if fresh && !a.spawn(st.drain) {
 		st.detach()
 		return nil, false, sdk.NewInternalError(map[string]any{"error": "the connection is closing"})
@@ -99,41 +98,23 @@ func (a *agent) attachWith(sess *server.Session, gate <-chan struct{}, replay bo
 	return st, fresh, nil
 }
 
-// push is the Subscribe callback: it only queues, never waits on the pipe.
-func (st *sessState) push(e loop.Event) {
+// enqueue puts it after the events logged so far and returns its index for
+// waitSent.
+func (st *sessState) enqueue(it item) uint64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	idx := st.pushLocked(item{ev: &e})
-	if e.Type == loop.EventRunEnded {
-		st.runEnded = idx
-	}
-}
-
-func (st *sessState) pushLocked(it item) uint64 {
 	if st.stopped {
 		return st.next
 	}
 	st.next++
 	it.idx = st.next
+	it.after = st.sess.Cursor()
 	st.items = append(st.items, it)
 	select {
 	case st.wake <- struct{}{}:
 	default:
 	}
 	return st.next
-}
-
-// enqueue queues it and returns its index for waitSent.
-func (st *sessState) enqueue(it item) uint64 {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.pushLocked(it)
-}
-
-func (st *sessState) runEndedIndex() uint64 {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.runEnded
 }
 
 // nextPrompt counts a prompt of the session and wakes the watchers.
@@ -160,11 +141,21 @@ func (st *sessState) promptSignal() <-chan struct{} {
 
 // waitSent waits until the item with index idx was written to the client.
 func (st *sessState) waitSent(ctx context.Context, idx uint64) error {
+	return st.waitFor(ctx, func() bool { return st.sent >= idx })
+}
+
+// waitEvents waits until the events up to Seq seq were written to the
+// client.
+func (st *sessState) waitEvents(ctx context.Context, seq int64) error {
+	return st.waitFor(ctx, func() bool { return st.sentSeq >= seq })
+}
+
+func (st *sessState) waitFor(ctx context.Context, done func() bool) error {
 	for {
 		st.mu.Lock()
-		sent, ch := st.sent, st.sentCh
+		ok, ch := done(), st.sentCh
 		st.mu.Unlock()
-		if sent >= idx {
+		if ok {
 			return nil
 		}
 		select {
@@ -181,29 +172,25 @@ func (st *sessState) waitSent(ctx context.Context, idx uint64) error {
 
 var errDetached = errors.New("session detached from the connection")
 
-// detach unsubscribes and stops the drainer; the permission requests it
-// started are withdrawn.
+// detach stops the drainer; the permission requests it started are
+// withdrawn.
 func (st *sessState) detach() {
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.stopped {
-		st.mu.Unlock()
 		return
 	}
 	st.stopped = true
 	close(st.stopCh)
-	unsub := st.unsub
 	for id, cancel := range st.asks {
 		cancel()
 		delete(st.asks, id)
 	}
-	st.mu.Unlock()
-	if unsub != nil {
-		unsub()
-	}
 }
 
-// drain sends the queue to the client in order; it ends with the
-// connection or when the session is detached.
+// drain sends the session's events and the face's items to the client in
+// order; it ends with the connection, when the session is detached, or
+// when the session is closed and everything was sent.
 func (st *sessState) drain() {
 	ctx := st.a.ctx
 	if st.gate != nil {
@@ -221,42 +208,65 @@ func (st *sessState) drain() {
 			st.a.opts.Logger.Debug("session/update not sent", "session", st.id, "err", err)
 		}
 	}
+	sendItem := func(it item) {
+		m.flush(send)
+		switch {
+		case it.replay:
+			m.reset()
+			evs, _ := st.sess.Events(0)
+			for _, e := range evs {
+				if e.Seq > it.after {
+					break
+				}
+				m.event(e, true, send, nil)
+			}
+		case it.message != "":
+			send(sdk.UpdateAgentMessageText(it.message))
+		case it.update != nil:
+			send(*it.update)
+		}
+	}
 	for {
 		select {
 		case <-st.wake:
+		case <-st.fol.Ready():
 		case <-st.stopCh:
 			return
 		case <-ctx.Done():
 			return
 		}
+		// Items first: each was placed at or before the log's cursor, so
+		// the events taken next reach past all of them.
 		st.mu.Lock()
-		batch := st.items
+		items := st.items
 		st.items = nil
 		st.mu.Unlock()
-		for _, it := range batch {
-			switch {
-			case it.replayd:
-				m.reset()
-				for _, e := range it.replay {
-					m.event(e, true, send, nil)
-				}
-			case it.ev != nil:
-				m.event(*it.ev, false, send, st)
-			case it.message != "":
-				m.flush(send)
-				send(sdk.UpdateAgentMessageText(it.message))
-			case it.update != nil:
-				m.flush(send)
-				send(*it.update)
+		b := st.fol.Take()
+		if b.Missed > 0 {
+			send(sdk.UpdateAgentThoughtText(fmt.Sprintf("\n\n(%d events of this session were dropped before they could be sent)\n\n", b.Missed)))
+		}
+		for _, e := range b.Events {
+			for len(items) > 0 && items[0].after < e.Seq {
+				sendItem(items[0])
+				items = items[1:]
 			}
+			m.event(e, false, send, st)
+		}
+		for _, it := range items {
+			sendItem(it)
 		}
 		m.flush(send)
-		if len(batch) > 0 {
-			st.mu.Lock()
-			st.sent = batch[len(batch)-1].idx
-			close(st.sentCh)
-			st.sentCh = make(chan struct{})
-			st.mu.Unlock()
+		st.mu.Lock()
+		if n := len(items); n > 0 {
+			st.sent = items[n-1].idx
+		}
+		st.sentSeq = st.fol.Cursor()
+		close(st.sentCh)
+		st.sentCh = make(chan struct{})
+		st.mu.Unlock()
+		if b.Closed {
+			st.detach()
+			return
 		}
 	}
 }

@@ -188,7 +188,6 @@ func (c *conn) stop() {
 	}
 	c.mu.Unlock()
 	for _, t := range ts {
-		t.unsub()
 		t.sess.Cancel()
 	}
 }

@@ -247,14 +247,13 @@ func (c *conn) newSessionWith(params json.RawMessage, prefix string) (continuati
 		if err != nil {
 			return nil, fmt.Errorf("new session: %w", err)
 		}
-		t, ok := c.track(sess)
-		if !ok {
-			return nil, errConnClosing
-		}
 		// Creating the session may have logged events (sandbox warnings)
 		// before anyone listened: send them before the answer.
 		rp := &replay{done: make(chan int, 1)}
-		t.push(qitem{replay: rp})
+		t, ok := c.track(sess, rp)
+		if !ok {
+			return nil, errConnClosing
+		}
 		select {
 		case <-rp.done:
 		case <-c.ctx.Done():
@@ -323,7 +322,7 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 	if p.WorkDoneToken != nil {
 		token = p.WorkDoneToken
 	}
-	t, ok := c.track(sess)
+	t, ok := c.track(sess, nil)
 	if !ok {
 		return continuation{}, errConnClosing
 	}
@@ -477,12 +476,10 @@ func (c *conn) loadSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuati
 	if err != nil {
 		return continuation{}, err
 	}
-	t, ok := c.track(sess)
-	if !ok {
+	rp := &replay{done: make(chan int, 1)}
+	if _, ok := c.track(sess, rp); !ok {
 		return continuation{}, errConnClosing
 	}
-	rp := &replay{done: make(chan int, 1)}
-	t.push(qitem{replay: rp})
 	return later(func(ctx context.Context) (any, error) {
 		select {
 		case n := <-rp.done:

@@ -30,14 +30,15 @@ const (
 	actionDeny        = "Deny"
 )
 
-// tracked is a session whose events this connection forwards. Its
-// subscriber only queues; the drain goroutine sends, in order, and does
-// what the events call for (progress, approvals, showing files).
+// tracked is a session whose events this connection forwards: its drain
+// goroutine follows the session's events (server.Follower) and sends them,
+// in order, doing what they call for (progress, approvals, showing files),
+// with the markers the requests put among them.
 type tracked struct {
-	c     *conn
-	rc    *jsonrpc2.Conn
-	sess  *server.Session
-	unsub func()
+	c    *conn
+	rc   *jsonrpc2.Conn
+	sess *server.Session
+	fol  *server.Follower // owned by the drain goroutine
 
 	qmu  sync.Mutex
 	q    []qitem
@@ -49,9 +50,10 @@ type tracked struct {
 	run     *runState // the run going on
 }
 
-// qitem is an event, or a marker a request put in the event order.
+// qitem is a marker a request puts among the session's events: after the
+// event with Seq after.
 type qitem struct {
-	ev     *loop.Event
+	after  int64
 	w      *waiter
 	replay *replay
 }
@@ -64,7 +66,8 @@ type waiter struct {
 	done  chan PromptResult       // capacity 1
 }
 
-// replay is a zero/loadSession waiting for the log to be sent.
+// replay is a zero/loadSession or zero/newSession waiting for the log to be
+// sent.
 type replay struct {
 	done chan int // capacity 1: how many events were sent
 }
@@ -76,27 +79,36 @@ type runState struct {
 	response string
 }
 
-// track starts forwarding sess's events, unless it already is or Serve is
-// stopping.
-func (c *conn) track(sess *server.Session) (*tracked, bool) {
+// track starts forwarding sess's events from now on, unless it already is
+// or Serve is stopping. A replay, when given, sends the log up to now
+// first (and nothing twice).
+func (c *conn) track(sess *server.Session, rp *replay) (*tracked, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing || c.rc == nil {
 		return nil, false
 	}
 	if t := c.sessions[sess.ID()]; t != nil {
+		if rp != nil {
+			t.push(qitem{replay: rp})
+		}
 		return t, true
 	}
-	t := &tracked{c: c, rc: c.rc, sess: sess, wake: make(chan struct{}, 1)}
-	t.unsub = sess.Subscribe(func(e loop.Event) { t.push(qitem{ev: &e}) })
+	cur := sess.Cursor()
+	t := &tracked{c: c, rc: c.rc, sess: sess, fol: sess.Follow(cur), wake: make(chan struct{}, 1)}
+	if rp != nil {
+		t.q = []qitem{{after: cur, replay: rp}}
+		t.wake <- struct{}{}
+	}
 	c.sessions[sess.ID()] = t
 	c.wg.Go(t.drain) // under mu with closing false: Serve waits for it
 	return t, true
 }
 
-// push queues it; it never blocks, as it runs on the session's run.
+// push puts it after the events logged so far.
 func (t *tracked) push(it qitem) {
 	t.qmu.Lock()
+	it.after = t.sess.Cursor()
 	t.q = append(t.q, it)
 	t.qmu.Unlock()
 	select {
@@ -115,28 +127,45 @@ func (t *tracked) take() []qitem {
 
 func (t *tracked) drain() {
 	ctx := t.c.ctx
+	mark := func(it qitem) {
+		switch {
+		case it.w != nil:
+			if !it.w.void.Load() {
+				t.waiting = append(t.waiting, it.w)
+			}
+		case it.replay != nil:
+			t.replay(ctx, it.replay, it.after)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.wake:
+		case <-t.fol.Ready():
 		}
-		for items := t.take(); len(items) > 0; items = t.take() {
-			for _, it := range items {
-				if ctx.Err() != nil {
-					return
-				}
-				switch {
-				case it.w != nil:
-					if !it.w.void.Load() {
-						t.waiting = append(t.waiting, it.w)
-					}
-				case it.replay != nil:
-					t.replay(ctx, it.replay)
-				case it.ev != nil:
-					t.event(ctx, *it.ev)
-				}
+		// Markers first: each was placed at or before the log's cursor, so
+		// the events taken next reach past all of them.
+		items := t.take()
+		b := t.fol.Take()
+		if b.Missed > 0 {
+			t.c.log.Warn("events dropped before they could be sent", "session", t.sess.ID(), "missed", b.Missed)
+		}
+		for _, e := range b.Events {
+			for len(items) > 0 && items[0].after < e.Seq {
+				mark(items[0])
+				items = items[1:]
 			}
+			if ctx.Err() != nil {
+				return
+			}
+			t.event(ctx, e)
+		}
+		for _, it := range items {
+			mark(it)
+		}
+		if b.Closed {
+			return
 		}
 	}
 }
@@ -256,13 +285,19 @@ func (t *tracked) progress(ctx context.Context, tok *protocol.ProgressToken, val
 
 // replay sends the session's log, answers the load, and asks again for
 // the approvals still waiting.
-func (t *tracked) replay(ctx context.Context, rp *replay) {
+func (t *tracked) replay(ctx context.Context, rp *replay, upTo int64) {
 	evs, _ := t.sess.Events(0)
+	evs = server.Coalesce(evs)
+	n := 0
 	for i := range evs {
+		if evs[i].Seq > upTo {
+			break
+		}
 		t.notify(ctx, "zero/event", &evs[i])
 		t.last = max(t.last, evs[i].Seq)
+		n++
 	}
-	rp.done <- len(evs)
+	rp.done <- n
 	if br := t.c.opts.Manager.Approvals(); br != nil {
 		for _, r := range br.Pending(t.sess.ID()) {
 			t.c.ask(t, r.ID, cmp.Or(r.Title, r.Tool))

@@ -18,36 +18,37 @@ func (f *face) drive(ctx context.Context, s *server.Session) {
 	cs := mcpserver.ClientSessionFromContext(ctx)
 	modern := mcp.IsModernProtocol(mcpserver.RequestProtocolVersion(ctx))
 	id := s.ID()
-	if f.setClient(id, cs, modern) {
-		return
-	}
-	// Subscribe outside f.mu: the session holds its own lock while it calls
-	// onEvent, which takes f.mu.
-	unsubscribe := s.Subscribe(func(e loop.Event) { f.onEvent(id, e) })
-	f.mu.Lock()
-	if f.closed || f.driven[id] != nil {
-		f.mu.Unlock()
-		unsubscribe()
-		f.setClient(id, cs, modern)
-		return
-	}
-	f.driven[id] = &driven{client: cs, modern: modern, unsubscribe: unsubscribe}
-	f.mu.Unlock()
-}
-
-// setClient makes cs the client of a driven session and reports whether the
-// session was driven already.
-func (f *face) setClient(id string, cs mcpserver.ClientSession, modern bool) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	d := f.driven[id]
-	if d != nil && cs != nil {
-		d.client, d.modern = cs, modern
+	if d := f.driven[id]; d != nil {
+		if cs != nil {
+			d.client, d.modern = cs, modern
+		}
+		return
 	}
-	return d != nil
+	if f.closed {
+		return
+	}
+	f.driven[id] = &driven{client: cs, modern: modern}
+	fol := s.Follow(s.Cursor())
+	f.wg.Go(func() { f.watch(id, fol) }) // under mu with closed false: stop waits for it
 }
 
-// onEvent runs on the session's run goroutine: it must not block, so an
+// watch follows a driven session's events for its approvals until the
+// face stops or the session is closed.
+func (f *face) watch(id string, fol *server.Follower) {
+	for {
+		b, err := fol.Next(f.ctx)
+		if err != nil {
+			return
+		}
+		for _, e := range b.Events {
+			f.onEvent(id, e)
+		}
+	}
+}
+
+// onEvent runs on a session's watch goroutine: it must not block, so an
 // elicitation gets a goroutine of its own (owned by f.wg).
 func (f *face) onEvent(session string, e loop.Event) {
 	switch e.Type {

@@ -39,36 +39,23 @@ type compact struct {
 	Profile    string `json:"profile,omitempty"`
 }
 
-func isDelta(t loop.EventType) bool {
-	switch t {
-	case loop.EventReasoningDelta, loop.EventThoughtsDelta, loop.EventResponseDelta, loop.EventToolOutputDelta:
-		return true
-	}
-	return false
-}
-
 // compactEvents drops bookkeeping events (turns, usage, the response
 // tool's own call, which is the answer) and joins consecutive deltas of the
-// same item. Seq of a joined delta is its last one's. When more than
-// maxEvents remain, it stops there and returns that event's seq as the
-// cursor with more set.
+// same item (server.Coalesce). Seq of a joined delta is its last one's.
+// When more than maxEvents remain, it stops there and returns that event's
+// seq as the cursor with more set.
 func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
-	out := []compact{}
+	kept := make([]loop.Event, 0, len(evs))
 	for _, e := range evs {
 		switch {
 		case e.Type == loop.EventTurnStarted || e.Type == loop.EventUsage:
-			continue
 		case e.Tool == "response" && (e.Type == loop.EventToolCall || e.Type == loop.EventToolStarted || e.Type == loop.EventToolResult):
-			continue
+		default:
+			kept = append(kept, e)
 		}
-		if n := len(out); n > 0 && isDelta(e.Type) {
-			last := &out[n-1]
-			if last.Type == string(e.Type) && last.Item == e.Item && last.Agent == e.Agent {
-				last.Text += e.Text
-				last.Seq = e.Seq
-				continue
-			}
-		}
+	}
+	out := []compact{}
+	for _, e := range server.Coalesce(kept) {
 		if len(out) == maxEvents {
 			return out, out[len(out)-1].Seq, true
 		}

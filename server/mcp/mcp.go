@@ -218,7 +218,7 @@ type face struct {
 	ctx     context.Context // the Serve call's; elicitations live under it
 	cancel  context.CancelFunc
 	closed  bool
-	wg      sync.WaitGroup // elicitation goroutines
+	wg      sync.WaitGroup // watch and elicitation goroutines
 	driven  map[string]*driven
 	asking  map[string]context.CancelFunc // approval id → its elicitation
 	running map[string]context.Context    // session → ctx of a zero_run in flight
@@ -226,14 +226,13 @@ type face struct {
 	initialized sync.Map // mcp-go session id → true once it completed initialize
 }
 
-// driven is a session this face has worked on: the client that last drove
-// it (asked for its approvals) and the subscription that watches for them.
+// driven is a session this face has worked on (a goroutine watches it for
+// approvals): the client that last drove it, who is asked for them.
 type driven struct {
 	client mcpserver.ClientSession
 	// modern: the client speaks 2026-07-28 or later, where a server sends
 	// no requests; zero_run asks it for approvals in its result instead.
-	modern      bool
-	unsubscribe func()
+	modern bool
 }
 
 func newFace(opts Options) (*face, error) {
@@ -269,16 +268,11 @@ func (f *face) stop() {
 	f.closed = true
 	f.cancel()
 	var sessions []string
-	var unsubs []func()
-	for id, d := range f.driven {
+	for id := range f.driven {
 		sessions = append(sessions, id)
-		unsubs = append(unsubs, d.unsubscribe)
 	}
 	f.driven = map[string]*driven{}
 	f.mu.Unlock()
-	for _, u := range unsubs {
-		u() // outside f.mu: see drive
-	}
 	f.wg.Wait()
 	deadline := time.Now().Add(stopGrace)
 	for _, id := range sessions {

@@ -75,28 +75,28 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	canAsk := !multiRound && elicits
 	deadline := time.Now().Add(f.runBudget)
 	p := &progress{f: f, ctx: ctx, token: token}
+	fol := s.Follow(cur)
 	for {
 		if res, ok := s.Last(); ok && res.Run == n {
-			evs, _ := s.Events(cur)
-			p.events(evs)
+			p.events(fol.Take().Events)
 			return f.runResult(s, res), nil
 		}
 		if !canAsk {
 			if pending := f.pending(s.ID()); len(pending) > 0 {
 				if multiRound && elicits {
-					return askApprovals(s, n, cur, pending), nil
+					return askApprovals(s, n, fol.Cursor(), pending), nil
 				}
 				return f.runWaiting(s, n, s.Cursor(), pending), nil
 			}
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return f.runGoingOn(s, n, cur), nil
+			return f.runGoingOn(s, n, fol.Cursor()), nil
 		}
 		wctx, cancel := context.WithTimeout(ctx, min(f.keepalive, left))
-		evs, next, werr := s.Wait(wctx, cur)
+		b, werr := fol.Next(wctx)
 		cancel()
-		cur = next
+		evs := b.Events
 		p.events(evs)
 		if slices.ContainsFunc(evs, func(e loop.Event) bool { return e.Type == loop.EventRunEnded }) {
 			// The result is recorded just after run_ended.
