@@ -38,6 +38,9 @@ type Options struct {
 	OnChunk func(llm.Delta)
 	// Trust is the manager's trust service (nil: none).
 	Trust server.Trust
+	// LogLimit bounds each session's event log (server.DefaultLogLimit
+	// when 0).
+	LogLimit int
 }
 
 // FakeTrust is a server.Trust whose workspaces all have the code of State
@@ -188,9 +191,10 @@ func New(tb testing.TB, opts Options) *Env {
 	}
 	env := &Env{Broker: broker, Model: srv, Catalog: cat, Workspace: tb.TempDir()}
 	env.Manager = server.NewManager(server.Options{
-		Broker: broker,
-		Trust:  opts.Trust,
-		Setup:  setup,
+		Broker:   broker,
+		Trust:    opts.Trust,
+		LogLimit: opts.LogLimit,
+		Setup:    setup,
 		NewSession: func(ctx context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
 			if len(spec.Roots) == 0 {
 				return nil, fmt.Errorf("servertest: a session needs a workspace")

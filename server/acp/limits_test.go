@@ -1,8 +1,11 @@
 package acp
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -241,5 +244,91 @@ func TestStashShrink(t *testing.T) {
 	}
 	if v, err := st.take("plain"); err != nil || v != "plain" {
 		t.Errorf("take of plain text = %q, %v", v, err)
+	}
+}
+
+// A client that stops reading holds up neither the run nor Zero's memory:
+// the session's events wait in its bounded log, the run ends, and when the
+// client reads again it is told what it missed, then gets the answer.
+func TestACPClientNotReading(t *testing.T) {
+	env := servertest.New(t, servertest.Options{LogLimit: 50, Replies: []llmtest.Reply{{
+		Match: "think hard", Reasoning: strings.Repeat("step ", 800), ChunkSize: 4, // 1,000 deltas
+		Content: servertest.Answer("thought it through"),
+	}}})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(t.Context(), inR, outW, Options{Manager: env.Manager, Catalog: env.Catalog})
+		outW.Close()
+	}()
+	t.Cleanup(func() { inW.Close(); io.Copy(io.Discard, outR); <-served })
+	send := func(s string) {
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	}
+	out := bufio.NewScanner(outR) // read only when the test says
+	out.Buffer(nil, 1<<20)
+	recvID := func(id float64) (map[string]any, []map[string]any) {
+		t.Helper()
+		var notes []map[string]any
+		for out.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+				t.Fatalf("bad line %q: %v", out.Text(), err)
+			}
+			if m["id"] == id {
+				return m, notes
+			}
+			notes = append(notes, m)
+		}
+		t.Fatalf("output ended before the answer to %v", id)
+		return nil, nil
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	recvID(1)
+	send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`, env.Workspace))
+	m, _ := recvID(2)
+	id, _ := m["result"].(map[string]any)["sessionId"].(string)
+	sess, err := env.Manager.Get(id)
+	if err != nil {
+		t.Fatalf("session/new = %v", m)
+	}
+
+	// Nothing reads from here on: the first update Zero writes blocks.
+	send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"think hard"}]}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+	defer cancel()
+	res, err := sess.WaitRun(ctx, 1)
+	if err != nil || res.Response != "thought it through" {
+		t.Fatalf("the run did not end while the client was not reading: %+v, %v", res, err)
+	}
+
+	m, notes := recvID(3)
+	if r, _ := m["result"].(map[string]any); r["stopReason"] != "end_turn" {
+		t.Errorf("prompt answer = %v", m)
+	}
+	var thoughts, message string
+	for _, n := range notes {
+		params, _ := n["params"].(map[string]any)
+		u, _ := params["update"].(map[string]any)
+		content, _ := u["content"].(map[string]any)
+		text, _ := content["text"].(string)
+		switch u["sessionUpdate"] {
+		case "agent_thought_chunk":
+			thoughts += text
+		case "agent_message_chunk":
+			message += text
+		}
+	}
+	if !strings.Contains(thoughts, "events of this session were dropped") {
+		t.Errorf("the client is not told what it missed; thoughts: %.300q", thoughts)
+	}
+	if message != "thought it through" {
+		t.Errorf("answer = %q", message)
+	}
+	if len(notes) > 200 {
+		t.Errorf("%d updates for 1,000 deltas the client was too slow for: they should come joined", len(notes))
 	}
 }
