@@ -194,6 +194,31 @@ test("http: bearer token required; a run over streamable HTTP", async (t) => {
     { match: "build it", content: cmd("compile things", "echo built-$((1+1))") },
     { match: "built-2", content: answer("all built") },
   ]);
+  const { proc, endpoint, token } = await httpZero(t, url);
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+  for (const auth of [undefined, "Bearer wrong"]) {
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    if (auth) headers.authorization = auth;
+    const res = await fetch(endpoint, { method: "POST", headers, body });
+    assert.equal(res.status, 401, `Authorization ${auth}`);
+  }
+  const client = await httpClient(t, endpoint, token);
+  const errors = [];
+  client.onerror = (e) => errors.push(String(e));
+  const progress = [];
+  const out = await call(client, "zero_run", { message: "build it", workspace: tempDir(t) }, { onprogress: (p) => progress.push(p) });
+  assert.equal(out.response, "all built");
+  assert.ok(progress.length > 0, "progress over HTTP");
+  await call(client, "zero_sessions", {}); // one more round trip for anything late
+  assert.deepEqual(errors.filter((e) => /unknown/.test(e)), [], "messages for a request the SDK had forgotten");
+  await client.close();
+  proc.kill("SIGTERM");
+  const [code] = await once(proc, "exit");
+  assert.ok(code === 0 || code === null || code === 130 || code === 143, `exit code ${code}: ${proc.stderrText()}`);
+});
+
+/** zero mcp --http on a free loopback port: the process, its endpoint and token. */
+async function httpZero(t, url) {
   const token = "e2e-secret-token";
   const proc = spawnZero(t, ["mcp", "--http", "127.0.0.1:0"], { url, env: { ZERO_MCP_TOKEN: token } });
   const lines = createInterface({ input: proc.stderr });
@@ -203,26 +228,17 @@ test("http: bearer token required; a run over streamable HTTP", async (t) => {
     if (m) { endpoint = m[1]; break; }
   }
   assert.ok(endpoint, `no listening line: ${proc.stderrText()}`);
-  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
-  for (const auth of [undefined, "Bearer wrong"]) {
-    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-    if (auth) headers.authorization = auth;
-    const res = await fetch(endpoint, { method: "POST", headers, body });
-    assert.equal(res.status, 401, `Authorization ${auth}`);
-  }
+  return { proc, endpoint, token };
+}
+
+/** The SDK's client over streamable HTTP. */
+async function httpClient(t, endpoint, token) {
   const client = new Client({ name: "e2e-http", version: "1" });
   const transport = new StreamableHTTPClientTransport(new URL(endpoint), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
   await client.connect(transport);
   t.after(() => client.close());
-  const progress = [];
-  const out = await call(client, "zero_run", { message: "build it", workspace: tempDir(t) }, { onprogress: (p) => progress.push(p) });
-  assert.equal(out.response, "all built");
-  assert.ok(progress.length > 0, "progress over HTTP");
-  await client.close();
-  proc.kill("SIGTERM");
-  const [code] = await once(proc, "exit");
-  assert.ok(code === 0 || code === null || code === 130 || code === 143, `exit code ${code}: ${proc.stderrText()}`);
-});
+  return client;
+}
 
 test("stdio robustness: malformed line, unknown method, bad arguments, EOF", async (t) => {
   const url = await startModel(t, []);
@@ -289,8 +305,21 @@ test("stdio: arguments a client adds of its own are ignored", async (t) => {
   assert.equal(out.response, "fine");
 });
 
-test("stdio: a cancelled zero_run is not answered, and the connection goes on", async (t) => {
-  const client = await stdioClient(t, await startModel(t, [{ match: "slow one", content: cmd("sleeping", "sleep 30") }]));
+for (const transport of ["stdio", "http"]) {
+  test(`${transport}: a cancelled zero_run is not answered, and the connection goes on`, async (t) => {
+    const url = await startModel(t, [{ match: "slow one", content: cmd("sleeping", "sleep 30") }]);
+    let client;
+    if (transport === "stdio") {
+      client = await stdioClient(t, url);
+    } else {
+      const { endpoint, token } = await httpZero(t, url);
+      client = await httpClient(t, endpoint, token);
+    }
+    await cancelledRun(t, client);
+  });
+}
+
+async function cancelledRun(t, client) {
   const unknown = [];
   client.onerror = (e) => unknown.push(String(e));
   const ac = new AbortController();
@@ -314,4 +343,4 @@ test("stdio: a cancelled zero_run is not answered, and the connection goes on", 
   await new Promise((r) => setTimeout(r, 300));
   await call(client, "zero_sessions", {});
   assert.deepEqual(unknown, [], "the SDK reported messages for a request it had forgotten");
-});
+}

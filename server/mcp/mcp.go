@@ -150,7 +150,7 @@ func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) err
 		mcpserver.WithHeartbeatInterval(25*time.Second),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", f.limitBody(f.requireSession(sh)))
+	mux.Handle("/mcp", f.limitBody(f.requireSession(f.hygienic(sh))))
 	hs.Handler = requireLoopbackOrigin(requireBearer(token, mux), func(origin string) {
 		f.log.Warn("mcp http: refused a request from a web page", "origin", origin)
 	})
@@ -224,6 +224,7 @@ type face struct {
 	running map[string]context.Context    // session → ctx of a zero_run in flight
 
 	initialized sync.Map // mcp-go session id → true once it completed initialize
+	hygiene     sessionHygiene
 }
 
 // driven is a session this face has worked on (a goroutine watches it for
@@ -249,6 +250,7 @@ func newFace(opts Options) (*face, error) {
 		opts: opts, mgr: opts.Manager, log: opts.Logger, keepalive: keepalive, maxMessage: MaxMessageSize,
 		runBudget: cmp.Or(opts.RunBudget, DefaultRunBudget),
 		driven:    map[string]*driven{}, asking: map[string]context.CancelFunc{}, running: map[string]context.Context{},
+		hygiene: sessionHygiene{sessions: map[string]*hygiene{}},
 	}
 	f.srv = f.newMCPServer()
 	return f, nil
