@@ -43,6 +43,10 @@ func TestBuiltinProfilesList(t *testing.T) {
 		if in.Title == "" || in.Description == "" || in.Context == "" {
 			t.Errorf("%s: agent.yaml lacks title, description or context: %+v", in.Name, in)
 		}
+		// hacker counts on the Kali container; the others run anywhere.
+		if want := map[bool]string{true: BackendDocker}[in.Name == "hacker"]; in.Backend != want {
+			t.Errorf("%s: sandbox.backend = %q, want %q", in.Name, in.Backend, want)
+		}
 	}
 	if diff := cmp.Diff([]string{"agent0", "default", "developer", "hacker", "researcher"}, names); diff != "" {
 		t.Errorf("built-in profiles (-want +got):\n%s", diff)

@@ -6,7 +6,8 @@
 // # Profiles
 //
 // A profile is a folder in Agent Zero's layout: agent.yaml ([Spec]: title, description, context
-// — when to use it — plus Zero's model overrides per role, tool filter and sandbox user) and
+// — when to use it — plus Zero's model overrides per role, tool filter, sandbox user and the
+// sandbox backend it is written for, if one) and
 // prompts/*.md overriding prompt files by name. A [Loader] finds a profile's folders in three
 // profile layers and its prompts in six layers, highest priority first:
 //

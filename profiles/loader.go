@@ -69,6 +69,8 @@ type Info struct {
 	Name string
 	// Title, Description and Context are the merged agent.yaml values, as in [Profile.Spec].
 	Title, Description, Context string
+	// Backend is the merged sandbox.backend: the backend the profile is written for, "" any.
+	Backend string
 	// Layer and Path are those of [Profile].
 	Layer, Path string
 }
@@ -288,7 +290,7 @@ func (l *Loader) List() ([]Info, error) {
 		}
 		infos = append(infos, Info{
 			Name: name, Title: spec.Title, Description: spec.Description, Context: spec.Context,
-			Layer: layerName, Path: where,
+			Backend: spec.Sandbox.Backend, Layer: layerName, Path: where,
 		})
 	}
 	return infos, errors.Join(errs...)

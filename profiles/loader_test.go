@@ -262,7 +262,8 @@ func TestSpecErrors(t *testing.T) {
 		{"sandbox-scalar", []string{`:1: sandbox: want a mapping, got str "root"`}},
 		{"root-list", []string{":1: document: want a mapping, got a list"}},
 		{"syntax", []string{"yaml: line 2"}},
-		{"two-problems", []string{":3: tools.deny: want a list, got a mapping", ":5: sandbox.uid: unknown key (known keys: user)"}},
+		{"two-problems", []string{":3: tools.deny: want a list, got a mapping", ":5: sandbox.uid: unknown key (known keys: user, backend)"}},
+		{"sandbox-backend", []string{`: sandbox.backend: want docker or local, got "kali"`}},
 	}
 	l := NewLoader("", "testdata/bad")
 	for _, tt := range tests {
@@ -431,7 +432,7 @@ func TestList(t *testing.T) {
 		{Name: "agent0", Title: "Agent 0", Layer: LayerBuiltinProfile, Path: "builtin:agents/agent0/agent.yaml"},
 		{Name: "default", Title: "Default", Layer: LayerBuiltinProfile, Path: "builtin:agents/default/agent.yaml"},
 		{Name: "developer", Title: "Developer", Layer: LayerBuiltinProfile, Path: "builtin:agents/developer/agent.yaml"},
-		{Name: "hacker", Title: "Hacker", Layer: LayerBuiltinProfile, Path: "builtin:agents/hacker/agent.yaml"},
+		{Name: "hacker", Title: "Hacker", Backend: BackendDocker, Layer: LayerBuiltinProfile, Path: "builtin:agents/hacker/agent.yaml"},
 		{Name: "probe", Title: "User probe", Description: "project description", Layer: LayerProjectProfile, Path: filepath.Join(ws, ".zero", "agents", "probe", "agent.yaml")},
 		{Name: "researcher", Title: "Researcher", Layer: LayerBuiltinProfile, Path: "builtin:agents/researcher/agent.yaml"},
 		{Name: "reviewer", Title: "Reviewer", Description: "Test profile in Agent Zero's folder layout, used by profile_test.go.",

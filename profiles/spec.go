@@ -84,7 +84,18 @@ func matchAny(patterns []string, name string) bool {
 // SandboxSpec holds the profile's sandbox settings.
 type SandboxSpec struct {
 	User string `yaml:"user"` // the user commands run as (docker backend), "" = default
+	// Backend is the sandbox backend the profile is written for ("docker":
+	// its prompts count on the container's tools and on a container between
+	// the agent and the user's machine); "" fits any. The editor faces offer
+	// a profile only where it fits.
+	Backend string `yaml:"backend"`
 }
+
+// Backends a profile may be written for.
+const (
+	BackendDocker = "docker"
+	BackendLocal  = "local"
+)
 
 // rawSpec mirrors Spec with pointers, so merging can tell a key that a layer sets (even to "")
 // from one it leaves out. A key set to null counts as left out.
@@ -109,7 +120,8 @@ type rawTools struct {
 }
 
 type rawSandbox struct {
-	User *string `yaml:"user"`
+	User    *string `yaml:"user"`
+	Backend *string `yaml:"backend"`
 }
 
 // parseSpec decodes one agent.yaml. file is the name used in errors (the file's path).
@@ -145,6 +157,13 @@ func parseSpec(file string, data []byte) (rawSpec, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
 		return rawSpec{}, fmt.Errorf("%w: %s: %w", ErrInvalidSpec, file, err)
+	}
+	if sb := raw.Sandbox; sb != nil && sb.Backend != nil {
+		switch *sb.Backend {
+		case "", BackendDocker, BackendLocal:
+		default:
+			return rawSpec{}, fmt.Errorf("%w: %s: sandbox.backend: want %s or %s, got %q", ErrInvalidSpec, file, BackendDocker, BackendLocal, *sb.Backend)
+		}
 	}
 	return raw, nil
 }
@@ -278,6 +297,7 @@ func (s *Spec) merge(higher rawSpec, workspace bool) {
 	}
 	if sb := higher.Sandbox; sb != nil {
 		set(&s.Sandbox.User, sb.User)
+		set(&s.Sandbox.Backend, sb.Backend)
 	}
 }
 

@@ -5,6 +5,9 @@ type Choice struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
+	// Backend, for a profile, is the sandbox backend it is written for
+	// ("docker"); "" fits any.
+	Backend string `json:"backend,omitempty"`
 }
 
 // Catalog tells the faces what the user can choose from (ACP session

@@ -69,8 +69,9 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if h == nil {
 		return code
 	}
+	backend, where := h.sandbox()
 	opts := mcpface.Options{Manager: h.manager, Catalog: h.catalog, Version: version, DefaultWorkspace: h.ws, RunBudget: *budget,
-		Sandbox: h.where(), Logger: h.logger.With("face", "mcp")}
+		Backend: backend, Sandbox: where, Logger: h.logger.With("face", "mcp")}
 	if *addr == "" {
 		return serveFace(ctx, h, "mcp", func(ctx context.Context) error {
 			return mcpface.ServeStdio(ctx, stdin, stdout, opts)

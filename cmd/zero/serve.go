@@ -128,20 +128,22 @@ func (h *host) roots(spec server.SessionSpec) ([]string, error) {
 	return out, nil
 }
 
-// where says, for the MCP instructions, where the agent's commands run,
-// from the configuration (the sandbox itself opens with the first session).
-func (h *host) where() string {
+// sandbox returns the configured backend ("docker", "local", "auto") and
+// says, for the MCP instructions, where the agent's commands run (the
+// sandbox itself opens with the first session).
+func (h *host) sandbox() (backend, where string) {
 	a, err := h.app([]string{h.ws})
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	switch a.cfg.Sandbox.Backend {
+	switch b := a.cfg.Sandbox.Backend; b {
 	case "docker":
-		return "in a Docker container"
+		return b, "in a Docker container"
 	case "local":
-		return "on this machine (confined by bubblewrap when it is installed)"
+		return b, "on this machine (confined by bubblewrap when it is installed)"
+	default:
+		return b, "in a Docker container when an engine answers, else on this machine (confined by bubblewrap when it is installed)"
 	}
-	return "in a Docker container when an engine answers, else on this machine (confined by bubblewrap when it is installed)"
 }
 
 // appOf returns the app of a session's workspace folders (none: the
@@ -271,7 +273,7 @@ func newCatalog(ctx context.Context, a *app) *catalog {
 		a.logger.Warn("profiles", "err", err)
 	}
 	for _, in := range infos {
-		ch := server.Choice{ID: in.Name, Name: cmp.Or(in.Title, in.Name), Description: in.Description}
+		ch := server.Choice{ID: in.Name, Name: cmp.Or(in.Title, in.Name), Description: in.Description, Backend: in.Backend}
 		if in.Name == a.cfg.Profile {
 			c.profiles = slices.Insert(c.profiles, 0, ch)
 		} else {

@@ -105,7 +105,8 @@ func TestHostSessionsAsk(t *testing.T) {
 	f := s.Follow(s.Cursor())
 	answered := make(chan struct{})
 	t.Cleanup(func() { <-answered }) // t.Context ends first
-	go func() { // answers as a face would, from the events
+	// Answer as a face would, from the events.
+	go func() {
 		defer close(answered)
 		for {
 			b, err := f.Next(t.Context())

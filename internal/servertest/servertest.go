@@ -138,7 +138,7 @@ func New(tb testing.TB, opts Options) *Env {
 	}
 	cat := server.StaticCatalog{}
 	for _, in := range infos {
-		cat.ProfileList = append(cat.ProfileList, server.Choice{ID: in.Name, Name: in.Name, Description: in.Description})
+		cat.ProfileList = append(cat.ProfileList, server.Choice{ID: in.Name, Name: in.Name, Description: in.Description, Backend: in.Backend})
 	}
 	for _, m := range models {
 		cat.ModelList = append(cat.ModelList, server.Choice{ID: m, Name: m})

@@ -264,3 +264,84 @@ func listTools(t *testing.T, c *client.Client) []mcp.Tool {
 	}
 	return tools.Tools
 }
+
+// startModern serves env over pipes to mcp-go's client speaking the
+// stateless 2026-07-28 protocol, with opts (its handlers: elicitation,
+// roots). The client does the input-request round trips by itself.
+func startModern(t *testing.T, env *servertest.Env, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	c, version := startClient(t, env, opts...)
+	if !mcp.IsModernProtocol(version) {
+		t.Fatalf("negotiated %s, want the stateless protocol", version)
+	}
+	return c
+}
+
+// startClient serves env over pipes to mcp-go's client with opts and
+// returns it with the protocol version it negotiated.
+func startClient(t *testing.T, env *servertest.Env, opts ...client.ClientOption) (*client.Client, string) {
+	t.Helper()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeStdio(t.Context(), sr, sw, Options{Manager: env.Manager, Catalog: env.Catalog})
+		sw.Close()
+	}()
+	c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(strings.NewReader(""))), opts...)
+	t.Cleanup(func() { cw.Close(); <-done; c.Close() })
+	if err := c.Start(t.Context()); err != nil { // its ctx serves the server's requests
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
+	defer cancel()
+	res, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "test", Version: "1"}}})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c, res.ProtocolVersion
+}
+
+// rootsLister is a client's roots handler: it offers dirs as file://
+// roots and counts the times it was asked.
+type rootsLister struct {
+	dirs  []string
+	mu    sync.Mutex
+	asked int
+}
+
+func (r *rootsLister) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked++
+	res := &mcp.ListRootsResult{Roots: []mcp.Root{}}
+	for _, d := range r.dirs {
+		res.Roots = append(res.Roots, mcp.Root{URI: "file://" + d, Name: "root"})
+	}
+	return res, nil
+}
+
+func (r *rootsLister) times() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.asked
+}
+
+// rawCall sends one JSON-RPC line on a raw connection (see serveRaw) and
+// returns the answer to it.
+func rawCall(t *testing.T, cw io.Writer, lines chan string, line string) rpcReply {
+	t.Helper()
+	if _, err := io.WriteString(cw, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			t.Fatal("server output ended")
+		}
+		return decodeReply(t, l)
+	case <-time.After(waitLong):
+		t.Fatal("no answer")
+	}
+	return rpcReply{}
+}

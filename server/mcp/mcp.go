@@ -51,6 +51,10 @@ type Options struct {
 	// model reads (for example "in a Docker container"); "" says "in a
 	// sandbox".
 	Sandbox string
+	// Backend is the configured sandbox backend ("docker", "local", or
+	// "auto"/"" when either may run): the tools offer only the profiles
+	// written for it or for any (server.Choice.Backend).
+	Backend string
 	// RunBudget is how long a zero_run call may last before it returns the
 	// run's state and cursor while the run goes on; 0 means DefaultRunBudget.
 	RunBudget time.Duration

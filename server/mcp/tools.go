@@ -8,10 +8,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -38,45 +38,38 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 		mcpserver.WithInstructions(f.instructions()),
 	)
 	f.srv = s
-	profile := f.profileSchema()
-	message := str("The task for the agent, complete on its own: the agent cannot see this conversation, so include the files, errors and goals it needs.")
-	workspace := str("Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in.")
+	start := f.startSchema()
+	status := inputSchema[statusArgs]()
+	prop(status, "since").Minimum = jsonschema.Ptr(0.0)
+	prop(status, "wait").Minimum, prop(status, "wait").Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(float64(maxWait))
+	run := outputSchema[runOut]()
+	prop(run, "stop_reason").Enum = enum(loop.StopResponse, loop.StopCancelled, loop.StopError, server.StopIntervened, stopApproval, stopRunning)
+	trust := outputSchema[trustOut]()
+	prop(trust, "status").Enum = enum(server.TrustNone, server.TrustTrusted, server.TrustUntrusted, server.TrustChanged)
+
 	s.AddTool(annotate(tool("zero_start",
 		"Start a task for the Zero agent, or continue a session, and return at once with the session id and a cursor; then follow the run with zero_status (the result's next field has the call). If the session is running, the message joins the run as an intervention.",
-		obj(props{"message": message, "workspace": workspace,
-			"session": str("Id of a session to continue, from an earlier zero_start, zero_run or zero_sessions result. Omit to start a new session."), "profile": profile}, "message"),
-		startOutSchema), false, false), f.handleStart)
+		start, outputSchema[startOut]()), false, false), f.handleStart)
 	s.AddTool(annotate(tool("zero_status",
 		"What a session did since a cursor: its events (thoughts, one headline per step, tool calls, command output, the answer), whether it still runs, the approvals it waits for, and the last run's result. Pass the cursor it returns to the next call; wait > 0 waits up to that many seconds (at most 50) for news.",
-		obj(props{"session": str("Session id, from zero_start, zero_run or zero_sessions."),
-			"since": map[string]any{"type": "integer", "minimum": 0, "description": "Cursor from the previous result (0 = from the start)."},
-			"wait":  map[string]any{"type": "number", "minimum": 0, "maximum": maxWait, "description": "Seconds to wait for news (default 0: answer at once)."}}, "session"),
-		statusOutSchema), true, true), f.handleStatus)
+		status, outputSchema[statusOut]()), true, true), f.handleStatus)
 	s.AddTool(annotate(tool("zero_reply",
 		"Send a follow-up message to a session: it starts a new run, or joins the running one as an intervention. Like every message, it must stand on its own.",
-		obj(props{"session": str("Session id, from zero_start, zero_run or zero_sessions."), "message": message}, "session", "message"),
-		startOutSchema), false, false), f.handleReply)
+		inputSchema[replyArgs](), outputSchema[startOut]()), false, false), f.handleReply)
 	s.AddTool(annotate(tool("zero_approve",
 		"Answer an approval request of a run (its id is in pending_approvals of zero_status or zero_run). Ask the user first: the request runs a command on their machine or sandbox.",
-		obj(props{"id": str("Approval request id, from pending_approvals."),
-			"approve": map[string]any{"type": "boolean", "description": "true runs the tool, false refuses it."},
-			"always":  map[string]any{"type": "boolean", "description": "Also allow later calls of this tool in the session without asking (default false)."},
-			"reason":  str("Why it is refused; the agent reads it.")}, "id", "approve"),
-		approveOutSchema), false, true), f.handleApprove)
+		inputSchema[approveArgs](), outputSchema[approveOut]()), false, true), f.handleApprove)
 	s.AddTool(annotate(tool("zero_cancel", "Cancel the run in progress of a session; what it started is stopped. The session stays and can be continued.",
-		obj(props{"session": str("Session id.")}, "session"), cancelOutSchema), false, true), f.handleCancel)
-	s.AddTool(annotate(tool("zero_sessions", "List the sessions of this zero process, oldest first, with their workspace, profile, title and whether they run.", obj(props{}), sessionsOutSchema), true, true), f.handleSessions)
+		inputSchema[sessionArgs](), outputSchema[cancelOut]()), false, true), f.handleCancel)
+	s.AddTool(annotate(tool("zero_sessions", "List the sessions of this zero process, oldest first, with their workspace, profile, title and whether they run.",
+		inputSchema[struct{}](), outputSchema[sessionsOut]()), true, true), f.handleSessions)
 	s.AddTool(annotate(tool("zero_run",
 		"Run a task with the Zero agent and wait for its answer. It returns early, the run going on, when the run needs an approval this client cannot be asked for, or after about 50 s; the result's next field then has the call to make (zero_approve or zero_status). Sends progress (headline and latest thought) when given a progress token.",
-		obj(props{"message": message, "workspace": workspace,
-			"session": str("Id of a session to continue, from an earlier result. Omit to start a new session."), "profile": profile}, "message"),
-		runOutSchema), false, false), f.handleRun)
+		start, run), false, false), f.handleRun)
 	s.AddTool(annotate(tool("zero_trust",
 		"Ask the user whether to trust the workspace's own code (.zero extensions and tools), which Zero keeps off until they do. "+
 			"Only the user can answer: the files are shown to them, and a client that cannot ask says how they can trust it themselves.",
-		obj(props{"session": str("Session whose workspace to trust."),
-			"workspace": str("Absolute path of the workspace, when no session is given.")}),
-		trustOutSchema), false, true), f.handleTrust)
+		inputSchema[trustArgs](), trust), false, true), f.handleTrust)
 
 	s.AddResourceTemplate(mcp.NewResourceTemplate("zero://session/{id}", "Zero session",
 		mcp.WithTemplateDescription("Transcript of a Zero session: messages, tool calls with results, answers."),
@@ -84,18 +77,17 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 	return s
 }
 
-type props map[string]any
-
-func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-
-func obj(p props, required ...string) map[string]any {
-	// No "additionalProperties": false: clients add arguments of their own
-	// (Gemini CLI's wait_for_previous), and those are ignored.
-	o := map[string]any{"type": "object", "properties": map[string]any(p)}
-	if len(required) > 0 {
-		o["required"] = required
+// startSchema is the input schema of zero_start and zero_run: the profile
+// argument offers the catalog's profiles that fit the sandbox (see
+// offeredProfiles), and says which one is the default.
+func (f *face) startSchema() *jsonschema.Schema {
+	s := inputSchema[startArgs]()
+	p := prop(s, "profile")
+	if offered := f.offeredProfiles(); len(offered) > 0 {
+		p.Enum = enum(profileIDs(offered)...)
+		p.Description = profileDescription(p.Description, offered)
 	}
-	return o
+	return s
 }
 
 // annotate sets a tool's hints: readOnly tools change nothing, idempotent
@@ -119,101 +111,41 @@ func (f *face) instructions() string {
 		"or use zero_run to wait for the answer. When a run waits for an approval, ask the user and answer with zero_approve."
 }
 
-func tool(name, desc string, in map[string]any, out json.RawMessage) mcp.Tool {
-	raw, err := json.Marshal(in)
-	if err != nil {
-		panic(err) // static schemas: a programmer error
-	}
-	t := mcp.NewToolWithRawSchema(name, desc, raw)
-	mcp.WithRawOutputSchema(out)(&t)
+func tool(name, desc string, in, out *jsonschema.Schema) mcp.Tool {
+	t := mcp.NewToolWithRawSchema(name, desc, raw(in))
+	mcp.WithRawOutputSchema(raw(out))(&t)
 	return t
 }
 
-func (f *face) profileSchema() map[string]any {
-	p := str("Agent profile for a new session (or to switch a session to).")
-	if f.opts.Catalog != nil {
-		var ids []string
-		for _, c := range f.opts.Catalog.Profiles() {
-			ids = append(ids, c.ID)
-		}
-		if len(ids) > 0 {
-			p["enum"] = ids
-			def := f.opts.Catalog.Profiles()[0]
-			p["description"] = fmt.Sprintf("Agent profile for a new session (or to switch a session to). Default: %s%s.", def.ID, clause(def.Description))
-		}
-	}
-	return p
-}
-
-// clause is ", description" in lower case for a profile, or "".
-func clause(desc string) string {
-	desc = strings.TrimSuffix(strings.TrimSpace(desc), ".")
-	if desc == "" {
-		return ""
-	}
-	return " (" + desc + ")"
-}
-
-// Output schemas, written out so clients see exactly what comes back.
-var (
-	nextSchema     = `{"type":"object","description":"the call to make next","properties":{"tool":{"type":"string"},"arguments":{"type":"object"}},"required":["tool","arguments"]}`
-	trustSchema    = `{"type":"object","description":"the workspace's own code is off until the user trusts it","properties":{"status":{"type":"string"},"files":{"type":"array","items":{"type":"string"}},"message":{"type":"string"}}}`
-	startOutSchema = json.RawMessage(`{"type":"object","properties":{
-"session":{"type":"string"},"run":{"type":"integer"},"cursor":{"type":"integer","description":"pass to zero_status as since"},
-"intervened":{"type":"boolean","description":"the message went to the running run"},"workspace":{"type":"string"},"trust":` + trustSchema + `,
-"next":` + nextSchema + `},
-"required":["session","run","cursor","intervened"]}`)
-	eventSchema = `{"type":"object","properties":{"seq":{"type":"integer"},"agent":{"type":"integer"},"type":{"type":"string"},
-"item":{"type":"string"},"text":{"type":"string"},"tool":{"type":"string"},"title":{"type":"string"},"kind":{"type":"string"},
-"status":{"type":"string"},"stop_reason":{"type":"string"},"error":{"type":"string"},"profile":{"type":"string"}},"required":["seq","type"]}`
-	approvalSchema  = `{"type":"object","properties":{"id":{"type":"string"},"tool":{"type":"string"},"title":{"type":"string"},"subject":{"type":"string"}},"required":["id","tool","title"]}`
-	resultSchema    = `{"type":"object","properties":{"run":{"type":"integer"},"stop_reason":{"type":"string"},"response":{"type":"string"},"error":{"type":"string"}},"required":["run","stop_reason"]}`
-	statusOutSchema = json.RawMessage(`{"type":"object","properties":{"session":{"type":"string"},
-"events":{"type":"array","items":` + eventSchema + `},"cursor":{"type":"integer"},"more":{"type":"boolean","description":"more events wait: call again with cursor"},
-"running":{"type":"boolean"},"pending_approvals":{"type":"array","items":` + approvalSchema + `},"result":` + resultSchema + `},
-"required":["session","events","cursor","running","pending_approvals"]}`)
-	approveOutSchema  = json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean"}},"required":["id","approved"]}`)
-	cancelOutSchema   = json.RawMessage(`{"type":"object","properties":{"session":{"type":"string"},"cancelled":{"type":"boolean","description":"a run was going on"}},"required":["session","cancelled"]}`)
-	sessionsOutSchema = json.RawMessage(`{"type":"object","properties":{"sessions":{"type":"array","items":{"type":"object","properties":{
-"id":{"type":"string"},"roots":{"type":"array","items":{"type":"string"}},"profile":{"type":"string"},"model":{"type":"string"},"title":{"type":"string"},
-"created":{"type":"string"},"updated":{"type":"string"},"running":{"type":"boolean"},"paused":{"type":"boolean"},"runs":{"type":"integer"},"last_seq":{"type":"integer"}},
-"required":["id","running","runs"]}}},"required":["sessions"]}`)
-	runOutSchema = json.RawMessage(`{"type":"object","properties":{"session":{"type":"string"},"run":{"type":"integer"},
-"stop_reason":{"type":"string","enum":["response","cancelled","error","intervened","approval_required","running"],
-"description":"approval_required and running: the call returned while the run goes on; see next"},"response":{"type":"string"},"error":{"type":"string"},
-"intervened":{"type":"boolean"},"trust":` + trustSchema + `,"cursor":{"type":"integer","description":"pass to zero_status as since"},
-"pending_approvals":{"type":"array","items":` + approvalSchema + `},
-"next":` + nextSchema + `},
-"required":["session","run","stop_reason"]}`)
-)
-
-// Tool arguments and results.
+// Tool arguments and results: their fields, tags and descriptions are the
+// tools' schemas (see schema.go). An argument without omitempty is
+// required.
 type (
 	startArgs struct {
-		Message   string `json:"message"`
-		Workspace string `json:"workspace"`
-		Session   string `json:"session"`
-		Profile   string `json:"profile"`
+		Message   string `json:"message" jsonschema:"The task for the agent, complete on its own: the agent cannot see this conversation, so include the files, errors and goals it needs."`
+		Workspace string `json:"workspace,omitempty" jsonschema:"Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in."`
+		Session   string `json:"session,omitempty" jsonschema:"Id of a session to continue, from an earlier zero_start, zero_run or zero_sessions result. Omit to start a new session."`
+		Profile   string `json:"profile,omitempty" jsonschema:"Agent profile for a new session (or to switch a session to)."`
 	}
 	startOut struct {
 		Session    string        `json:"session"`
 		Run        int           `json:"run"`
-		Cursor     int64         `json:"cursor"`
-		Intervened bool          `json:"intervened"`
+		Cursor     int64         `json:"cursor" jsonschema:"pass to zero_status as since"`
+		Intervened bool          `json:"intervened" jsonschema:"the message went to the running run"`
 		Workspace  string        `json:"workspace,omitempty"`
-		Trust      *trustWarning `json:"trust,omitempty"`
-		Next       *nextCall     `json:"next,omitempty"`
+		Trust      *trustWarning `json:"trust,omitempty" jsonschema:"the workspace's own code is off until the user trusts it"`
+		Next       *nextCall     `json:"next,omitempty" jsonschema:"the call to make next"`
 	}
 	statusArgs struct {
-		Session string  `json:"session"`
-		Since   int64   `json:"since"`
-		Wait    float64 `json:"wait"`
+		Session string  `json:"session" jsonschema:"Session id, from zero_start, zero_run or zero_sessions."`
+		Since   int64   `json:"since,omitempty" jsonschema:"Cursor from the previous result (0 = from the start)."`
+		Wait    float64 `json:"wait,omitempty" jsonschema:"Seconds to wait for news (default 0: answer at once)."`
 	}
 	statusOut struct {
 		Session string      `json:"session"`
 		Events  []compact   `json:"events"`
 		Cursor  int64       `json:"cursor"`
-		More    bool        `json:"more,omitempty"`
+		More    bool        `json:"more,omitempty" jsonschema:"more events wait: call again with cursor"`
 		Running bool        `json:"running"`
 		Pending []approval  `json:"pending_approvals"`
 		Result  *lastResult `json:"result,omitempty"`
@@ -231,14 +163,15 @@ type (
 		Error      string `json:"error,omitempty"`
 	}
 	replyArgs struct {
-		Session string `json:"session"`
-		Message string `json:"message"`
+		Session string `json:"session" jsonschema:"Session id, from zero_start, zero_run or zero_sessions."`
+		Message string `json:"message" jsonschema:"The task for the agent, complete on its own: the agent cannot see this conversation, so include the files, errors and goals it needs."`
 	}
 	approveArgs struct {
-		ID      string `json:"id"`
-		Approve *bool  `json:"approve"`
-		Always  bool   `json:"always"`
-		Reason  string `json:"reason"`
+		ID string `json:"id" jsonschema:"Approval request id, from pending_approvals."`
+		// Approve is a pointer to tell false from missing.
+		Approve *bool  `json:"approve" jsonschema:"true runs the tool, false refuses it."`
+		Always  bool   `json:"always,omitempty" jsonschema:"Also allow later calls of this tool in the session without asking (default false)."`
+		Reason  string `json:"reason,omitempty" jsonschema:"Why it is refused; the agent reads it."`
 	}
 	approveOut struct {
 		ID       string `json:"id"`
@@ -246,11 +179,11 @@ type (
 		Always   bool   `json:"always,omitempty"`
 	}
 	sessionArgs struct {
-		Session string `json:"session"`
+		Session string `json:"session" jsonschema:"Session id."`
 	}
 	cancelOut struct {
 		Session   string `json:"session"`
-		Cancelled bool   `json:"cancelled"`
+		Cancelled bool   `json:"cancelled" jsonschema:"a run was going on"`
 	}
 	sessionsOut struct {
 		Sessions []server.Info `json:"sessions"`
@@ -258,16 +191,16 @@ type (
 	runOut struct {
 		Session    string        `json:"session"`
 		Run        int           `json:"run"`
-		StopReason string        `json:"stop_reason"`
+		StopReason string        `json:"stop_reason" jsonschema:"approval_required and running: the call returned while the run goes on; see next"`
 		Response   string        `json:"response,omitempty"`
 		Error      string        `json:"error,omitempty"`
 		Intervened bool          `json:"intervened,omitempty"`
-		Trust      *trustWarning `json:"trust,omitempty"`
+		Trust      *trustWarning `json:"trust,omitempty" jsonschema:"the workspace's own code is off until the user trusts it"`
 		// Cursor, Pending and Next are set when the call returned before
 		// the run ended.
-		Cursor  int64      `json:"cursor,omitempty"`
+		Cursor  int64      `json:"cursor,omitempty" jsonschema:"pass to zero_status as since"`
 		Pending []approval `json:"pending_approvals,omitempty"`
-		Next    *nextCall  `json:"next,omitempty"`
+		Next    *nextCall  `json:"next,omitempty" jsonschema:"the call to make next"`
 	}
 	// nextCall is the call a model should make next.
 	nextCall struct {
@@ -276,8 +209,10 @@ type (
 	}
 )
 
-// bind decodes a call's arguments into dst, naming the field that is wrong.
-func bind(req mcp.CallToolRequest, dst any, required ...string) error {
+// bind decodes a call's arguments into dst, a pointer to the tool's
+// arguments struct, naming the field that is wrong; the fields its schema
+// requires must be there.
+func bind(req mcp.CallToolRequest, dst any) error {
 	raw, err := json.Marshal(req.GetRawArguments())
 	if err != nil {
 		return badArg("arguments", "not JSON: %v", err)
@@ -289,7 +224,7 @@ func bind(req mcp.CallToolRequest, dst any, required ...string) error {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return badArg("arguments", "must be an object")
 	}
-	for _, name := range required {
+	for _, name := range required(dst) {
 		v, ok := fields[name]
 		if !ok || string(v) == "null" || string(v) == `""` {
 			return badArg(name, "required")
@@ -352,67 +287,68 @@ func (f *face) session(id string) (*server.Session, error) {
 }
 
 // openSession continues a.Session or creates a session on the workspace the
-// call names, the client's first root, or the default workspace.
-func (f *face) openSession(ctx context.Context, a startArgs) (*server.Session, error) {
-	if a.Profile != "" && f.opts.Catalog != nil {
-		var ids []string
-		for _, c := range f.opts.Catalog.Profiles() {
-			ids = append(ids, c.ID)
-		}
-		if len(ids) > 0 && !slices.Contains(ids, a.Profile) {
-			return nil, badArg("profile", "unknown profile %q (one of %s)", a.Profile, strings.Join(ids, ", "))
+// call names, the client's first root, or the default workspace. When the
+// client is to be asked for its roots first, ask is the result that asks
+// (see clientRoots); in holds the answers of a call that asked.
+func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputResponses) (s *server.Session, ask *mcp.CallToolResult, err error) {
+	if a.Profile != "" {
+		if err := f.checkProfile(a.Profile); err != nil {
+			return nil, nil, err
 		}
 	}
 	if a.Session != "" {
 		s, err := f.session(a.Session)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if a.Workspace != "" {
 			if ws := s.Spec().Roots; len(ws) > 0 && filepath.Clean(a.Workspace) != ws[0] {
-				return nil, badArg("workspace", "session %s works in %s; omit workspace to continue it", s.ID(), ws[0])
+				return nil, nil, badArg("workspace", "session %s works in %s; omit workspace to continue it", s.ID(), ws[0])
 			}
 		}
 		if a.Profile != "" && a.Profile != s.Spec().Profile && a.Profile != s.Info().Profile {
 			if err := s.Configure(ctx, a.Profile, ""); err != nil {
 				if errors.Is(err, loop.ErrBusy) {
-					return nil, badArg("profile", "cannot switch profile while the session is running")
+					return nil, nil, badArg("profile", "cannot switch profile while the session is running")
 				}
-				return nil, badArg("profile", "%v", err)
+				return nil, nil, badArg("profile", "%v", err)
 			}
 		}
 		f.drive(ctx, s)
-		return s, nil
+		return s, nil, nil
 	}
-	roots, err := f.workspace(ctx, a.Workspace)
-	if err != nil {
-		return nil, err
+	roots, ask, err := f.workspace(ctx, a.Workspace, in)
+	if err != nil || ask != nil {
+		return nil, ask, err
 	}
-	s, err := f.mgr.Create(context.WithoutCancel(ctx), server.SessionSpec{Roots: roots, Profile: a.Profile})
+	s, err = f.mgr.Create(context.WithoutCancel(ctx), server.SessionSpec{Roots: roots, Profile: a.Profile})
 	if err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
+		return nil, nil, fmt.Errorf("create session: %w", err)
 	}
 	f.drive(ctx, s)
-	return s, nil
+	return s, nil, nil
 }
 
-func (f *face) workspace(ctx context.Context, ws string) ([]string, error) {
+// workspace returns the folders of a new session: ws, else the client's
+// roots, else the default workspace. ask, when not nil, is the result
+// that asks the client for its roots (see clientRoots).
+func (f *face) workspace(ctx context.Context, ws string, in mcp.InputResponses) (roots []string, ask *mcp.CallToolResult, err error) {
 	if ws != "" {
 		if !filepath.IsAbs(ws) {
-			return nil, badArg("workspace", "must be an absolute path, not %q", ws)
+			return nil, nil, badArg("workspace", "must be an absolute path, not %q", ws)
 		}
 		if err := isDir(ws); err != nil {
-			return nil, badArg("workspace", "%v", err)
+			return nil, nil, badArg("workspace", "%v", err)
 		}
-		return []string{filepath.Clean(ws)}, nil
+		return []string{filepath.Clean(ws)}, nil, nil
 	}
-	if roots := f.clientRoots(ctx); len(roots) > 0 {
-		return roots, nil
+	if roots, ask := f.clientRoots(ctx, in); ask != nil || len(roots) > 0 {
+		return roots, ask, nil
 	}
 	if f.opts.DefaultWorkspace != "" {
-		return []string{f.opts.DefaultWorkspace}, nil
+		return []string{f.opts.DefaultWorkspace}, nil, nil
 	}
-	return nil, badArg("workspace", "required: give the absolute path of the folder to work in (the client offers no roots)")
+	return nil, nil, badArg("workspace", "required: give the absolute path of the folder to work in (the client offers no roots)")
 }
 
 func isDir(p string) error {
@@ -426,14 +362,36 @@ func isDir(p string) error {
 	return nil
 }
 
-// clientRoots asks the client for its roots when it advertised them; the
-// file:// roots that are directories become the session's folders.
-func (f *face) clientRoots(ctx context.Context) []string {
-	cs := mcpserver.ClientSessionFromContext(ctx)
-	ci, ok := cs.(mcpserver.SessionWithClientInfo)
-	if !ok || ci.GetClientCapabilities().Roots == nil {
-		return nil
+// rootsInput keys the roots among a call's input requests.
+const rootsInput = "roots"
+
+// clientRoots returns the client's roots when it advertised them; the
+// file:// roots that are directories become the session's folders. Before
+// protocol 2026-07-28 they are asked for with roots/list. From then on a
+// server sends no requests: ask is an input-required result for the
+// handler to return, and the client calls again with its roots in in.
+// That call carries no request state: the roots are the client's word,
+// checked like the workspace argument, and zero_run's state is its
+// approvals'.
+func (f *face) clientRoots(ctx context.Context, in mcp.InputResponses) (roots []string, ask *mcp.CallToolResult) {
+	if clientCaps(ctx).Roots == nil {
+		return nil, nil
 	}
+	if !mcp.IsModernProtocol(mcpserver.RequestProtocolVersion(ctx)) {
+		return f.listRoots(ctx), nil
+	}
+	if _, answered := in[rootsInput]; !answered {
+		return nil, mcpserver.NewInputRequestBuilder("").Roots(rootsInput).ToolResult()
+	}
+	if res := mcpserver.RootsResponse(in, rootsInput); res != nil {
+		return fileRoots(res.Roots), nil
+	}
+	return nil, nil // an answer that is not a roots list: none
+}
+
+// listRoots asks a client before 2026-07-28 for its roots; one that fails
+// to answer in time offers none.
+func (f *face) listRoots(ctx context.Context) []string {
 	rctx, cancel := context.WithTimeout(ctx, rootsLimit)
 	defer cancel()
 	res, err := f.srv.RequestRoots(rctx, mcp.ListRootsRequest{})
@@ -441,8 +399,13 @@ func (f *face) clientRoots(ctx context.Context) []string {
 		f.log.Warn("roots/list failed", "err", err)
 		return nil
 	}
+	return fileRoots(res.Roots)
+}
+
+// fileRoots keeps the roots that are file:// URIs of directories.
+func fileRoots(rs []mcp.Root) []string {
 	var roots []string
-	for _, r := range res.Roots {
+	for _, r := range rs {
 		u, err := url.Parse(r.URI)
 		if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) || isDir(u.Path) != nil {
 			continue
@@ -450,6 +413,19 @@ func (f *face) clientRoots(ctx context.Context) []string {
 		roots = append(roots, filepath.Clean(u.Path))
 	}
 	return roots
+}
+
+// clientCaps are the capabilities of the client of ctx: those its request
+// declares from protocol 2026-07-28 on (a server must not take them from
+// earlier requests), those of its initialize before.
+func clientCaps(ctx context.Context) mcp.ClientCapabilities {
+	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern && info.ClientCapabilities != nil {
+		return *info.ClientCapabilities
+	}
+	if ci, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo); ok {
+		return ci.GetClientCapabilities()
+	}
+	return mcp.ClientCapabilities{}
 }
 
 func (f *face) handleStart(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -461,21 +437,25 @@ func (f *face) handleStart(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 }
 
 // openStart reads the arguments of zero_start or zero_run and opens (or
-// continues) their session; fail is the tool error to answer instead.
+// continues) their session; fail is the result to answer instead: a tool
+// error, or the input request that asks a 2026-07-28 client for its roots.
 func (f *face) openStart(ctx context.Context, req mcp.CallToolRequest) (s *server.Session, a startArgs, fail *mcp.CallToolResult) {
-	if err := bind(req, &a, "message"); err != nil {
+	if err := bind(req, &a); err != nil {
 		return nil, a, toolError(err)
 	}
-	s, err := f.openSession(ctx, a)
+	s, ask, err := f.openSession(ctx, a, req.Params.InputResponses)
 	if err != nil {
 		return nil, a, toolError(err)
+	}
+	if ask != nil {
+		return nil, a, ask
 	}
 	return s, a, nil
 }
 
 func (f *face) handleReply(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a replyArgs
-	if err := bind(req, &a, "session", "message"); err != nil {
+	if err := bind(req, &a); err != nil {
 		return toolError(err), nil
 	}
 	s, err := f.session(a.Session)
@@ -509,7 +489,7 @@ func (f *face) send(s *server.Session, msg string) (*mcp.CallToolResult, error) 
 
 func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a statusArgs
-	if err := bind(req, &a, "session"); err != nil {
+	if err := bind(req, &a); err != nil {
 		return toolError(err), nil
 	}
 	if a.Since < 0 {
@@ -566,7 +546,7 @@ func statusSummary(o statusOut) string {
 
 func (f *face) handleApprove(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a approveArgs
-	if err := bind(req, &a, "id", "approve"); err != nil {
+	if err := bind(req, &a); err != nil {
 		return toolError(err), nil
 	}
 	ap := f.mgr.Approvals()
@@ -601,7 +581,7 @@ func cmpOr(a, b string) string {
 
 func (f *face) handleCancel(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a sessionArgs
-	if err := bind(req, &a, "session"); err != nil {
+	if err := bind(req, &a); err != nil {
 		return toolError(err), nil
 	}
 	s, err := f.session(a.Session)
