@@ -71,7 +71,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	defer release()
 	// Legacy clients with elicitation are asked as approvals come
 	// (onEvent); modern ones through the result; the rest get the request.
-	elicits := canElicit(mcpserver.ClientSessionFromContext(ctx))
+	elicits := clientCaps(ctx).Elicitation != nil
 	canAsk := !multiRound && elicits
 	deadline := time.Now().Add(f.runBudget)
 	p := &progress{f: f, ctx: ctx, token: token}

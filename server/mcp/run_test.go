@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,26 @@ func TestModernClientApprovesByInputRequests(t *testing.T) {
 				t.Errorf("elicitations = %q", el.asked)
 			}
 		})
+	}
+}
+
+// A stateless 2026-07-28 request declares its client's capabilities in its
+// own _meta (there is no initialize): one that can elicit gets the approval
+// as an input request, one that cannot gets the pending approval and next.
+func TestModernCapabilitiesFromMeta(t *testing.T) {
+	for _, tt := range []struct {
+		caps, want string
+	}{
+		{`{"elicitation":{}}`, `"resultType":"input_required"`},
+		{`{}`, `"stop_reason":"approval_required"`},
+	} {
+		env := newRiskyEnv(t)
+		cw, lines := serveRaw(t, env)
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + tt.caps + `}`
+		r := rawCall(t, cw, lines, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"zero_run","arguments":{"message":"risky","workspace":`+
+			strconv.Quote(env.Workspace)+`},`+meta+`}}`)
+		if r.Error != nil || !strings.Contains(string(r.Result), tt.want) {
+			t.Errorf("capabilities %s: zero_run = %+v %s; want %s", tt.caps, r.Error, r.Result, tt.want)
+		}
 	}
 }
