@@ -7,10 +7,11 @@
 // zero_start returns at once and zero_status long-polls the session's event
 // log with a cursor; zero_run blocks with progress notifications for the
 // hosts that handle them, and returns early rather than wait for an
-// answer nobody can give. Approvals go through elicitation when the client
-// advertised it (as input requests from protocol 2026-07-28 on) and through
-// zero_approve otherwise; sessions are resources (their transcript as
-// markdown).
+// answer nobody can give. Approvals and the trust question go through
+// elicitation when the client advertised it, and the client's roots
+// through roots/list (all three as input requests from protocol 2026-07-28
+// on); approvals through zero_approve otherwise. Sessions are resources
+// (their transcript as markdown).
 //
 // Inside the package, "mcp" is mcp-go's wire package; importers name this
 // one as they like (cmd/zero: mcpface).
