@@ -144,3 +144,24 @@ func isDelta(t loop.EventType) bool {
 	}
 	return false
 }
+
+// Interleave puts a face's own items (a message, a marker a request left)
+// among a batch of events, in order: an item placed after the event with
+// Seq after(it) goes out before the first event with a greater Seq. Items
+// must come in the order they were placed. An item placed past cursor (the
+// follower's, after the batch) was placed after events not yet taken:
+// those items are returned, to go with the next batch.
+func Interleave[T any](events []loop.Event, items []T, after func(T) int64, cursor int64, event func(loop.Event), item func(T)) (rest []T) {
+	for _, e := range events {
+		for len(items) > 0 && after(items[0]) < e.Seq {
+			item(items[0])
+			items = items[1:]
+		}
+		event(e)
+	}
+	for len(items) > 0 && after(items[0]) <= cursor {
+		item(items[0])
+		items = items[1:]
+	}
+	return items
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -112,5 +113,32 @@ func TestFollow(t *testing.T) {
 	}
 	if _, err := f.Next(t.Context()); !errors.Is(err, ErrClosed) {
 		t.Errorf("Next after the end = %v, want ErrClosed", err)
+	}
+}
+
+// A face's items go among the events where they were placed; one placed
+// past the batch (its request raced the read) waits for the next batch,
+// so a prompt's marker is always met before its run's first event.
+func TestInterleave(t *testing.T) {
+	t.Parallel()
+	type mark struct {
+		name  string
+		after int64
+	}
+	evs := []loop.Event{{Seq: 3}, {Seq: 4}, {Seq: 6}}
+	items := []mark{{"a", 2}, {"b", 3}, {"c", 3}, {"d", 6}, {"e", 7}}
+	var got []string
+	rest := Interleave(evs, items, func(m mark) int64 { return m.after }, 6,
+		func(e loop.Event) { got = append(got, fmt.Sprint(e.Seq)) },
+		func(m mark) { got = append(got, m.name) })
+	if want := []string{"a", "3", "b", "c", "4", "6", "d"}; !slices.Equal(got, want) || len(rest) != 1 || rest[0].name != "e" {
+		t.Errorf("order %v, rest %v; want %v and e left", got, rest, want)
+	}
+	got = nil
+	rest = Interleave([]loop.Event{{Seq: 8}}, rest, func(m mark) int64 { return m.after }, 8,
+		func(e loop.Event) { got = append(got, fmt.Sprint(e.Seq)) },
+		func(m mark) { got = append(got, m.name) })
+	if !slices.Equal(got, []string{"e", "8"}) || len(rest) != 0 {
+		t.Errorf("next batch: order %v, rest %v", got, rest)
 	}
 }

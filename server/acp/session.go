@@ -226,6 +226,7 @@ func (st *sessState) drain() {
 			send(*it.update)
 		}
 	}
+	var pending []item // items placed after the events sent so far
 	for {
 		select {
 		case <-st.wake:
@@ -235,31 +236,23 @@ func (st *sessState) drain() {
 		case <-ctx.Done():
 			return
 		}
-		// Items first: each was placed at or before the log's cursor, so
-		// the events taken next reach past all of them.
+		// Events first, then the items: an item placed after the events
+		// taken (its request raced this read) waits for the next round.
+		b := st.fol.Take()
 		st.mu.Lock()
-		items := st.items
+		items := append(pending, st.items...)
 		st.items = nil
 		st.mu.Unlock()
-		b := st.fol.Take()
 		if b.Missed > 0 {
 			send(sdk.UpdateAgentThoughtText(fmt.Sprintf("\n\n(%d events of this session were dropped before they could be sent)\n\n", b.Missed)))
 		}
-		for _, e := range b.Events {
-			for len(items) > 0 && items[0].after < e.Seq {
-				sendItem(items[0])
-				items = items[1:]
-			}
-			m.event(e, false, send, st)
-		}
-		for _, it := range items {
-			sendItem(it)
-		}
+		var last uint64 // index of the last item sent
+		pending = server.Interleave(b.Events, items, func(it item) int64 { return it.after }, st.fol.Cursor(),
+			func(e loop.Event) { m.event(e, false, send, st) },
+			func(it item) { sendItem(it); last = it.idx })
 		m.flush(send)
 		st.mu.Lock()
-		if n := len(items); n > 0 {
-			st.sent = items[n-1].idx
-		}
+		st.sent = max(st.sent, last)
 		st.sentSeq = st.fol.Cursor()
 		close(st.sentCh)
 		st.sentCh = make(chan struct{})

@@ -137,6 +137,7 @@ func (t *tracked) drain() {
 			t.replay(ctx, it.replay, it.after)
 		}
 	}
+	var pending []qitem // markers placed after the events sent so far
 	for {
 		select {
 		case <-ctx.Done():
@@ -144,25 +145,18 @@ func (t *tracked) drain() {
 		case <-t.wake:
 		case <-t.fol.Ready():
 		}
-		// Markers first: each was placed at or before the log's cursor, so
-		// the events taken next reach past all of them.
-		items := t.take()
+		// Events first, then the markers: a marker placed after the events
+		// taken (its request raced this read) waits for the next round, so
+		// a prompt's waiter is always met before its run_started.
 		b := t.fol.Take()
+		items := append(pending, t.take()...)
 		if b.Missed > 0 {
 			t.c.log.Warn("events dropped before they could be sent", "session", t.sess.ID(), "missed", b.Missed)
 		}
-		for _, e := range b.Events {
-			for len(items) > 0 && items[0].after < e.Seq {
-				mark(items[0])
-				items = items[1:]
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			t.event(ctx, e)
-		}
-		for _, it := range items {
-			mark(it)
+		pending = server.Interleave(b.Events, items, func(it qitem) int64 { return it.after }, t.fol.Cursor(),
+			func(e loop.Event) { t.event(ctx, e) }, mark)
+		if ctx.Err() != nil {
+			return
 		}
 		if b.Closed {
 			return

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -50,19 +49,7 @@ func testRefusesBeforeInitializeStdio(t *testing.T) {
 	cw, lines := serveRaw(t, env)
 	ask := func(s string) rpcReply {
 		t.Helper()
-		if _, err := io.WriteString(cw, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("server output ended")
-			}
-			return decodeReply(t, l)
-		case <-time.After(waitLong):
-			t.Fatal("no answer")
-		}
-		return rpcReply{}
+		return rawCall(t, cw, lines, s)
 	}
 	run := fmt.Sprintf(`{"jsonrpc":"2.0","id":%%d,"method":"tools/call","params":{"name":"zero_run","arguments":{"message":"hi","workspace":%q}}}`, env.Workspace)
 	refused := []string{
