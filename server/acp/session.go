@@ -214,7 +214,7 @@ func (st *sessState) drain() {
 		case it.replay:
 			m.reset()
 			evs, _ := st.sess.Events(0)
-			for _, e := range evs {
+			for _, e := range server.Coalesce(evs) {
 				if e.Seq > it.after {
 					break
 				}
