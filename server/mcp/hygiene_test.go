@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +105,56 @@ func TestCancelledCallGetsNoResponse(t *testing.T) {
 		if strings.Contains(l, `"id":7,`) {
 			t.Errorf("the cancelled request was answered: %s", l)
 		}
+	}
+}
+
+// Over streamable HTTP a call the client cancelled is not answered either:
+// a zero_status that was waiting (no notification, so a JSON answer) comes
+// back 202 with no body, and the session goes on.
+func TestHTTPCancelledCallNotAnswered(t *testing.T) {
+	env := newEnv(t, nil, llmtest.Reply{Content: answer("done")})
+	url, token := startHTTP(t, env)
+	session := httpSession(t, url, token)
+	_, body := post(t, url, session, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"zero_run","arguments":{"message":"hi","workspace":%q}}}`, env.Workspace))
+	var out struct {
+		Result struct {
+			StructuredContent struct{ Session string } `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(body), &out) != nil || out.Result.StructuredContent.Session == "" {
+		t.Fatalf("zero_run: %s", body)
+	}
+	sess, err := env.Manager.Get(out.Result.StructuredContent.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		status int
+		body   string
+	}
+	waited := make(chan answer, 1)
+	go func() {
+		status, body := post(t, url, session, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"zero_status","arguments":{"session":%q,"since":%d,"wait":30}}}`,
+			sess.ID(), sess.Cursor()))
+		waited <- answer{status, body}
+	}()
+	// A cancellation could overtake the call on its way in, so it is sent
+	// until the call comes back: a client's repeated cancel does no harm.
+	deadline := time.After(waitLong)
+	for done := false; !done; {
+		post(t, url, session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the user pressed Esc"}}`)
+		select {
+		case a := <-waited:
+			if a.status != http.StatusAccepted || a.body != "" {
+				t.Errorf("the cancelled call was answered: %d %q, want 202 and no body", a.status, a.body)
+			}
+			done = true
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("the cancelled zero_status never came back")
+		}
+	}
+	if status, body := post(t, url, session, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"zero_sessions","arguments":{}}}`); status != http.StatusOK || !strings.Contains(body, out.Result.StructuredContent.Session) {
+		t.Errorf("after the cancel: %d %s", status, body)
 	}
 }

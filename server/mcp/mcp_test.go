@@ -21,6 +21,7 @@ import (
 
 	"github.com/zeroagent/zero/internal/servertest"
 	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/server"
 )
 
 func TestStartStatusCursorFlow(t *testing.T) {
@@ -424,6 +425,16 @@ func TestBadArguments(t *testing.T) {
 		if !res.IsError || !strings.Contains(text(res), tt.want) {
 			t.Errorf("%s %v = error %v %q, want %q", tt.tool, tt.args, res.IsError, text(res), tt.want)
 		}
+	}
+	// A cursor no result gave (a model's guess) would wait past every
+	// event to come: refused, with the session's cursor.
+	s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, res := call(t, r.c, "zero_status", map[string]any{"session": s.ID(), "since": 1000000}); !res.IsError ||
+		!strings.Contains(text(res), fmt.Sprintf("since: 1000000 is beyond the session's last event (%d)", s.Cursor())) {
+		t.Errorf("zero_status with a made-up cursor = %v %q", res.IsError, text(res))
 	}
 	// Every tool declares its input and output schema.
 	var names []string

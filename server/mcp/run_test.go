@@ -1,16 +1,13 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/zeroagent/zero/llm/llmtest"
@@ -99,23 +96,8 @@ func TestModernClientApprovesByInputRequests(t *testing.T) {
 	} {
 		t.Run(string(tt.action), func(t *testing.T) {
 			env := newRiskyEnv(t)
-			cr, sw := io.Pipe()
-			sr, cw := io.Pipe()
-			done := make(chan error, 1)
-			go func() { done <- ServeStdio(t.Context(), sr, sw, Options{Manager: env.Manager}); sw.Close() }()
 			el := &elicitor{action: tt.action}
-			c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(strings.NewReader(""))), client.WithElicitationHandler(el))
-			t.Cleanup(func() { cw.Close(); <-done; c.Close() })
-			ctx, cancel := context.WithTimeout(t.Context(), waitLong)
-			defer cancel()
-			if err := c.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			res, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "modern", Version: "1"},
-				Capabilities: mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}}})
-			if err != nil || !mcp.IsModernProtocol(res.ProtocolVersion) {
-				t.Fatalf("initialize: %v %+v", err, res)
-			}
+			c := startModern(t, env, client.WithElicitationHandler(el))
 			out, cres := call(t, c, "zero_run", map[string]any{"message": "risky", "workspace": env.Workspace})
 			mustOK(t, cres)
 			if out["response"] != tt.want {

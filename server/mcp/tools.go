@@ -503,12 +503,16 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return toolError(err), nil
 	}
 	evs, next := s.Events(a.Since)
+	if a.Since > next {
+		// A made-up cursor would wait past every event to come.
+		return toolError(badArg("since", "%d is beyond the session's last event (%d): pass the cursor a result gave, or 0", a.Since, next)), nil
+	}
 	if len(evs) == 0 && a.Wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(min(a.Wait, maxWait)*float64(time.Second)))
 		evs, next, _ = s.Wait(wctx, a.Since) // a timeout just means no news
 		cancel()
 	}
-	out := statusOut{Session: s.ID(), Cursor: max(next, a.Since), Running: s.Running(), Pending: []approval{}}
+	out := statusOut{Session: s.ID(), Cursor: next, Running: s.Running(), Pending: []approval{}}
 	out.Events, out.Cursor, out.More = compactEvents(evs, out.Cursor)
 	out.Events = answerOnce(out.Events)
 	if ap := f.mgr.Approvals(); ap != nil {
