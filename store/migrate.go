@@ -1,0 +1,117 @@
+package store
+
+import (
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations[i] brings the schema from version i to version i+1 (PRAGMA
+// user_version). Append new steps; never edit a released one.
+var migrations = [][]string{
+	// 1: sessions, their event logs and the agents' raw messages.
+	{
+		`CREATE TABLE sessions (
+			id        TEXT PRIMARY KEY,
+			workspace TEXT NOT NULL,
+			roots     TEXT NOT NULL DEFAULT '',   -- each root preceded by a NUL byte
+			profile   TEXT NOT NULL DEFAULT '',
+			model     TEXT NOT NULL DEFAULT '',
+			title     TEXT NOT NULL DEFAULT '',
+			created   INTEGER NOT NULL,           -- Unix nanoseconds
+			updated   INTEGER NOT NULL,           -- Unix nanoseconds
+			runs      INTEGER NOT NULL DEFAULT 0,
+			last_seq  INTEGER NOT NULL DEFAULT 0
+		)`,
+		`CREATE INDEX sessions_workspace_updated ON sessions (workspace, updated)`,
+		`CREATE INDEX sessions_updated ON sessions (updated)`,
+		`CREATE TABLE events (
+			session TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+			seq     INTEGER NOT NULL,
+			type    TEXT NOT NULL,
+			agent   INTEGER NOT NULL,
+			data    BLOB NOT NULL,
+			PRIMARY KEY (session, seq)
+		)`,
+		`CREATE TABLE messages (
+			session TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+			agent   INTEGER NOT NULL,
+			n       INTEGER NOT NULL,
+			topic   INTEGER NOT NULL,
+			ai      INTEGER NOT NULL,
+			content TEXT NOT NULL,
+			PRIMARY KEY (session, agent, n)
+		)`,
+	},
+	// 2: history compression (summaries and token counts), per-session
+	// settings, and the claim of a session by a process.
+	{
+		`ALTER TABLE messages ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE sessions ADD COLUMN settings BLOB`,                        // JSON, NULL when none
+		`ALTER TABLE sessions ADD COLUMN owner_pid INTEGER NOT NULL DEFAULT 0`, // 0: unclaimed
+		`CREATE TABLE summaries (
+			session TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+			agent   INTEGER NOT NULL,
+			id      INTEGER NOT NULL,
+			kind    TEXT NOT NULL,
+			from_n  INTEGER NOT NULL, -- Summary.From
+			to_n    INTEGER NOT NULL, -- Summary.To
+			content TEXT NOT NULL,
+			tokens  INTEGER NOT NULL DEFAULT 0,
+			PRIMARY KEY (session, agent, id)
+		)`,
+	},
+}
+
+// migrate brings the schema of db up to version upto, each step in its own
+// IMMEDIATE transaction (db must open them so, see _txlock), which re-reads
+// the version first: processes opening one file at once apply each step
+// once. A database of a version above len(migrations) is refused untouched.
+//
+// A step that finds the database locked is retried: when processes open a
+// new file at once, SQLite may report the lock at once rather than wait
+// (while one of them turns the file to WAL mode).
+func migrate(db *sql.DB, upto int) error {
+	for busy := 0; ; {
+		done, err := migrateStep(db, upto)
+		switch {
+		case err != nil && isBusy(err) && busy < 20:
+			time.Sleep(time.Duration(busy+1) * 10 * time.Millisecond)
+			busy++
+		case err != nil || done:
+			return err
+		}
+	}
+}
+
+// migrateStep applies the next migration, if any, reporting done when the
+// schema is at version upto.
+func migrateStep(db *sql.DB, upto int) (done bool, err error) {
+	tx, err := db.Begin()
+	if err != nil {
+		return false, fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return false, fmt.Errorf("migrate: %w", err)
+	}
+	if v > len(migrations) {
+		return false, fmt.Errorf("schema version %d, this version of zero knows up to %d: %w", v, len(migrations), ErrNewerSchema)
+	}
+	if v >= upto {
+		return true, nil
+	}
+	for _, q := range migrations[v] {
+		if _, err := tx.Exec(q); err != nil {
+			return false, fmt.Errorf("migrate to version %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
+		return false, fmt.Errorf("migrate to version %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate to version %d: %w", v+1, err)
+	}
+	return false, nil
+}
