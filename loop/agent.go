@@ -34,13 +34,18 @@ type Agent struct {
 		text string
 		n    int
 	}
+	// compression is the agent's history compression (compress.go).
+	compression compressState
+	// finalTurn is set, for message_loop_end, on the turn that ends the
+	// monologue.
+	finalTurn bool
 }
 
 func (s *Session) newAgent(number int, superior *Agent, setup *agentSetup) *Agent {
 	a := &Agent{
 		Number:   number,
 		Profile:  setup.Profile,
-		History:  newHistory(s.cfg.CountTokens),
+		History:  newHistory(number, s.cfg.CountTokens, s.cfg.Journal),
 		Data:     map[string]any{},
 		Superior: superior,
 		session:  s,

@@ -19,7 +19,9 @@ func Builtins() *hooks.Registry {
 	r.Register(hooks.MessageLoopStart, "_10_iteration_no", iterationNo)
 	r.Register(hooks.SystemPrompt, "_10_main_prompt", mainPrompt)
 	r.Register(hooks.SystemPrompt, "_11_tools_prompt", toolsPrompt)
+	r.Register(hooks.MessageLoopPromptsBefore, "_90_organize_history_wait", organizeHistoryWait)
 	r.Register(hooks.MessageLoopPromptsAfter, "_60_include_current_datetime", includeCurrentDatetime)
+	r.Register(hooks.MessageLoopEnd, "_10_organize_history", organizeHistory)
 	return r
 }
 

@@ -28,6 +28,9 @@ const (
 	EventSubordinateEnded   EventType = "subordinate_ended"
 	EventUsage              EventType = "usage"
 	EventRunEnded           EventType = "run_ended"
+	// EventHistoryCompressed: an agent's history was compressed; Tokens
+	// holds what the model sees of it before and after.
+	EventHistoryCompressed EventType = "history_compressed"
 )
 
 // Stop reasons carried by run_ended.
@@ -72,6 +75,8 @@ type Event struct {
 	Profile string `json:"profile,omitempty"`
 	// Usage (usage).
 	Usage *Usage `json:"usage,omitempty"`
+	// Tokens of the history (history_compressed).
+	Tokens *TokenChange `json:"tokens,omitempty"`
 	// Run end (run_ended).
 	StopReason string `json:"stop_reason,omitempty"`
 	Error      string `json:"error,omitempty"`

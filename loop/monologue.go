@@ -84,6 +84,7 @@ func (a *Agent) monologue(ctx context.Context) (answer string, err error) {
 			answer, done, err = a.turn(ctx, ld, st, item)
 		}
 		if ctx.Err() == nil {
+			a.finalTurn = err == nil && done
 			if herr := a.call(ctx, hooks.MessageLoopEnd, &LoopPayload{Agent: a, Loop: ld}); herr != nil && err == nil {
 				err = herr
 			}
@@ -111,7 +112,7 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 	case errors.Is(err, ErrIntervened):
 		st.repeats, st.lastCanonical = 0, "" // "do that again" is not a loop
 		return nil
-	case errors.Is(err, ErrMisformat), errors.Is(err, ErrRepeat):
+	case errors.Is(err, ErrMisformat), errors.Is(err, ErrRepeat), errors.Is(err, ErrContextFull):
 		a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
 		return err
 	case errors.As(err, &rep):
@@ -125,8 +126,10 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 	}
 	a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
 	var api *llm.APIError
-	if errors.As(err, &api) && !api.Retryable() {
-		return err // a rejected key or an unknown model does not heal by retrying
+	if errors.As(err, &api) && !api.Retryable() || errors.Is(err, llm.ErrUnreachable) {
+		// A rejected key or an unknown model does not heal by retrying, nor
+		// does a server that is not running (the client tried it again).
+		return err
 	}
 	if st.critical >= max(a.session.cfg.Limits.CriticalRetries, 0) {
 		return err
@@ -297,8 +300,9 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 	msgs := make([]llm.Message, 0, len(ld.HistoryOutput)+2)
 	msgs = append(msgs, llm.Message{Role: llm.System, Content: strings.Join(ld.System, "\n\n")})
 	msgs = append(msgs, ld.HistoryOutput...)
+	var extras string
 	if ld.ExtrasPersistent.Len()+ld.ExtrasTemporary.Len() > 0 {
-		extras := a.mustRender("agent.context.extras.md", map[string]any{
+		extras = a.mustRender("agent.context.extras.md", map[string]any{
 			"extras": renderExtras(ld.ExtrasPersistent, ld.ExtrasTemporary),
 		})
 		if last := &msgs[len(msgs)-1]; last.Role == llm.User {
@@ -308,6 +312,9 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 		}
 	}
 	ld.ExtrasTemporary.Clear()
+	if err := a.checkFits(msgs[0].Content, extras, len(msgs)); err != nil {
+		return nil, err
+	}
 	return msgs, nil
 }
 

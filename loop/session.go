@@ -54,6 +54,10 @@ type Limits struct {
 	// 128000). A user message that cannot fit in it is refused before
 	// anything is sent; see [Session.Run].
 	ContextTokens int
+	// HistoryShare is the share of ContextTokens the history may take
+	// before it is compressed (default 0.7, Agent Zero's ctx_history; the
+	// rest is left to the system prompt, the extras and the reply).
+	HistoryShare float64
 }
 
 // maxBytesPerToken bounds how many bytes one token may stand for when a
@@ -110,6 +114,9 @@ type Config struct {
 	// Gate approves every tool call of every agent of the session; nil
 	// runs them all (see also [Session.SetGate]).
 	Gate Gate
+	// Journal, when set, records every change to the agents' histories
+	// (see [HistoryJournal]); a store keeps sessions across restarts with it.
+	Journal HistoryJournal
 }
 
 // Session is one conversation (Agent Zero's AgentContext): agent 0, its
@@ -126,6 +133,10 @@ type Session struct {
 
 	emitMu sync.Mutex
 	seq    int64
+
+	// compressions are the agents' background history compressions; a run
+	// waits for them (their context ends with it) before it reports its end.
+	compressions sync.WaitGroup
 
 	mu      sync.Mutex
 	running bool
@@ -168,6 +179,10 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 		sink = func(Event) {}
 	}
 	cfg.Limits.ContextTokens = cmp.Or(cfg.Limits.ContextTokens, 128000)
+	if cfg.Limits.HistoryShare <= 0 {
+		cfg.Limits.HistoryShare = DefaultHistoryShare
+	}
+	cfg.Limits.HistoryShare = min(cfg.Limits.HistoryShare, 1)
 	s := &Session{id: id, cfg: cfg, sink: sink, Data: map[string]any{}, gate: cfg.Gate}
 	s.agent0 = s.newAgent(0, nil, newAgentSetup(cfg.Setup))
 	return s
@@ -288,6 +303,8 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	default:
 		end.StopReason, end.Error = StopError, err.Error()
 	}
+	cancel(nil) // background history compressions end with the run
+	s.compressions.Wait()
 	// Messages sent when the run could no longer take them (it failed, was
 	// cancelled, or they came in its very last instant) are reported, not
 	// dropped silently.

@@ -41,6 +41,9 @@ var fileVars = map[string]map[string]any{
 	"fw.code.runtime_wrong.md":      {"runtime": "ru\"by\n"},
 	"fw.code.exit_code.md":          {"exit_code": 2},
 	"agent.system.tool.call_sub.md": {"agent_profiles": "- developer: Use for programming work.\n- researcher: Use for research.\n"},
+	"fw.topic_summary.msg.md":       {"content": "user: fix the build\nai: done"},
+	"fw.msg_summary.md":             {"summary": "the user asked for \"x\"\nand got it"},
+	"fw.msg_truncated.md":           {"length": 1200},
 }
 
 func varsFor(name string) map[string]any {

@@ -112,6 +112,13 @@
 //   - fw.tool_not_found.md (tool_name, tools: the available tool names).
 //   - agent.context.extras.md (extras): "[EXTRAS]" then the extras.
 //
+// History compression (Agent Zero's, unchanged):
+//   - fw.topic_summary.sys.md (no vars) and fw.topic_summary.msg.md (content: the messages as
+//     "user: …"/"ai: …" lines): the utility model's instructions and request for every summary.
+//   - fw.msg_summary.md (summary): JSON {"messages_summary": summary}, the message that stands for
+//     the summarised middle of a topic.
+//   - fw.msg_truncated.md (length): the marker left where a large message was cut.
+//
 // Notes from code_execution_tool and input:
 //   - fw.code.info.md (info): wraps a note as "[SYSTEM: info]".
 //   - fw.code.no_output.md, fw.code.reset.md: no vars.

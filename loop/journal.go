@@ -1,0 +1,68 @@
+package loop
+
+// A history is kept as an append-only list of raw messages and a list of
+// summaries laid over them: compression never rewrites a message, it adds a
+// summary that stands, in what the model sees, for a run of messages (a
+// large message shortened, the middle of a topic, a whole topic, a bulk of
+// topics, or a dropped bulk). Both lists only grow, so a store can keep them
+// with appends, and a history is rebuilt from them exactly.
+
+// HistoryMessage is one raw message of an agent's history.
+type HistoryMessage struct {
+	// N numbers the agent's messages from 0 in the order they were added.
+	N int `json:"n"`
+	// Topic numbers the topics from 0; a user message starts a new one.
+	Topic   int    `json:"topic"`
+	AI      bool   `json:"ai"`
+	Content string `json:"content"`
+	// Tokens is the message's token count, 0 while it was not counted.
+	Tokens int `json:"tokens,omitempty"`
+}
+
+// Summary kinds.
+const (
+	SummaryMessage  = "message"  // one large message, shortened
+	SummaryMessages = "messages" // the middle of a topic, summarised
+	SummaryTopic    = "topic"    // a whole topic, summarised
+	SummaryBulk     = "bulk"     // several topics (or bulks), summarised together
+	SummaryDropped  = "dropped"  // the oldest bulk, left out entirely
+)
+
+// HistorySummary stands for the raw messages From..To (inclusive) in what
+// the model sees. A later summary whose range covers an earlier one's
+// replaces it.
+type HistorySummary struct {
+	// ID numbers the agent's summaries from 1 in the order they were made.
+	ID      int    `json:"id"`
+	Kind    string `json:"kind"`
+	From    int    `json:"from"`
+	To      int    `json:"to"`
+	Content string `json:"content,omitempty"`
+	Tokens  int    `json:"tokens,omitempty"`
+}
+
+// HistoryJournal receives every change to the histories of a session's
+// agents, in the order they happen, from the goroutine that makes them. It
+// must not block (a store queues the writes).
+//
+// The calls for one agent are made under that agent's history lock, so
+// they never overlap and arrive in the order of the changes, but they may
+// come from different goroutines: the agent's loop adds messages while a
+// background compression adds summaries and token counts. Calls for
+// different agents may overlap. A journal must not call back into the
+// session from them.
+type HistoryJournal interface {
+	// AddMessage records a message added to agent's history.
+	AddMessage(agent int, m HistoryMessage)
+	// AddSummary records a summary made by history compression.
+	AddSummary(agent int, s HistorySummary)
+	// CountTokens records the token count of a message counted after it
+	// was added.
+	CountTokens(agent, n, tokens int)
+}
+
+// HistoryState is an agent's history as a store keeps it.
+type HistoryState struct {
+	Messages  []HistoryMessage `json:"messages"`
+	Summaries []HistorySummary `json:"summaries,omitempty"`
+}
