@@ -194,8 +194,8 @@ type setting struct {
 // Load reads the user file, the project file, the environment and the flags, and merges them per
 // key: flags > environment > project > user > defaults. The project file belongs to the workspace,
 // which may be a repository someone else wrote: its policy keys (approval, sandbox.backend,
-// network, image, user, provision, memory, cpus, pids, the loop's limits, the models' rate limits
-// and deadlines) count only when they make things stricter
+// network, image, user, provision, memory, cpus, pids, the loop's limits, the models' rate limits,
+// deadlines and api_key_env) count only when they make things stricter
 // than the user's own settings, sandbox.hide only adds to the user's list, and what was dropped is
 // reported by [Effective.Ignored]. A missing or empty file is fine. Every
 // problem in every source is reported at once: the result is errors.Join of [*Error] values

@@ -13,12 +13,19 @@ import (
 // Print writes the effective configuration for `zero config`: a header naming the files that
 // were consulted, then every key as YAML ("key: value", nested by section, in declaration
 // order), each value followed by "# <origin>" in an aligned column. Next to each api_key_env
-// it says whether that variable is set ("key <set>" / "key <not set>"); the key itself is never
-// written. With the comments ignored, the output is a valid config file that Load accepts.
+// it says whether that variable is set ("key <set>" / "key <not set>"), and that the key is not
+// sent when the workspace chose the endpoint; the key itself is never written. Each value of the
+// workspace's file that Load ignored (see [Effective.Ignored]) gets a header line saying what
+// and why, and a note on the line of its key. With the comments ignored, the output is a valid
+// config file that Load accepts.
 func (e *Effective) Print(w io.Writer) error {
 	type row struct{ text, comment string }
 	var rows []row
 	width := 0
+	ignored := map[string]Ignored{}
+	for _, ig := range e.ignored {
+		ignored[ig.Key] = ig
+	}
 
 	rv := reflect.ValueOf(e.Config)
 	var walk func(prefix string, depth int)
@@ -34,14 +41,20 @@ func (e *Effective) Print(w io.Writer) error {
 			l := leafByKey[key]
 			text := indent + name + ": " + scalar(rv.FieldByIndex(l.index).Interface())
 			comment := e.origins[key]
-			if strings.HasSuffix(key, ".api_key_env") {
+			if role, ok := strings.CutSuffix(key, ".api_key_env"); ok {
 				if env := rv.FieldByIndex(l.index).String(); env != "" {
 					state := "<not set>"
 					if e.lookup(env) != "" {
 						state = "<set>"
 					}
 					comment += "; key " + state
+					if strings.Contains(e.origins[role+".base_url"], "project ") {
+						comment += ", not sent: the workspace chose the endpoint"
+					}
 				}
+			}
+			if ig, ok := ignored[key]; ok {
+				comment += "; the workspace's " + ig.Value + " is ignored"
 			}
 			rows = append(rows, row{text, comment})
 			width = max(width, len(text))

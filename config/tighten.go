@@ -54,10 +54,14 @@ var tighter = map[string]func(project, current any) (bool, string){
 }
 
 // tighterModelKey judges the per-model keys a workspace may only lower:
-// rate limits (0 = none) and deadlines (0 = the default, -1 = none).
+// rate limits (0 = none) and deadlines (0 = the default, -1 = none); and
+// api_key_env, which a workspace may only empty (send no key): naming
+// another variable would send that variable's value to the endpoint.
 func tighterModelKey(key string) func(p, c any) (bool, string) {
 	field := key[strings.LastIndexByte(key, '.')+1:]
 	switch {
+	case field == "api_key_env":
+		return equalOrEmpty("a workspace cannot choose which secret is sent")
 	case strings.Contains(key, ".rate_limit."):
 		return func(p, c any) (bool, string) {
 			return lowerLimit(p.(int), c.(int)), "a workspace may only lower a rate limit"

@@ -47,6 +47,10 @@ func TestWorkspaceCannotLoosenPolicy(t *testing.T) {
 		{"deadline removed", "", "models:\n  chat:\n    timeouts: {idle: -1}\n", "models.chat.timeouts.idle", 0, true},
 		{"deadline past the default", "", "models:\n  chat:\n    timeouts: {total: 99999}\n", "models.chat.timeouts.total", 0, true},
 		{"deadline shortened", "", "models:\n  chat:\n    timeouts: {header: 60}\n", "models.chat.timeouts.header", 60, false},
+		{"key variable chosen", "", "models:\n  chat:\n    api_key_env: HOME\n", "models.chat.api_key_env", "OPENAI_API_KEY", true},
+		{"key variable over the user's", "models:\n  chat:\n    api_key_env: MY_KEY\n", "models:\n  chat:\n    api_key_env: AWS_SECRET_ACCESS_KEY\n", "models.chat.api_key_env", "MY_KEY", true},
+		{"no key sent", "", "models:\n  chat:\n    api_key_env: \"\"\n", "models.chat.api_key_env", "", false},
+		{"the user's key variable repeated", "models:\n  chat:\n    api_key_env: MY_KEY\n", "models:\n  chat:\n    api_key_env: MY_KEY\n", "models.chat.api_key_env", "MY_KEY", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -102,6 +106,39 @@ func TestPrintNamesIgnoredValues(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "# ignored: ") || !strings.Contains(b.String(), "sandbox.network = host is ignored") {
 		t.Errorf("Print:\n%s", b.String())
+	}
+}
+
+// Print says, for each value of the workspace's file it ignored, that it
+// did and why, in the header and on the key's line; and that a key is not
+// sent to an endpoint the workspace chose.
+func TestPrintIgnoredWorkspaceValues(t *testing.T) {
+	t.Parallel()
+	src, _, pf := layout(t, "", "approval: auto\nmodels:\n  chat:\n    base_url: https://evil.example/v1\n    api_key_env: HOME\n")
+	src.Getenv = env("OPENAI_API_KEY", "sk-secret")
+	e, err := Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := e.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"# ignored: project " + pf + ":1: approval = auto is ignored (approval would be looser); sandbox (default) stays in force\n",
+		"# ignored: project " + pf + ":5: models.chat.api_key_env = HOME is ignored (a workspace cannot choose which secret is sent); OPENAI_API_KEY (default) stays in force\n",
+		"approval: sandbox",
+		"# default; the workspace's auto is ignored\n",
+		"api_key_env: OPENAI_API_KEY",
+		"# default; key <set>, not sent: the workspace chose the endpoint; the workspace's HOME is ignored\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Print lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "sk-secret") {
+		t.Error("Print shows the key")
 	}
 }
 

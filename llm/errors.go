@@ -48,7 +48,45 @@ var (
 	// ErrUnknownRole is returned when a [Message] has a role other than
 	// [System], [User] or [Assistant].
 	ErrUnknownRole = errors.New("llm: unknown message role")
+
+	// ErrUnreachable means nothing answers at the model's address: the
+	// connection was refused (no server listens there), the host name does
+	// not resolve, or there is no route to it. It comes as an
+	// [*UnreachableError], which says which.
+	ErrUnreachable = errors.New("cannot reach the model server")
 )
+
+// UnreachableError is the connection error of a model server that is not
+// there (see [ErrUnreachable]). Such a server is tried once more after a
+// short delay, in case it is just starting; then the call fails with this
+// error instead of backing off for seconds, and while the server stays
+// unreachable later calls of the same [Client] are not retried at all.
+// Host is an address, never a URL, so the error cannot carry a key or
+// credentials written into one.
+type UnreachableError struct {
+	Host   string // the address dialled, e.g. "127.0.0.1:9" or "nope.invalid"
+	Reason string // "connection refused", "no such host", "no route to host", "network is unreachable"
+	Hint   string // what to check, e.g. "is the server running?"
+
+	// cause is the network error while a retry is still due: Stream
+	// retries what it recognises as a transient network error, and with no
+	// cause there is none to recognise.
+	cause error
+}
+
+// Error says what failed and what to check, on one line.
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the model server at %s: %s; %s", e.Host, e.Reason, e.Hint)
+}
+
+// Unwrap makes the error match [ErrUnreachable] (and, until the retry it
+// gets, the network error).
+func (e *UnreachableError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrUnreachable}
+	}
+	return []error{ErrUnreachable, e.cause}
+}
 
 // APIError is an HTTP error answered by the model server. Message is the
 // server's own error message with any API key removed.

@@ -125,7 +125,7 @@ type Options struct {
 	BaseURL       string        // "" = https://api.openai.com/v1
 	APIKey        string        // "" sends no Authorization header (Ollama and other local servers)
 	HTTPClient    *http.Client  // nil = a default client
-	MaxRetries    int           // retries before the first chunk; 0 = default 3; negative = no retries
+	MaxRetries    int           // retries before the first chunk; 0 = default 3; negative = no retries; a server that is not there gets one at most (see [UnreachableError])
 	RetryDelay    time.Duration // base backoff (exponential with jitter); 0 = default 1s
 	MaxRetryDelay time.Duration // cap for backoff and for Retry-After; 0 = default 60s
 	Logger        *slog.Logger  // nil = discard
@@ -232,6 +232,15 @@ func New(opts Options) (*Client, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = defaultHTTPClient()
 	}
+	// A copy, so the caller's client is not changed: a refused connection
+	// is told from a transient failure (see reachTransport).
+	hc := *opts.HTTPClient
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = &reachTransport{base: base}
+	opts.HTTPClient = &hc
 
 	ropts := []option.RequestOption{
 		option.WithBaseURL(opts.BaseURL),

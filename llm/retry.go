@@ -2,10 +2,14 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -81,4 +85,72 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// reachTransport tells a model server that is not there from a transient
+// failure. Backing off for seconds is right for a server that is
+// overloaded or dropped a connection, but a refused connection means
+// nothing listens (the server is not running, or the port is wrong), and a
+// name that does not resolve will not resolve a second later either. So
+// such a failure becomes an [*UnreachableError]: a refused connection
+// keeps its network error for one retry (the server may be starting), and
+// when the next attempt is refused too, the error comes without it, which
+// Stream does not retry. The state is the Client's, not one call's: while
+// the server stays away, later calls get one attempt each, and the first
+// answer of any kind clears it.
+type reachTransport struct {
+	base http.RoundTripper
+	down atomic.Bool // the last attempt found nothing there
+}
+
+func (t *reachTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err == nil {
+		t.down.Store(false)
+		return resp, nil
+	}
+	ue := unreachable(err, r.URL.Host)
+	if ue == nil {
+		return resp, err
+	}
+	if wasDown := t.down.Swap(true); !wasDown && ue.Reason == "connection refused" {
+		ue.cause = err // worth one more try
+	}
+	return nil, ue
+}
+
+// CloseIdleConnections passes the call on, so http.Client's works.
+func (t *reachTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// unreachable classifies a transport error: an [*UnreachableError] (without
+// cause) when it means the server is not there, else nil. host is the
+// request's, used when the error does not name the address dialled (with a
+// proxy, the proxy's address is the one that failed, and is named).
+func unreachable(err error, host string) *UnreachableError {
+	if d, ok := errors.AsType[*net.DNSError](err); ok {
+		if !d.IsNotFound {
+			return nil // a resolver that timed out or failed may answer next time
+		}
+		return &UnreachableError{Host: d.Name, Reason: "no such host", Hint: "is the host name right?"}
+	}
+	op, ok := errors.AsType[*net.OpError](err)
+	if !ok || op.Op != "dial" {
+		return nil
+	}
+	if op.Addr != nil {
+		host = op.Addr.String()
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &UnreachableError{Host: host, Reason: "connection refused", Hint: "is the server running, and on that port?"}
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return &UnreachableError{Host: host, Reason: "no route to host", Hint: "is the address right, and the network up?"}
+	case errors.Is(err, syscall.ENETUNREACH):
+		return &UnreachableError{Host: host, Reason: "network is unreachable", Hint: "is the network up?"}
+	}
+	return nil
 }

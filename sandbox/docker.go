@@ -724,21 +724,9 @@ func (d *Docker) createContainer(ctx context.Context) (string, error) {
 // provisions the derived image when there is none yet; it returns the
 // image containers start from.
 func (d *Docker) ensureImage(ctx context.Context) (string, error) {
-	base, err := d.api.ImageInspect(ctx, d.opts.Image)
-	switch {
-	case errdefs.IsNotFound(err):
-		d.log.Info("pulling sandbox image", "image", d.opts.Image)
-		if err := d.pull(ctx); err != nil {
-			if client.IsErrConnectionFailed(err) {
-				return "", d.engineErr("pull", err)
-			}
-			return "", fmt.Errorf("%w: image %q is not available locally and could not be pulled: %v", ErrUnavailable, d.opts.Image, err)
-		}
-		if base, err = d.api.ImageInspect(ctx, d.opts.Image); err != nil {
-			return "", d.engineErr("inspect image "+d.opts.Image, err)
-		}
-	case err != nil:
-		return "", d.engineErr("inspect image "+d.opts.Image, err)
+	base, err := d.baseImage(ctx)
+	if err != nil {
+		return "", err
 	}
 	if d.opts.Provision == "" {
 		return d.opts.Image, nil
@@ -761,6 +749,40 @@ func (d *Docker) ensureImage(ctx context.Context) (string, error) {
 }
 
 var provisionMu sync.Mutex
+
+// EnsureImage makes sure the engine has the base image, pulling it when it
+// is missing, without provisioning or starting anything, so a caller can
+// find out before a run whether the image can be had at all. A pull the
+// engine refuses (offline, no such image) is a [*PullError]; an engine
+// that cannot be reached, and a ctx that ends, are other errors.
+func (d *Docker) EnsureImage(ctx context.Context) error {
+	_, err := d.baseImage(ctx)
+	return err
+}
+
+// baseImage inspects the base image, pulling it first when missing.
+func (d *Docker) baseImage(ctx context.Context) (image.InspectResponse, error) {
+	base, err := d.api.ImageInspect(ctx, d.opts.Image)
+	switch {
+	case errdefs.IsNotFound(err):
+		d.log.Info("pulling sandbox image", "image", d.opts.Image)
+		if err := d.pull(ctx); err != nil {
+			switch {
+			case client.IsErrConnectionFailed(err):
+				return base, d.engineErr("pull", err)
+			case ctx.Err() != nil:
+				return base, fmt.Errorf("%w: pull %s: %w", ErrUnavailable, d.opts.Image, context.Cause(ctx))
+			}
+			return base, &PullError{Image: d.opts.Image, Err: err}
+		}
+		if base, err = d.api.ImageInspect(ctx, d.opts.Image); err != nil {
+			return base, d.engineErr("inspect image "+d.opts.Image, err)
+		}
+	case err != nil:
+		return base, d.engineErr("inspect image "+d.opts.Image, err)
+	}
+	return base, nil
+}
 
 // derivedImage names the provisioned image of a base image: the script and
 // the base image's ID decide it, so a changed script or base gives a new one.

@@ -1,6 +1,9 @@
 package sandbox
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 var (
 	// ErrUnavailable means the sandbox infrastructure is broken: the shell
@@ -19,3 +22,19 @@ var (
 	// cannot represent (it contains a NUL byte).
 	ErrInvalidCommand = errors.New("invalid command")
 )
+
+// PullError means the engine answered but could not pull the image: the
+// machine is offline, the registry refuses, or there is no such image. It
+// matches [ErrUnavailable].
+type PullError struct {
+	Image string
+	Err   error // the engine's answer
+}
+
+// Error is "cannot pull image IMAGE: <the engine's reason>", on one line.
+func (e *PullError) Error() string {
+	return "cannot pull image " + e.Image + ": " + strings.Join(strings.Fields(e.Err.Error()), " ")
+}
+
+// Unwrap makes the error match [ErrUnavailable] and the engine's error.
+func (e *PullError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
