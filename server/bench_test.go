@@ -1,11 +1,17 @@
 package server
 
 import (
+	"context"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/store"
 )
 
 // BenchmarkEmit measures the server's share of an engine event's way to a
@@ -57,4 +63,80 @@ func BenchmarkFiftySessions(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(b.N*n*2)/b.Elapsed().Seconds(), "turns/s")
+}
+
+// BenchmarkTurnPersistence is one prompt of two turns (a command, then the
+// answer) on the fake model, with the session in memory only and with the
+// store on: the difference per turn is what persistence costs the run (the
+// store's writes are queued; the run never waits for the disk). The
+// sessions are long-lived, as an editor's are: 100 prompts make one.
+func BenchmarkTurnPersistence(b *testing.B) {
+	for _, persist := range []bool{false, true} {
+		name := "memory"
+		if persist {
+			name = "store"
+		}
+		b.Run(name, func(b *testing.B) {
+			model := &fakeModel{replies: []reply{{withReq: twoTurns()}}}
+			m := benchManager(b, model, persist)
+			var s *Session
+			n := 0
+			for b.Loop() {
+				if n%100 == 0 {
+					var err error
+					if s, err = m.Create(b.Context(), SessionSpec{Roots: []string{"/ws"}}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				n++
+				if res, err := s.Prompt(b.Context(), "go"); err != nil || res.Err != nil {
+					b.Fatalf("Prompt: %v %v", err, res.Err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N), "ns/turn")
+		})
+	}
+}
+
+// twoTurns answers a command request, then the answer, alternately.
+func twoTurns() func(ctx context.Context, req llm.Request, fn llm.StreamFunc) (llm.Result, error) {
+	var mu sync.Mutex
+	i := 0
+	return func(_ context.Context, _ llm.Request, fn llm.StreamFunc) (llm.Result, error) {
+		mu.Lock()
+		i++
+		text := execCall("ls")
+		if i%2 == 0 {
+			text = respond("done")
+		}
+		mu.Unlock()
+		if err := fn(llm.Delta{Kind: llm.Content, Text: text}); err != nil {
+			return llm.Result{Content: text, Stopped: true}, nil
+		}
+		return llm.Result{Content: text}, nil
+	}
+}
+
+func benchManager(b *testing.B, model *fakeModel, persist bool) *Manager {
+	set, err := hooks.Resolve(loop.Builtins(), nil, hooks.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := Options{NewSession: func(_ context.Context, spec SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+		return loop.NewSession(spec.ID, loop.Config{
+			Setup:   loop.Setup{Model: model, Prompts: profiles.New(), Tools: []loop.Tool{responseTool, &execTool{}}, Hooks: set},
+			Journal: spec.Journal,
+		}, sink), nil
+	}}
+	if persist {
+		st, err := store.Open(filepath.Join(b.TempDir(), "zero.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		opts.Store, opts.Workspace = st, "/ws"
+	}
+	m := NewManager(opts)
+	b.Cleanup(m.CloseAll)
+	return m
 }

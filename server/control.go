@@ -27,6 +27,14 @@ func (s *Session) Configure(ctx context.Context, profile, model string) error {
 	if err != nil {
 		return fmt.Errorf("configure session %s: %w", s.spec.ID, err)
 	}
+	if err := s.setSetup(st, spec); err != nil {
+		return err
+	}
+	s.persist()
+	return nil
+}
+
+func (s *Session) setSetup(st loop.Setup, spec SessionSpec) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -52,6 +60,9 @@ func (s *Session) Reset() error {
 	}
 	if err := s.ls.Reset(); err != nil {
 		return fmt.Errorf("reset session %s: %w", s.spec.ID, err)
+	}
+	if s.store != nil {
+		s.store.ClearHistory(s.spec.ID) // queued: before the next run's messages
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/store"
 )
 
 // SessionSpec says what a session works on.
@@ -35,6 +37,9 @@ type SessionSpec struct {
 	// Files, when set, is the editor's view of the workspace files
 	// (unsaved buffers included) that file tools should go through.
 	Files FileAccess `json:"-"`
+	// Journal, set by the manager when it has a store, must be passed to
+	// the loop session's Config.Journal: it records the agents' histories.
+	Journal loop.HistoryJournal `json:"-"`
 }
 
 // FileAccess reads and writes text files through the editor, so the agent
@@ -67,6 +72,16 @@ type Options struct {
 	NewLog func(id string) Log
 	// LogLimit bounds the memory log (DefaultLogLimit when 0).
 	LogLimit int
+	// Store, when set, keeps every session (its settings, events and
+	// histories) so that it outlives the process: List shows the stored
+	// sessions of Workspace, Get loads one on first use. NewLog is then
+	// not used.
+	Store *store.Store
+	// Workspace is the workspace whose stored sessions List shows.
+	Workspace string
+	// OnDelete, when set, is called after a session was deleted, to remove
+	// what it left outside the store (its spilled tool output).
+	OnDelete func(spec SessionSpec)
 	// Now is the clock; nil uses time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -78,6 +93,9 @@ type Manager struct {
 
 	mu       sync.Mutex
 	sessions map[string]*Session
+	// loadMu serialises loads from the store, so that two faces asking for
+	// one stored session at once get the same one.
+	loadMu sync.Mutex
 }
 
 // Info describes a session for listings.
@@ -121,9 +139,13 @@ func (m *Manager) Approvals() Approvals {
 	return m.opts.Broker
 }
 
-// Create builds and registers a session.
+// Create builds and registers a session. With a store, the session is
+// stored before anything happens in it.
 func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error) {
 	spec.Roots = slices.Clone(spec.Roots)
+	if len(spec.Roots) == 0 && m.opts.Workspace != "" {
+		spec.Roots = []string{m.opts.Workspace}
+	}
 	if spec.ID == "" {
 		spec.ID = newID()
 	}
@@ -133,7 +155,41 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 	if taken {
 		return nil, fmt.Errorf("create session %q: %w: in use", spec.ID, ErrSessionID)
 	}
-	s := newSession(spec, m.opts.NewLog(spec.ID), m.opts.Now())
+	st := m.opts.Store
+	var log Log
+	if st == nil {
+		log = m.opts.NewLog(spec.ID)
+	} else {
+		if _, err := st.Session(spec.ID); err == nil {
+			return nil, fmt.Errorf("create session %q: %w: a stored session has this id", spec.ID, ErrSessionID)
+		}
+		s := newSession(spec, nil, m.opts.Now())
+		if err := st.CreateSession(s.record()); err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
+		if err := st.Claim(spec.ID, pid); err != nil {
+			return nil, errBusyElsewhere(spec.ID, err)
+		}
+		log = newStoreLog(st, spec.ID, m.opts.LogLimit, nil, 0)
+	}
+	s := newSession(spec, log, m.opts.Now())
+	s, err := m.start(ctx, s, nil)
+	if err != nil && st != nil {
+		if derr := st.DeleteSession(spec.ID); derr != nil {
+			m.opts.Logger.Warn("removing a session that failed to start", "session", spec.ID, "err", derr)
+		}
+	}
+	return s, err
+}
+
+// start builds the engine session of s, restores its agent 0's history
+// (hist, from the store) and registers it.
+func (m *Manager) start(ctx context.Context, s *Session, hist *loop.HistoryState) (*Session, error) {
+	spec := s.spec
+	if st := m.opts.Store; st != nil {
+		s.store = st
+		spec.Journal = journal{st: st, id: spec.ID}
+	}
 	s.setup, s.now, s.trust = m.opts.Setup, m.opts.Now, m.opts.Trust
 	ls, err := m.opts.NewSession(ctx, spec, s.sink)
 	if err != nil {
@@ -141,6 +197,11 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 	}
 	if ls.ID() != spec.ID {
 		return nil, fmt.Errorf("create session %q: %w: the engine session is %q", spec.ID, ErrSessionID, ls.ID())
+	}
+	if hist != nil && len(hist.Messages) > 0 {
+		if err := ls.RestoreHistory(0, *hist); err != nil {
+			return nil, fmt.Errorf("load session %s: %w", spec.ID, err)
+		}
 	}
 	s.ls = ls
 	if b := m.opts.Broker; b != nil {
@@ -156,23 +217,114 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 	if b := m.opts.Broker; b != nil {
 		b.attach(spec.ID, s.emit)
 	}
-	m.opts.Logger.Info("session created", "session", spec.ID, "roots", len(spec.Roots), "profile", spec.Profile)
+	m.opts.Logger.Info("session started", "session", spec.ID, "roots", len(spec.Roots), "profile", spec.Profile, "restored", hist != nil)
 	return s, nil
 }
 
-// Get returns the session with id.
+// Get returns the session with id, loading it from the store when an
+// earlier process left it there.
 func (m *Manager) Get(id string) (*Session, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	s := m.sessions[id]
-	if s == nil {
+	m.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	if m.opts.Store == nil {
 		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
+	}
+	return m.load(context.Background(), id)
+}
+
+// load brings a stored session back: its settings, the tail of its event
+// log, and agent 0's history. A run its process did not live to end is
+// ended in the log and noted in the history.
+func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
+	m.loadMu.Lock()
+	defer m.loadMu.Unlock()
+	m.mu.Lock()
+	s := m.sessions[id]
+	m.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	st := m.opts.Store
+	rec, err := st.Session(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
+	} else if err != nil {
+		return nil, fmt.Errorf("session %q: %w", id, err)
+	}
+	if err := st.Claim(id, pid); err != nil {
+		return nil, errBusyElsewhere(id, err)
+	}
+	release := func() {
+		if err := st.Release(id, pid); err != nil {
+			m.opts.Logger.Warn("release session", "session", id, "err", err)
+		}
+	}
+	limit := cmp.Or(m.opts.LogLimit, DefaultLogLimit)
+	stored, err := st.LastEvents(id, limit)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	tail := make([]loop.Event, 0, len(stored))
+	last := rec.LastSeq
+	for _, se := range stored {
+		e, err := decodeEvent(se)
+		if err != nil {
+			m.opts.Logger.Warn("a stored event is unreadable", "session", id, "err", err)
+			continue
+		}
+		tail = append(tail, e)
+		last = max(last, e.Seq)
+	}
+	h, err := st.History(id, 0)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	state := HistoryState(h)
+	hist := &state
+	var ended []loop.Event
+	if closeInterrupted(tail, func(e loop.Event) { ended = append(ended, e) }) && len(hist.Messages) > 0 {
+		lastMsg := hist.Messages[len(hist.Messages)-1]
+		note := loop.HistoryMessage{N: lastMsg.N + 1, Topic: lastMsg.Topic, Content: interruptedNote}
+		hist.Messages = append(hist.Messages, note)
+		journal{st: st, id: id}.AddMessage(0, note)
+	}
+	spec := SessionSpec{ID: id, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model}
+	s = newSession(spec, newStoreLog(st, id, m.opts.LogLimit, tail, last), rec.Created)
+	s.runs, s.title = rec.Runs, rec.Title
+	s.updated.Store(rec.Updated.UnixNano())
+	s, err = m.start(ctx, s, hist)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	for _, e := range ended {
+		s.emit(e)
 	}
 	return s, nil
 }
 
-// List describes the sessions, oldest first.
-func (m *Manager) List() []Info {
+// ListOptions chooses the sessions List shows.
+type ListOptions struct {
+	// Workspace shows the stored sessions of this workspace (its main
+	// root); "" is the manager's Workspace.
+	Workspace string
+	// All shows the stored sessions of every workspace.
+	All bool
+}
+
+// List describes the sessions of this process and the stored sessions of
+// the manager's workspace, oldest first.
+func (m *Manager) List() []Info { return m.ListWith(ListOptions{}) }
+
+// ListWith describes the sessions of this process and the stored sessions
+// o asks for, oldest first.
+func (m *Manager) ListWith(o ListOptions) []Info {
 	m.mu.Lock()
 	all := make([]*Session, 0, len(m.sessions))
 	for _, s := range m.sessions {
@@ -183,6 +335,25 @@ func (m *Manager) List() []Info {
 	for _, s := range all {
 		out = append(out, s.Info())
 	}
+	if st := m.opts.Store; st != nil {
+		ws := cmp.Or(o.Workspace, m.opts.Workspace)
+		if o.All {
+			ws = ""
+		}
+		if ws != "" || o.All {
+			stored, err := st.Sessions(store.ListOptions{Workspace: ws})
+			if err != nil {
+				m.opts.Logger.Warn("listing the stored sessions", "err", err)
+			}
+			for _, rec := range stored {
+				if slices.ContainsFunc(out, func(in Info) bool { return in.ID == rec.ID }) {
+					continue
+				}
+				out = append(out, Info{ID: rec.ID, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model, Title: rec.Title,
+					Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq})
+			}
+		}
+	}
 	slices.SortFunc(out, func(a, b Info) int {
 		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
 	})
@@ -190,7 +361,7 @@ func (m *Manager) List() []Info {
 }
 
 // Close cancels the session's run, waits for it to end and forgets the
-// session.
+// session in this process (a stored session stays stored).
 func (m *Manager) Close(id string) error {
 	m.mu.Lock()
 	s := m.sessions[id]
@@ -203,7 +374,43 @@ func (m *Manager) Close(id string) error {
 	return nil
 }
 
-// CloseAll closes every session, their runs ending in parallel.
+// Delete closes the session and removes it from the store, with what it
+// left outside (Options.OnDelete).
+func (m *Manager) Delete(id string) error {
+	m.mu.Lock()
+	s := m.sessions[id]
+	delete(m.sessions, id)
+	m.mu.Unlock()
+	var spec SessionSpec
+	if s != nil {
+		m.closeSession(s)
+		spec = s.Spec()
+	}
+	if st := m.opts.Store; st != nil {
+		rec, err := st.Session(id)
+		if err == nil {
+			spec = SessionSpec{ID: id, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model}
+			if err := st.Claim(id, pid); err != nil {
+				return errBusyElsewhere(id, err)
+			}
+			if err := st.DeleteSession(id); err != nil {
+				return fmt.Errorf("delete session %s: %w", id, err)
+			}
+		} else if s == nil {
+			return fmt.Errorf("delete session %q: %w", id, ErrNotFound)
+		}
+	} else if s == nil {
+		return fmt.Errorf("delete session %q: %w", id, ErrNotFound)
+	}
+	if m.opts.OnDelete != nil {
+		m.opts.OnDelete(spec)
+	}
+	m.opts.Logger.Info("session deleted", "session", id)
+	return nil
+}
+
+// CloseAll closes every session, their runs ending in parallel, and
+// writes what the store still queues.
 func (m *Manager) CloseAll() {
 	m.mu.Lock()
 	all := make([]*Session, 0, len(m.sessions))
@@ -217,12 +424,22 @@ func (m *Manager) CloseAll() {
 		wg.Go(func() { m.closeSession(s) })
 	}
 	wg.Wait()
+	if st := m.opts.Store; st != nil {
+		if err := st.Flush(); err != nil {
+			m.opts.Logger.Warn("writing the sessions", "err", err)
+		}
+	}
 }
 
 func (m *Manager) closeSession(s *Session) {
 	s.close()
 	if b := m.opts.Broker; b != nil {
 		b.detach(s.ID())
+	}
+	if st := m.opts.Store; st != nil {
+		if err := st.Release(s.ID(), pid); err != nil {
+			m.opts.Logger.Warn("release session", "session", s.ID(), "err", err)
+		}
 	}
 	m.opts.Logger.Info("session closed", "session", s.ID())
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/store"
 )
 
 // StopIntervened is the StopReason of a Prompt that was delivered to the
@@ -41,6 +42,7 @@ type Session struct {
 	trust   Trust
 	now     func() time.Time
 	updated atomic.Int64 // unix nanoseconds of the last event
+	store   *store.Store // nil: the session lives in memory only
 
 	// deliverMu orders appends: events from the engine and from the
 	// broker get increasing Seq in the order they are logged.
@@ -126,6 +128,7 @@ func (s *Session) Prompt(ctx context.Context, msg string) (RunResult, error) {
 	if err != nil || rctx == nil {
 		return RunResult{Run: n, StopReason: StopIntervened}, err
 	}
+	s.persist()
 	return s.run(rctx, cancel, n, msg), nil
 }
 
@@ -138,6 +141,7 @@ func (s *Session) Send(msg string) (run int, intervened bool, err error) {
 	if err != nil || rctx == nil {
 		return n, err == nil, err
 	}
+	s.persist()
 	go s.run(rctx, cancel, n, msg) // owned by s.wg (begin added it), awaited by close
 	return n, false, nil
 }

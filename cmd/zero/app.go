@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,6 +87,14 @@ type app struct {
 	snapshots map[string]string
 
 	sandboxMu sync.Mutex // the editor faces open the sandbox on first use
+
+	// notice is where a terminal command tells what takes long before
+	// its output starts (stderr); nil for the editor faces.
+	notice io.Writer
+	// wsChecked: the terminal asked about a workspace as broad as the home
+	// directory, or the user named it (see preflight); else (an editor
+	// chose it) its sessions are warned.
+	wsChecked bool
 }
 
 func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
@@ -93,7 +102,12 @@ func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newAppAt(ws, nil, f.overrides(), newLogger(stderr))
+	a, err := newAppAt(ws, nil, f.overrides(), newLogger(stderr))
+	if err != nil {
+		return nil, err
+	}
+	a.notice = stderr
+	return a, nil
 }
 
 // newAppAt builds the app of workspace ws (absolute) with more roots.
@@ -160,7 +174,9 @@ func (a *app) openSandbox() error {
 }
 
 // chooseBackend opens the configured sandbox: docker, local, or auto
-// (docker when an engine answers, else local with a warning).
+// (docker when an engine answers and has the image or can pull it, else
+// local with a warning). For docker, the image is pulled here, before the
+// run, when the engine lacks it.
 func (a *app) chooseBackend() (sandbox.Backend, error) {
 	local := func() (sandbox.Backend, error) {
 		l, err := a.localBackend()
@@ -190,13 +206,22 @@ func (a *app) chooseBackend() (sandbox.Backend, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			_, err = d.ListContainers(ctx) // does an engine answer?
+			if err == nil {
+				err = a.ensureImage(d)
+			}
 			if err != nil {
 				d.Close()
 			}
 		}
+		var pull *sandbox.PullError
 		switch {
 		case err == nil:
 			return d, nil
+		case errors.As(err, &pull) && b == "docker":
+			return nil, fmt.Errorf("%w; choose another with --image IMAGE or run on the host with --sandbox local", err)
+		case errors.As(err, &pull):
+			a.warn.warn(fmt.Sprintf("%v; using the local backend (sandbox.backend auto). For Docker, pull it once online (docker pull %s) or choose an image the engine has with --image IMAGE", err, pull.Image))
+			return local()
 		case b == "docker":
 			return nil, fmt.Errorf("sandbox.backend docker (%s): %w", a.cfg.Origin("sandbox.backend"), err)
 		}
@@ -205,6 +230,24 @@ func (a *app) chooseBackend() (sandbox.Backend, error) {
 	default:
 		return nil, fmt.Errorf("sandbox.backend %q (%s): want auto, docker or local", b, a.cfg.Origin("sandbox.backend"))
 	}
+}
+
+// imagePullTimeout bounds pulling the sandbox image before a run: a
+// large image on a slow line takes minutes.
+const imagePullTimeout = 30 * time.Minute
+
+// ensureImage pulls the sandbox image when the engine lacks it, before
+// anything runs: an image that cannot be had is then a clear start-up
+// error (or, with sandbox.backend auto, the local backend), not the
+// failure of the agent's first command. A terminal command says first
+// that a pull is coming, as it can take minutes.
+func (a *app) ensureImage(d *sandbox.Docker) error {
+	ctx, cancel := context.WithTimeout(context.Background(), imagePullTimeout)
+	defer cancel()
+	if st, err := d.ImageStatus(ctx); err == nil && !st.Present && a.notice != nil {
+		fmt.Fprintf(a.notice, "zero: pulling the sandbox image %s (once)\n", st.Image)
+	}
+	return d.EnsureImage(ctx)
 }
 
 // localBackend builds the local backend from the configuration: under
@@ -335,15 +378,19 @@ func (a *app) close() {
 	}
 }
 
-// client returns the model client of role for a profile's override,
-// reusing clients with the same settings.
-//
-// A workspace may be a repository anyone wrote, so it does not get to send
-// your keys anywhere: an endpoint chosen by the workspace (its config.yaml
-// or a profile in its .zero/agents) gets no key, and a workspace cannot
-// name the variable a key is read from. Your environment, flags and user
-// configuration choose both.
-func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Client, error) {
+// endpoint is what a model role of a profile resolves to.
+type endpoint struct {
+	m             config.Model // with the profile's and the session's choices
+	keyEnv, key   string       // the variable the key is read from; the key, "" when none is sent
+	urlOrigin     string       // where m.BaseURL came from
+	fromWorkspace bool         // the workspace chose the endpoint, so it gets no key
+}
+
+// endpoint resolves the model settings of role for a profile's override
+// and the session's model ("" for the configured one); see client. It
+// fails with errNoModel when no model is set and errNoKey when OpenAI's
+// endpoint would get no key, returning what it resolved all the same.
+func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint, error) {
 	o := p.Spec.Models[role]
 	fromWorkspace := func(origin string) bool { return strings.Contains(origin, "project ") }
 	m := a.cfg.Models.Chat
@@ -377,16 +424,36 @@ func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Clien
 			keyEnv = o.APIKeyEnv
 		}
 	}
+	ep := endpoint{m: m, keyEnv: keyEnv, urlOrigin: field("base_url"), fromWorkspace: workspaceEndpoint}
+	if o.BaseURL != "" {
+		ep.urlOrigin = fmt.Sprintf("profile %s (%s)", p.Name, p.Path)
+	}
 	if m.Model == "" {
-		return nil, errNoModel
+		return ep, errNoModel
 	}
-	key := os.Getenv(keyEnv)
-	if workspaceEndpoint {
-		key = ""
+	if !workspaceEndpoint {
+		ep.key = os.Getenv(keyEnv)
 	}
-	if m.BaseURL == "" && key == "" {
-		return nil, errNoKey
+	if m.BaseURL == "" && ep.key == "" {
+		return ep, errNoKey
 	}
+	return ep, nil
+}
+
+// client returns the model client of role for a profile's override,
+// reusing clients with the same settings.
+//
+// A workspace may be a repository anyone wrote, so it does not get to send
+// your keys anywhere: an endpoint chosen by the workspace (its config.yaml
+// or a profile in its .zero/agents) gets no key, and a workspace cannot
+// name the variable a key is read from. Your environment, flags and user
+// configuration choose both.
+func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Client, error) {
+	ep, err := a.endpoint(role, p, model)
+	if err != nil {
+		return nil, err
+	}
+	m, keyEnv, key := ep.m, ep.keyEnv, ep.key
 	rl := llm.RateLimit{Requests: m.RateLimit.Requests, InputTokens: m.RateLimit.InputTokens, OutputTokens: m.RateLimit.OutputTokens}
 	id := fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%v", m.BaseURL, m.Model, keyEnv, rl, m.Timeouts)
 	a.mu.Lock()
@@ -413,6 +480,63 @@ func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Clien
 	return c, nil
 }
 
+// model is client for the loop: when nothing answers at the endpoint, its
+// error names the endpoint and the setting that chose it, which is what
+// there is to fix.
+func (a *app) model(role string, p *profiles.Profile, model string) (loop.Model, error) {
+	c, err := a.client(role, p, model)
+	if err != nil {
+		return nil, err
+	}
+	ep, _ := a.endpoint(role, p, model) // resolved by client without error
+	key := "models." + role + ".base_url"
+	var where string
+	switch o := ep.urlOrigin; {
+	case o == "default":
+		where = "the default " + key + "; OPENAI_BASE_URL or --base-url choose another"
+	case strings.HasPrefix(o, "profile "), strings.HasPrefix(o, "same as "):
+		where = key + ": " + o
+	default:
+		where = key + " from " + o
+	}
+	return reachModel{Client: c, url: shownURL(cmp.Or(ep.m.BaseURL, llm.DefaultBaseURL)), where: where}, nil
+}
+
+// reachModel is a model client whose "cannot reach" error says where it
+// tried and which setting chose that.
+type reachModel struct {
+	*llm.Client
+	url, where string
+}
+
+func (m reachModel) Stream(ctx context.Context, req llm.Request, fn llm.StreamFunc) (llm.Result, error) {
+	res, err := m.Client.Stream(ctx, req, fn)
+	if ue, ok := errors.AsType[*llm.UnreachableError](err); ok {
+		err = &explained{msg: fmt.Sprintf("cannot reach the model at %s: %s; %s (%s)", m.url, ue.Reason, ue.Hint, m.where), err: err}
+	}
+	return res, err
+}
+
+// explained is an error told in other words, still matching its cause.
+type explained struct {
+	msg string
+	err error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.err }
+
+// shownURL is a base URL fit for a message: without credentials, query or
+// fragment, where a key could have been written.
+func shownURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "the configured base_url"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
+}
+
 // setup builds what an agent of profile name works with: its prompts, its
 // models, the tools it may use and its extensions. withModel false skips
 // the model clients (for `zero prompt`).
@@ -434,10 +558,10 @@ func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (l
 
 	st := loop.Setup{Profile: p.Name, Prompts: p.Prompts, Model: noModel{}}
 	if withModel {
-		if st.Model, err = a.client("chat", p, model); err != nil {
+		if st.Model, err = a.model("chat", p, model); err != nil {
 			return loop.Setup{}, err
 		}
-		if st.UtilityModel, err = a.client("utility", p, ""); err != nil {
+		if st.UtilityModel, err = a.model("utility", p, ""); err != nil {
 			return loop.Setup{}, err
 		}
 	}
@@ -488,6 +612,7 @@ func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, err
 type sessionOpts struct {
 	id, profile, model string // "" for the configured profile and model
 	files              tools.Files
+	journal            loop.HistoryJournal // records the histories in the store
 }
 
 // sessionFor builds a session as the editor asked.
@@ -499,6 +624,11 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 	infos, err := a.loader.List()
 	if err != nil { // a broken profile elsewhere must not stop this one
 		a.warn.warn(err.Error())
+	}
+	if withModel && !a.wsChecked { // an editor chose the folder: nobody was asked
+		if what := broadWorkspace(a.ws); what != "" {
+			a.warn.warn("the workspace is " + what + ": the agent can read and change everything in it; open a project's folder instead")
+		}
 	}
 	backend := "local"
 	if a.backend != nil {
@@ -525,19 +655,10 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 		// workspace's .zero/output for a container (it sees only the
 		// workspace).
 		Spill: func(ag *loop.Agent, tool, text string) (string, error) {
-			name := fmt.Sprintf("%d-A%d-%s.txt", spilled.Add(1), ag.Number, tool)
-			if confined(a.backend) {
-				// The agent can write the workspace, so it could have made
-				// .zero/output a link to a folder of yours: write through
-				// an os.Root of the workspace, which never leaves it.
-				return spillInto(a.ws, filepath.Join(".zero", "output", id), name, text)
-			}
-			dir := filepath.Join(os.TempDir(), "zero-"+id)
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return "", err
-			}
-			path := filepath.Join(dir, name)
-			return path, os.WriteFile(path, []byte(text), 0o600)
+			// Named by time too: a session loaded by a later process
+			// must not overwrite the files its history points to.
+			name := fmt.Sprintf("%s-%d-A%d-%s.txt", time.Now().UTC().Format("20060102T150405"), spilled.Add(1), ag.Number, tool)
+			return spill(a.ws, id, confined(a.backend), name, text)
 		},
 		Workspace: a.ws,
 		Sandbox:   backend,
@@ -548,28 +669,11 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 			SubordinateDepth: orNone(a.cfg.Limits.SubordinateDepth),
 			ContextTokens:    a.cfg.Models.Chat.ContextLength,
 		},
-		Logger: a.logger.With("component", "loop"),
+		Journal: o.journal,
+		Logger:  a.logger.With("component", "loop"),
 	}, sink)
 	a.warn.attach(sess)
 	return sess, nil
-}
-
-// spillInto writes text to root/dir/name without ever leaving root, and
-// returns the file's path.
-func spillInto(root, dir, name, text string) (string, error) {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	if err := r.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	rel := filepath.Join(dir, name)
-	if err := r.WriteFile(rel, []byte(text), 0o600); err != nil {
-		return "", err
-	}
-	return filepath.Join(root, rel), nil
 }
 
 // warner turns diagnostics into warning events; those found before the

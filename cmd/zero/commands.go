@@ -74,6 +74,10 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s: note: %s\n", in.Name, d)
 		}
 	}
+	// After the list, which is what one looks at to choose another.
+	if code := a.profileGate(stderr); code != 0 {
+		return code
+	}
 	if listErr != nil {
 		fmt.Fprintln(stderr, "zero:", listErr)
 		return 1
@@ -86,6 +90,9 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a, code := openApp("zero prompt", args, false, stderr)
 	if a == nil {
+		return code
+	}
+	if code := a.profileGate(stderr); code != 0 {
 		return code
 	}
 	defer a.close() // the snapshot of trusted workspace code
@@ -117,6 +124,9 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 func configCommand(args []string, stdout, stderr io.Writer) int {
 	a, code := openApp("zero config", args, true, stderr)
 	if a == nil {
+		return code
+	}
+	if code := a.profileGate(stderr); code != 0 {
 		return code
 	}
 	if err := a.cfg.Print(stdout); err != nil {

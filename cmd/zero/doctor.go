@@ -1,14 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os/exec"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/trust"
@@ -33,6 +38,10 @@ func doctorCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintln(stdout, "✗ configuration: see the error above")
 			return 1
 		}
+		return code
+	}
+	// An unknown profile is the same usage error as in every command.
+	if code := a.profileGate(stderr); code != 0 {
 		return code
 	}
 	conf := checkResult{name: "configuration", ok: true, detail: fmt.Sprintf("loaded (profile %s from %s)", a.cfg.Profile, a.cfg.Origin("profile"))}
@@ -76,9 +85,20 @@ func (a *app) checkModel(ctx context.Context) checkResult {
 		r.detail, r.fix = err.Error(), "choose an existing profile (zero profiles)"
 		return r
 	}
+	ep, err := a.endpoint("chat", p, "")
+	switch {
+	case errors.Is(err, errNoModel):
+		r.detail = "not configured: no chat model is set"
+		r.fix = "set ZERO_MODEL (or --model, or models.chat.model in " + config.UserFile(a.userDir) +
+			") to a model your endpoint serves, and OPENAI_BASE_URL for a server other than OpenAI's (for example http://localhost:11434/v1 for Ollama)"
+		return r
+	case errors.Is(err, errNoKey), err == nil && needsKey(ep):
+		r.detail, r.fix = noKey(ep)
+		return r
+	}
 	c, err := a.client("chat", p, "")
 	if err != nil {
-		r.detail, r.fix = "not configured", "set ZERO_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL (see zero run with no model)"
+		r.detail, r.fix = err.Error(), "see zero config"
 		return r
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -97,6 +117,57 @@ func (a *app) checkModel(ctx context.Context) checkResult {
 		r.ok, r.detail = true, fmt.Sprintf("%s answers and serves %s", a.cfg.Origin("models.chat.base_url"), c.Model())
 	}
 	return r
+}
+
+// needsKey reports whether ep is an endpoint that needs an API key and
+// gets none: one on another machine (not loopback or the local network),
+// while a key variable is configured and empty, or the workspace chose the
+// endpoint (it never gets your key). An empty api_key_env says "this
+// server needs no key".
+func needsKey(ep endpoint) bool {
+	return ep.key == "" && ep.keyEnv != "" && !localEndpoint(cmp.Or(ep.m.BaseURL, llm.DefaultBaseURL))
+}
+
+// noKey says which key is missing for ep, and how to give it.
+func noKey(ep endpoint) (detail, fix string) {
+	where := "OpenAI's endpoint (" + llm.DefaultBaseURL + ", the default)"
+	if ep.m.BaseURL != "" {
+		where = shownURL(ep.m.BaseURL)
+	}
+	switch {
+	case ep.fromWorkspace:
+		return fmt.Sprintf("no API key: %s at %s needs one, and the workspace chose that endpoint (%s), which never gets your key", ep.m.Model, where, ep.urlOrigin),
+			"set the endpoint yourself (OPENAI_BASE_URL, --base-url or models.chat.base_url in your own config.yaml)"
+	case ep.keyEnv == "":
+		return fmt.Sprintf("no API key: %s at %s needs one, and models.chat.api_key_env is empty", ep.m.Model, where),
+			"set models.chat.api_key_env to the variable that holds your key (default " + config.DefaultAPIKeyEnv + ")"
+	}
+	return fmt.Sprintf("no API key: %s at %s needs one, and %s is not set", ep.m.Model, where, ep.keyEnv),
+		fmt.Sprintf("export %s=<your key>; or, for a server that needs none, set models.chat.api_key_env: \"\" (or point OPENAI_BASE_URL at a local server such as Ollama, http://localhost:11434/v1)", ep.keyEnv)
+}
+
+// localEndpoint reports whether a base URL points at this machine or the
+// local network (loopback, private and link-local addresses, localhost,
+// names without a dot, .local, .lan, .internal, .home.arpa), where
+// servers usually need no key.
+func localEndpoint(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()
+	}
+	if host == "" {
+		return false
+	}
+	for _, suffix := range []string{".localhost", ".local", ".lan", ".internal", ".home.arpa"} {
+		if strings.HasSuffix(host, suffix) {
+			return true
+		}
+	}
+	return host == "localhost" || !strings.Contains(host, ".")
 }
 
 // checkTrust says whether the workspace's code may run; code that is off
@@ -149,7 +220,7 @@ func (a *app) checkSandbox(ctx context.Context) checkResult {
 			switch {
 			case !img.Present:
 				r.detail = fmt.Sprintf("docker backend: the engine answers; image %s is not on it", img.Image)
-				r.note, r.fix = true, "the first command pulls it (the engine needs a registry), or: docker pull "+img.Image
+				r.note, r.fix = true, "zero run (or the first session) pulls it before it starts, which needs a registry; or: docker pull "+img.Image
 			case img.Provisioned == "":
 				r.detail = fmt.Sprintf("docker backend: the engine answers; image %s is present, not provisioned yet", img.Image)
 				r.note, r.fix = true, "the first start runs the provisioning script once (a venv at /opt/venv by default)"

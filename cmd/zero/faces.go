@@ -46,6 +46,9 @@ func stdioFace(name string, serve func(ctx context.Context, h *host, in io.Reade
 		if h == nil {
 			return code
 		}
+		if code := h.checkStart(stderr); code != 0 {
+			return code
+		}
 		return serveFace(ctx, h, name, func(ctx context.Context) error { return serve(ctx, h, stdin, stdout) })
 	}
 }
@@ -67,6 +70,9 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		budget = fs.Duration("run-budget", mcpface.DefaultRunBudget, "how long a zero_run call may last before it returns the run's cursor while the run goes on (clients give up on a tool call after about 60 s)")
 	})
 	if h == nil {
+		return code
+	}
+	if code := h.checkStart(stderr); code != 0 {
 		return code
 	}
 	backend, where := h.sandbox()
@@ -92,6 +98,23 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return serveFace(ctx, h, "mcp-http", func(ctx context.Context) error {
 		return mcpface.ServeHTTP(ctx, ln, token, opts)
 	})
+}
+
+// checkStart refuses to serve, before a word of the protocol, when the
+// default workspace's configured profile does not exist: the editor shows
+// a command that failed to start with its stderr, where every session
+// failing would say less. It closes h and returns the exit status, or 0.
+func (h *host) checkStart(stderr io.Writer) int {
+	a, err := h.app([]string{h.ws})
+	if err == nil {
+		err = a.checkProfile()
+	}
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "zero:", err)
+	h.close(time.Second) // no session yet: nothing to wait for
+	return exitUsage
 }
 
 // listenLoopback listens on addr if it is a loopback address: the HTTP

@@ -19,6 +19,8 @@ func main() {
 const usage = `zero: Agent Zero's agent for editors and terminals.
 
 Usage:
+  zero chat [flags]          talk with the agent in the terminal, message after message
+                             (zero alone on a terminal does the same)
   zero run [flags] MESSAGE   run one task in the current directory and watch it work
   zero acp                   serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)
   zero mcp [--http ADDR]     serve MCP on stdio, or streamable HTTP on loopback (Claude, Cursor, VS Code)
@@ -29,6 +31,7 @@ Usage:
   zero trust [--revoke]      list the workspace's code (extensions, tools) and trust exactly that content
   zero doctor                check the model endpoint, the sandbox, the profiles and the config
   zero sandbox ls|rm [--all] list or remove the Docker containers Zero keeps per workspace
+  zero sessions [ls|show|export|rm] list, read or delete the stored sessions
   zero --version             print the version
 
 Run 'zero COMMAND --help' for the flags of a command.
@@ -42,6 +45,9 @@ The model is any OpenAI-compatible endpoint (or models.chat in ~/.config/zero/co
 // run is main without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
+		if isTerminalIn(stdin) && isTTY(stdout) {
+			return chatCommand(ctx, nil, stdin, stdout, stderr)
+		}
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
@@ -54,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case "run":
 		return runCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "chat":
+		return chatCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "profiles":
 		return profilesCommand(args[1:], stdout, stderr)
 	case "prompt":
@@ -66,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return doctorCommand(ctx, args[1:], stdout, stderr)
 	case "sandbox":
 		return sandboxCommand(args[1:], stdout, stderr)
+	case "sessions":
+		return sessionsCommand(args[1:], stdout, stderr)
 	case "acp", "mcp", "lsp":
 		if face := faces[args[0]]; face != nil {
 			return face(ctx, args[1:], stdin, stdout, stderr)

@@ -26,7 +26,16 @@ func TestMain(m *testing.M) {
 		harden()
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// Sessions the in-process tests store go to a folder of their own, never
+	// to the user's data directory.
+	data, err := os.MkdirTemp("", "zero-test-data-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_DATA_HOME", data)
+	code := m.Run()
+	os.RemoveAll(data)
+	os.Exit(code)
 }
 
 // zeroCmd returns the test binary set up to behave as `zero args...`.
@@ -47,7 +56,8 @@ func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "ZERO_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ZERO_LOG", "ZERO_SANDBOX", "ZERO_SANDBOX_IMAGE", "DOCKER_HOST":
+		case "ZERO_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ZERO_LOG", "ZERO_SANDBOX", "ZERO_SANDBOX_IMAGE", "DOCKER_HOST",
+			"XDG_DATA_HOME", "ZERO_STORE": // a child's sessions go under its own HOME
 		default:
 			env = append(env, kv)
 		}

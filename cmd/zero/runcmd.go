@@ -15,12 +15,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/term"
 
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/server"
 )
 
 func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -29,6 +31,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	common := addCommonFlags(fs, true)
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the live view")
 	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now, listing it on stderr, as zero trust does")
+	cont := fs.Bool("continue", false, "continue the last session of this workspace (zero sessions lists them)")
+	sessionID := fs.String("session", "", "continue the stored session with this id")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: zero run [flags] MESSAGE\n\nRuns one task and shows it live; exits 0 when the agent answered.\n\nFlags:")
 		fs.PrintDefaults()
@@ -49,6 +53,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
+	}
+	if code := a.preflight(common, stdin, stderr); code != 0 {
+		return code
 	}
 	interactive := isTerminalIn(stdin)
 	if a.cfg.Approval == "ask" && !interactive {
@@ -74,34 +81,48 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
-	defer a.close()
 
+	if *cont && *sessionID != "" {
+		fmt.Fprintln(stderr, "zero run: --continue and --session both choose a session; give one")
+		return 2
+	}
 	var (
-		sink func(loop.Event)
+		show func(loop.Event)
 		view *renderer // nil with --json
 	)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		sink = func(e loop.Event) {
+		show = func(e loop.Event) {
 			if err := enc.Encode(e); err != nil {
 				a.logger.Warn("write event", "err", err)
 			}
 		}
 	} else {
 		view = newRenderer(stdout, isTerminal(stdout))
-		sink = view.event
+		show = view.event
 	}
-	sess, err := a.session(sink, true)
+	h := newHostWith(ctx, a) // closes a
+	defer h.close(closeGrace)
+	sess, since, err := runSession(ctx, h, *cont, *sessionID)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) {
+		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) {
 			return 2
 		}
 		return 1
 	}
-
-	sess.SetGate(newTermGate(a.policy(), stdin, stderr, interactive).Gate)
+	// The live view follows the session's log, as the editor faces do; the
+	// terminal asks for approvals once it has shown what they are about.
+	p := newPump(sess.Follow(since), show)
+	pctx, stopPump := context.WithCancel(ctx)
+	defer stopPump()
+	go p.run(pctx) // ends with stopPump
+	tg := newTermGate(a.policy(), stdin, stderr, interactive)
+	sess.Loop().SetGate(func(ctx context.Context, bp *loop.ToolBeforePayload) error {
+		p.waitFor(ctx, sess.Cursor())
+		return tg.Gate(ctx, bp)
+	})
 
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -110,8 +131,16 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		stop()        // a second Ctrl-C kills the process at once
 		sess.Cancel() // the first ends the run cleanly, killing what it started
 	}()
-	_, err = sess.Run(context.WithoutCancel(ctx), message)
+	res, err := sess.Prompt(context.WithoutCancel(ctx), message)
 	stop()
+	if err == nil {
+		err = res.Err
+	}
+	p.waitFor(ctx, sess.Cursor())
+	stopPump()
+	if !*jsonOut && isTerminalErr(stderr) {
+		defer fmt.Fprintf(stderr, "zero: session %s (zero run --continue goes on with it)\n", sess.ID())
+	}
 	switch {
 	case err == nil:
 		return 0
@@ -126,6 +155,96 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			fmt.Fprintln(stderr, "zero:", err)
 		}
 		return 1
+	}
+}
+
+// runSession is the session zero run works in: a new one, the last one of
+// the workspace (--continue), or the one named (--session); since is the
+// cursor of what the terminal has not shown yet (the warnings of building
+// it, and of loading it, included).
+func runSession(ctx context.Context, h *host, cont bool, id string) (s *server.Session, since int64, err error) {
+	list := h.manager.List()
+	if cont {
+		var last server.Info
+		for _, in := range list {
+			if in.Updated.After(last.Updated) {
+				last = in
+			}
+		}
+		if last.ID == "" {
+			return nil, 0, fmt.Errorf("no session to continue in %s (zero sessions --all lists every workspace's)", h.ws)
+		}
+		id = last.ID
+	}
+	if id == "" {
+		s, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{h.ws}})
+		return s, 0, err
+	}
+	for _, in := range list {
+		if in.ID == id {
+			since = in.LastSeq
+		}
+	}
+	s, err = h.manager.Get(id)
+	if errors.Is(err, server.ErrNotFound) {
+		return nil, 0, fmt.Errorf("no session %q (zero sessions lists them): %w", id, err)
+	}
+	return s, since, err
+}
+
+// pump shows a session's events as they come and tells how far it got.
+type pump struct {
+	f    *server.Follower
+	show func(loop.Event)
+
+	mu    sync.Mutex
+	upto  int64
+	moved chan struct{} // closed and replaced when upto grows
+	done  bool
+}
+
+func newPump(f *server.Follower, show func(loop.Event)) *pump {
+	return &pump{f: f, show: show, upto: f.Cursor(), moved: make(chan struct{})}
+}
+
+func (p *pump) run(ctx context.Context) {
+	defer func() {
+		p.mu.Lock()
+		p.done = true
+		close(p.moved)
+		p.mu.Unlock()
+	}()
+	for {
+		b, err := p.f.Next(ctx)
+		for _, e := range b.Events {
+			p.show(e)
+		}
+		p.mu.Lock()
+		p.upto = p.f.Cursor()
+		close(p.moved)
+		p.moved = make(chan struct{})
+		p.mu.Unlock()
+		if err != nil || b.Closed {
+			return
+		}
+	}
+}
+
+// waitFor waits until the events up to seq were shown (or ctx ends, or
+// the pump stopped).
+func (p *pump) waitFor(ctx context.Context, seq int64) {
+	for {
+		p.mu.Lock()
+		upto, ch, done := p.upto, p.moved, p.done
+		p.mu.Unlock()
+		if upto >= seq || done {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -223,6 +342,12 @@ func newID() string {
 // (/dev/null is a character device, but nobody types there).
 func isTerminalIn(r io.Reader) bool {
 	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// isTerminalErr reports whether w is a terminal (colour or not).
+func isTerminalErr(w io.Writer) bool {
+	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/tools"
 )
 
@@ -31,6 +32,7 @@ type host struct {
 	broker  *server.Broker
 	manager *server.Manager
 	catalog *catalog
+	store   *store.Store // nil: sessions live in memory only
 
 	mu   sync.Mutex
 	apps map[string]*app // by roots
@@ -78,15 +80,39 @@ func newHost(ctx context.Context, ws string, flags map[string]string, logger *sl
 	if err != nil {
 		return nil, err
 	}
+	h.init(ctx, a)
+	return h, nil
+}
+
+// init builds the catalog, the store and the manager of h, whose default
+// workspace's app is a.
+func (h *host) init(ctx context.Context, a *app) {
+	logger := h.logger
 	h.catalog = newCatalog(ctx, a)
+	h.store = openStore(logger)
 	h.manager = server.NewManager(server.Options{
 		NewSession: h.newSession,
 		Setup:      h.setup,
 		Broker:     h.broker,
 		Trust:      hostTrust{h},
-		Logger:     logger.With("component", "server"),
+		Store:      h.store,
+		Workspace:  h.ws,
+		OnDelete: func(spec server.SessionSpec) {
+			if len(spec.Roots) > 0 {
+				removeSpill(spec.Roots[0], spec.ID)
+			}
+		},
+		Logger: logger.With("component", "server"),
 	})
-	return h, nil
+}
+
+// newHostWith is the host of one command's app (zero run, zero chat): its
+// sessions are stored like the editor faces', so each can continue them.
+func newHostWith(ctx context.Context, a *app) *host {
+	h := &host{ws: a.ws, logger: a.logger, apps: map[string]*app{a.ws: a}}
+	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: a.logger.With("component", "approval")})
+	h.init(ctx, a)
+	return h
 }
 
 // app returns the app of a workspace (its first root), creating it.
@@ -177,7 +203,7 @@ func (h *host) newSession(_ context.Context, spec server.SessionSpec, sink func(
 	if err != nil {
 		return nil, err
 	}
-	sess, err := a.sessionFor(sessionOpts{id: spec.ID, profile: spec.Profile, model: spec.Model, files: files(spec.Files)}, sink, true)
+	sess, err := a.sessionFor(sessionOpts{id: spec.ID, profile: spec.Profile, model: spec.Model, files: files(spec.Files), journal: spec.Journal}, sink, true)
 	if err != nil {
 		return nil, err
 	}
@@ -217,10 +243,48 @@ func (h *host) close(grace time.Duration) {
 		h.logger.Warn("runs did not end in time; closing their shells", "grace", grace)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for _, a := range h.apps {
 		a.close()
 	}
+	h.mu.Unlock()
+	if h.store == nil {
+		return
+	}
+	// Closing the shells ended the runs; their last events are written
+	// before the store closes.
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		h.logger.Warn("runs still going on; the session store closes without their last events")
+	}
+	if err := h.store.Close(); err != nil {
+		h.logger.Warn("closing the session store", "err", err)
+	}
+}
+
+// openStore opens the session store: $ZERO_STORE names the database file
+// ("off" keeps sessions in memory only), else the user's data directory
+// holds it. A store that cannot be opened is a warning: the editor still
+// gets an agent, whose sessions end with the process.
+func openStore(logger *slog.Logger) *store.Store {
+	path := os.Getenv("ZERO_STORE")
+	if path == "off" {
+		return nil
+	}
+	if path == "" {
+		p, err := store.DefaultPath()
+		if err != nil {
+			logger.Warn("no place for the session store; sessions will not outlive this process", "err", err)
+			return nil
+		}
+		path = p
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		logger.Warn("the session store cannot be opened; sessions will not outlive this process", "path", path, "err", err)
+		return nil
+	}
+	return st
 }
 
 // ensureSandbox opens the sandbox once it works: a failure (Docker not

@@ -346,10 +346,15 @@ func (a *agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// ListSessions lists the manager's sessions, filtered by cwd when given.
+// ListSessions lists the sessions of this process and the stored sessions
+// of the workspace (cwd when given, else the one zero was started in).
 func (a *agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
 	resp := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
-	for _, in := range a.opts.Manager.List() {
+	var o server.ListOptions
+	if p.Cwd != nil && *p.Cwd != "" {
+		o.Workspace = filepath.Clean(*p.Cwd)
+	}
+	for _, in := range a.opts.Manager.ListWith(o) {
 		if len(in.Roots) == 0 {
 			continue
 		}

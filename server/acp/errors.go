@@ -27,7 +27,7 @@ func invalidParams(field, why string) *sdk.RequestError {
 // notFound is ACP's "Resource not found" for a session id.
 func notFound(id string) *sdk.RequestError {
 	return &sdk.RequestError{Code: codeResourceNotFound,
-		Message: "Resource not found: session " + id + " is not in this zero process (sessions do not outlive a restart yet); start a new session",
+		Message: "Resource not found: no session " + id + " (it was deleted, or made with another data directory); start a new session",
 		Data:    map[string]any{"sessionId": id}}
 }
 

@@ -449,12 +449,25 @@ type sessionsResult struct {
 	Sessions []server.Info `json:"sessions"`
 }
 
+// sessionsParams chooses which stored sessions zero/sessions lists besides
+// the live ones: the default workspace's, another workspace's, or all.
+type sessionsParams struct {
+	Workspace string `json:"workspace,omitempty"`
+	All       bool   `json:"all,omitempty"`
+}
+
 func (c *conn) sessionList(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
-	var p struct{}
+	var p sessionsParams
 	if err := decode(params, &p, ""); err != nil {
 		return continuation{}, err
 	}
-	list := c.opts.Manager.List()
+	if p.Workspace != "" {
+		if !filepath.IsAbs(p.Workspace) {
+			return continuation{}, invalidParams("workspace", "must be an absolute path")
+		}
+		p.Workspace = filepath.Clean(p.Workspace)
+	}
+	list := c.opts.Manager.ListWith(server.ListOptions{Workspace: p.Workspace, All: p.All})
 	if list == nil {
 		list = []server.Info{}
 	}

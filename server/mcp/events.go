@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,8 +17,6 @@ const (
 	// maxEvents bounds one zero_status answer, so a model's context is not
 	// flooded; "more" tells it to call again from the cursor.
 	maxEvents = 300
-	// maxResult bounds a tool result's text in the transcript.
-	maxResult = 4000
 	uriPrefix = "zero://session/"
 )
 
@@ -98,89 +95,6 @@ func answerOnce(events []compact) []compact {
 	})
 }
 
-// transcript renders a session's event log as markdown: the user's
-// messages, headlines, tool calls with their results, and the answers.
-func transcript(info server.Info, evs []loop.Event) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Zero session %s\n\n", info.ID)
-	if len(info.Roots) > 0 {
-		fmt.Fprintf(&b, "Workspace: %s  \n", strings.Join(info.Roots, ", "))
-	}
-	if info.Profile != "" {
-		fmt.Fprintf(&b, "Profile: %s  \n", info.Profile)
-	}
-	fmt.Fprintf(&b, "Runs: %d\n", info.Runs)
-	who := func(agent int) string {
-		if agent == 0 {
-			return "Zero"
-		}
-		return fmt.Sprintf("Subordinate %d", agent)
-	}
-	for _, e := range evs {
-		switch e.Type {
-		case loop.EventRunStarted:
-			fmt.Fprintf(&b, "\n## User\n\n%s\n", e.Text)
-		case loop.EventIntervention:
-			fmt.Fprintf(&b, "\n## User (during the run)\n\n%s\n", e.Text)
-		case loop.EventHeadline:
-			fmt.Fprintf(&b, "\n_%s: %s_\n", who(e.Agent), e.Text)
-		case loop.EventToolCall:
-			if e.Tool == "response" {
-				continue
-			}
-			fmt.Fprintf(&b, "\n### %s calls %s\n", who(e.Agent), cmpOr(e.Title, e.Tool))
-			if len(e.Args) > 0 {
-				args := e.Args
-				var v any
-				if json.Unmarshal(e.Args, &v) == nil {
-					if pretty, err := json.MarshalIndent(v, "", "  "); err == nil {
-						args = pretty
-					}
-				}
-				fmt.Fprintf(&b, "\n```json\n%s\n```\n", args)
-			}
-		case loop.EventToolResult:
-			if e.Tool == "response" {
-				continue
-			}
-			text := e.Text
-			if r := []rune(text); len(r) > maxResult {
-				text = string(r[:maxResult]) + "\n… (cut)"
-			}
-			fmt.Fprintf(&b, "\nResult (%s):\n\n```\n%s\n```\n", cmpOr(e.Status, "completed"), strings.TrimRight(text, "\n"))
-			for _, d := range e.Diffs {
-				fmt.Fprintf(&b, "\nChanged %s\n", d.Path)
-			}
-		case server.EventApprovalRequested:
-			fmt.Fprintf(&b, "\n_Approval asked for %s (%s)_\n", cmpOr(e.Title, e.Tool), e.Text)
-		case server.EventApprovalResolved:
-			fmt.Fprintf(&b, "\n_Approval %s: %s_\n", e.Text, e.Status)
-		case loop.EventResponse:
-			if e.Agent == 0 {
-				fmt.Fprintf(&b, "\n## Zero\n\n%s\n", e.Text)
-			} else {
-				fmt.Fprintf(&b, "\n**%s answered:** %s\n", who(e.Agent), e.Text)
-			}
-		case loop.EventWarning:
-			fmt.Fprintf(&b, "\n> Warning: %s\n", e.Text)
-		case loop.EventError:
-			fmt.Fprintf(&b, "\n> Error: %s\n", cmpOr(e.Error, e.Text))
-		case loop.EventRunEnded:
-			if e.StopReason != loop.StopResponse {
-				fmt.Fprintf(&b, "\n_Run ended: %s%s_\n", e.StopReason, errSuffix(e.Error))
-			}
-		}
-	}
-	return b.String()
-}
-
-func errSuffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " (" + s + ")"
-}
-
 // syncResources makes resources/list show the manager's sessions; mcp-go
 // lists a static set, so it is refreshed before each listing.
 func (f *face) syncResources() {
@@ -208,6 +122,6 @@ func (f *face) readSession(_ context.Context, req mcp.ReadResourceRequest) ([]mc
 	}
 	evs, _ := s.Events(0)
 	return []mcp.ResourceContents{mcp.TextResourceContents{
-		URI: req.Params.URI, MIMEType: "text/markdown", Text: transcript(s.Info(), evs),
+		URI: req.Params.URI, MIMEType: "text/markdown", Text: server.Transcript(s.Info(), evs),
 	}}, nil
 }

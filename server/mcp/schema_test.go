@@ -50,7 +50,7 @@ func TestSchemasFromStructs(t *testing.T) {
 	}
 	tools := advertised(t, f)
 	args := map[string]any{"zero_start": startArgs{}, "zero_run": startArgs{}, "zero_status": statusArgs{}, "zero_reply": replyArgs{},
-		"zero_approve": approveArgs{}, "zero_cancel": sessionArgs{}, "zero_sessions": struct{}{}, "zero_trust": trustArgs{}}
+		"zero_approve": approveArgs{}, "zero_cancel": sessionArgs{}, "zero_sessions": sessionsArgs{}, "zero_trust": trustArgs{}}
 	results := map[string]any{"zero_start": startOut{}, "zero_run": runOut{}, "zero_status": statusOut{}, "zero_reply": startOut{},
 		"zero_approve": approveOut{}, "zero_cancel": cancelOut{}, "zero_sessions": sessionsOut{}, "zero_trust": trustOut{}}
 	if len(tools) != len(args) {

@@ -61,8 +61,8 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 		inputSchema[approveArgs](), outputSchema[approveOut]()), false, true), f.handleApprove)
 	s.AddTool(annotate(tool("zero_cancel", "Cancel the run in progress of a session; what it started is stopped. The session stays and can be continued.",
 		inputSchema[sessionArgs](), outputSchema[cancelOut]()), false, true), f.handleCancel)
-	s.AddTool(annotate(tool("zero_sessions", "List the sessions of this zero process, oldest first, with their workspace, profile, title and whether they run.",
-		inputSchema[struct{}](), outputSchema[sessionsOut]()), true, true), f.handleSessions)
+	s.AddTool(annotate(tool("zero_sessions", "List the sessions of this workspace, oldest first, with their workspace, profile, title and whether they run: those of this zero process and those kept from earlier ones, which zero_start, zero_reply and zero_status continue by id.",
+		inputSchema[sessionsArgs](), outputSchema[sessionsOut]()), true, true), f.handleSessions)
 	s.AddTool(annotate(tool("zero_run",
 		"Run a task with the Zero agent and wait for its answer. It returns early, the run going on, when the run needs an approval this client cannot be asked for, or after about 50 s; the result's next field then has the call to make (zero_approve or zero_status). Sends progress (headline and latest thought) when given a progress token.",
 		start, run), false, false), f.handleRun)
@@ -184,6 +184,10 @@ type (
 	cancelOut struct {
 		Session   string `json:"session"`
 		Cancelled bool   `json:"cancelled" jsonschema:"a run was going on"`
+	}
+	sessionsArgs struct {
+		Workspace string `json:"workspace,omitempty" jsonschema:"Absolute path of a workspace whose stored sessions to list. Default: the folder zero was started in."`
+		All       bool   `json:"all,omitempty" jsonschema:"List the stored sessions of every workspace."`
 	}
 	sessionsOut struct {
 		Sessions []server.Info `json:"sessions"`
@@ -602,11 +606,17 @@ func (f *face) handleCancel(_ context.Context, req mcp.CallToolRequest) (*mcp.Ca
 }
 
 func (f *face) handleSessions(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct{}
+	var a sessionsArgs
 	if err := bind(req, &a); err != nil {
 		return toolError(err), nil
 	}
-	out := sessionsOut{Sessions: f.mgr.List()}
+	if a.Workspace != "" {
+		if !filepath.IsAbs(a.Workspace) {
+			return toolError(badArg("workspace", "must be an absolute path")), nil
+		}
+		a.Workspace = filepath.Clean(a.Workspace)
+	}
+	out := sessionsOut{Sessions: f.mgr.ListWith(server.ListOptions{Workspace: a.Workspace, All: a.All})}
 	if out.Sessions == nil {
 		out.Sessions = []server.Info{}
 	}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"golang.org/x/term"
+
+	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/server"
+)
+
+// chatCommand is `zero chat`, and `zero` alone on a terminal: a
+// conversation in the terminal that goes on message after message. It runs
+// its sessions through the same engine as the editor faces (a host and its
+// session manager), so a session started here is one an editor can load,
+// and the other way round.
+//
+// Keys: Enter sends (during a run: an intervention), Alt-Enter or Ctrl-J
+// starts a new line, Up and Down recall earlier messages. Ctrl-C cancels
+// the run going on, clears the input at an idle prompt, and leaves at an
+// empty idle prompt or when pressed again while a run is being cancelled;
+// Ctrl-D at an empty prompt leaves (cancelling a run going on).
+//
+// Exit status: 0 when the person left (Ctrl-D, Ctrl-C at an empty idle
+// prompt, /exit), 130 when they left with a second Ctrl-C while a run was
+// being cancelled (or on SIGINT from outside), 2 for bad flags or a setup
+// that cannot work (no model configured, no terminal), 1 when the terminal
+// failed.
+func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("zero chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	common := addCommonFlags(fs, true)
+	resume := fs.String("session", "", "resume the session with this id (/sessions lists them)")
+	cont := fs.Bool("continue", false, "resume the most recently updated session of this workspace")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: zero chat [flags]\n\nTalks with the agent in the terminal, message after message; /help at the prompt lists the commands.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "zero chat: unexpected argument %q: type your messages at its prompt (zero run \"task\" runs one task)\n", fs.Arg(0))
+		return 2
+	}
+	if *resume != "" && *cont {
+		fmt.Fprintln(stderr, "zero chat: --session and --continue exclude each other")
+		return 2
+	}
+	if !isTerminalIn(stdin) || !isTTY(stdout) {
+		fmt.Fprintln(stderr, "zero chat: stdin and stdout must be a terminal; for scripts use zero run \"task\" (--json for events)")
+		return 2
+	}
+	ws, err := resolveWorkspace(*common.workspace)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 2
+	}
+	logger, closeLog := chatLogger()
+	defer closeLog()
+	h, err := newHost(ctx, ws, common.overrides(), logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 2
+	}
+	defer h.close(closeGrace)
+	a, err := h.app([]string{ws})
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 2
+	}
+	// `zero` typed in the home directory must not hand all of it to the
+	// agent unasked: the question comes before the terminal is taken.
+	if code := a.preflight(common, stdin, stderr); code != 0 {
+		return code
+	}
+	sess, resumed, err := openChatSession(ctx, h, ws, *resume, *cont)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) {
+			return 2
+		}
+		return 1
+	}
+	// Only plain colors are used, so the background never has to be asked
+	// for (a terminal that does not answer would hold the start).
+	lipgloss.SetHasDarkBackground(true)
+	width := 0
+	if f, ok := stdout.(*os.File); ok {
+		width, _, _ = term.GetSize(int(f.Fd()))
+	}
+	ui := newChatUI(ctx, h, ws, isTerminal(stdout), width)
+	p := tea.NewProgram(ui, tea.WithInput(stdin), tea.WithOutput(stdout))
+	ui.send = p.Send
+	ui.start(sess, resumed)
+	_, err = p.Run()
+	ui.stop()
+	switch {
+	case errors.Is(err, tea.ErrInterrupted): // SIGINT from outside the terminal
+		return 130
+	case err != nil:
+		fmt.Fprintln(stderr, "zero chat:", err)
+		return 1
+	}
+	return ui.code
+}
+
+// openChatSession returns the session the chat starts with: the one named
+// by --session, the latest of the workspace with --continue (a new one when
+// there is none), else a new one. resumed says whether it existed before.
+func openChatSession(ctx context.Context, h *host, ws, id string, latest bool) (sess *server.Session, resumed bool, err error) {
+	switch {
+	case id != "":
+		sess, err = h.manager.Get(id)
+		if err != nil {
+			return nil, false, fmt.Errorf("--session %s: %w (zero chat lists the sessions with /sessions)", id, err)
+		}
+		return sess, true, nil
+	case latest:
+		if infos := workspaceSessions(h.manager.List(), ws); len(infos) > 0 {
+			newest := slices.MaxFunc(infos, func(a, b server.Info) int { return a.Updated.Compare(b.Updated) })
+			if sess, err = h.manager.Get(newest.ID); err == nil {
+				return sess, true, nil
+			}
+			h.logger.Warn("the latest session cannot be loaded", "session", newest.ID, "err", err)
+		}
+	}
+	sess, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{ws}})
+	return sess, false, err
+}
+
+// workspaceSessions keeps the sessions whose main workspace folder is ws,
+// least recently updated first.
+func workspaceSessions(infos []server.Info, ws string) []server.Info {
+	out := slices.DeleteFunc(slices.Clone(infos), func(in server.Info) bool {
+		return len(in.Roots) == 0 || filepath.Clean(in.Roots[0]) != ws
+	})
+	slices.SortStableFunc(out, func(a, b server.Info) int {
+		return cmp.Or(a.Updated.Compare(b.Updated), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// chatLogger logs to a file in the user's state folder, since the terminal
+// belongs to the conversation: $XDG_STATE_HOME/zero/chat.log, else
+// ~/.local/state/zero/chat.log. ZERO_LOG sets the level (default warn).
+// Without a writable folder nothing is logged; warnings still reach the
+// conversation as warning events.
+func chatLogger() (*slog.Logger, func()) {
+	level := slog.LevelWarn
+	if v := os.Getenv("ZERO_LOG"); v != "" {
+		_ = level.UnmarshalText([]byte(v))
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return slog.New(slog.DiscardHandler), func() {}
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	dir = filepath.Join(dir, "zero")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return slog.New(slog.DiscardHandler), func() {}
+	}
+	path := filepath.Join(dir, "chat.log")
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 8<<20 {
+		flags |= os.O_TRUNC // a log nobody reads must not grow for ever
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if err != nil {
+		return slog.New(slog.DiscardHandler), func() {}
+	}
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})), func() { f.Close() }
+}
+
+// isTTY reports whether w is a terminal, whatever NO_COLOR says.
+func isTTY(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

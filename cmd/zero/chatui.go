@@ -1,0 +1,811 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+// chatUI is the Bubble Tea model of zero chat, in inline mode: finished
+// output is printed above the prompt area (it stays in the terminal's
+// scrollback), and the prompt area holds the line being streamed, the
+// spinner saying what Zero waits for, an approval question, and the input.
+//
+// Everything but the follower goroutine runs on Bubble Tea's event loop;
+// the follower only hands the session's event batches over (eventsMsg).
+type chatUI struct {
+	ctx   context.Context
+	h     *host
+	ws    string
+	color bool
+	send  func(tea.Msg) // the program's Send, set before it runs
+
+	follows    sync.WaitGroup     // the follower goroutines
+	stopFollow context.CancelFunc // ends the current follower
+
+	sess  *server.Session
+	view  *renderer  // the live view of zero run, writing into out
+	out   *chatLines // its output, split into printed lines and the line in progress
+	input textarea.Model
+	spin  spinner.Model
+	width int
+
+	running    bool
+	cancelling bool
+	status     string           // what Zero waits for, shown with the spinner; "" hides it
+	spinning   bool             // the spinner's ticks are going
+	asks       []server.Request // approvals waiting for an answer here, oldest first
+	mine       []string         // interventions sent from here and not yet delivered
+	docker     bool             // the sandbox is a container, started by the first command
+	sandboxUp  bool             // a command ran: the sandbox is up
+
+	history []string // the messages sent, for Up and Down
+	histPos int      // len(history) while editing a new message
+	draft   string   // the new message while Up shows an older one
+
+	queue    []string // lines waiting to be printed, in order
+	printing bool     // a print is on its way; the next waits for it
+	quitting bool
+	code     int // exit status
+}
+
+// printedMsg says the lines handed to Bubble Tea have been queued for the
+// terminal.
+type printedMsg struct{}
+
+// eventsMsg is a batch of a session's events.
+type eventsMsg struct {
+	session string
+	batch   server.Batch
+}
+
+// closedMsg says the session was closed (by another face, or the host).
+type closedMsg struct{ session string }
+
+// newChatUI returns the model; width is the terminal's (0 when unknown).
+func newChatUI(ctx context.Context, h *host, ws string, color bool, width int) *chatUI {
+	in := textarea.New()
+	in.ShowLineNumbers = false
+	in.Placeholder = "Message the agent (/help for the commands)"
+	in.SetPromptFunc(2, func(line int) string {
+		if line == 0 {
+			return "› "
+		}
+		return "  "
+	})
+	// Plain styles: the defaults adapt to the background, which means asking
+	// the terminal for it.
+	plain := textarea.Style{Placeholder: lipgloss.NewStyle().Faint(true)}
+	in.FocusedStyle, in.BlurredStyle = plain, plain
+	in.CharLimit = 0
+	in.MaxHeight = 0
+	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	in.KeyMap.Paste.SetEnabled(false) // the terminal pastes (bracketed); no clipboard tool is run
+	in.SetHeight(1)
+	in.SetWidth(max(cmp.Or(width, 80)-1, 10))
+	in.Focus()
+	out := &chatLines{}
+	return &chatUI{
+		ctx: ctx, h: h, ws: ws, color: color,
+		input: in,
+		spin:  spinner.New(spinner.WithSpinner(spinner.Dot)),
+		out:   out,
+		view:  newRenderer(out, color),
+		width: width,
+	}
+}
+
+// start shows the header and begins following sess; resumed sessions show
+// their transcript first.
+func (m *chatUI) start(sess *server.Session, resumed bool) {
+	a, err := m.h.app([]string{m.ws})
+	backend := "?"
+	if err == nil && a.backend != nil {
+		backend = a.backend.Name()
+		m.docker = backend == "docker"
+	}
+	profile, model := m.profileOf(sess), ""
+	if err == nil {
+		model = cmp.Or(sess.Spec().Model, a.cfg.Models.Chat.Model)
+	}
+	m.print(m.view.style(fmt.Sprintf("zero %s · %s · profile %s · model %s · sandbox %s", version, m.ws, profile, model, backend), bold))
+	m.print(m.view.style("Enter sends · Alt-Enter or Ctrl-J: new line · Ctrl-C cancels a run · Ctrl-D leaves · /help", dim))
+	m.attach(sess, resumed)
+}
+
+// stop ends the follower; the program has returned.
+func (m *chatUI) stop() {
+	if m.stopFollow != nil {
+		m.stopFollow()
+	}
+	m.follows.Wait()
+}
+
+// attach makes sess the chat's session: a session that existed shows its
+// transcript briefly, then its events are followed from there on.
+func (m *chatUI) attach(sess *server.Session, resumed bool) {
+	m.print(m.out.end()...)
+	if m.stopFollow != nil {
+		m.stopFollow()
+	}
+	m.sess = sess
+	m.view = newRenderer(m.out, m.color)
+	m.asks, m.mine, m.cancelling = nil, nil, false
+	var since int64
+	if resumed {
+		var evs []loop.Event
+		evs, since = sess.Events(0)
+		m.print(m.transcript(sess.Info(), evs)...)
+		if b := m.h.manager.Approvals(); b != nil {
+			m.asks = b.Pending(sess.ID())
+		}
+	} else {
+		m.print(m.view.style("session "+sess.ID(), dim))
+	}
+	m.running, m.status = sess.Running(), ""
+	if m.running {
+		m.status = "the agent is working"
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.stopFollow = cancel
+	f := sess.Follow(since)
+	id := sess.ID()
+	m.follows.Go(func() {
+		for {
+			b, err := f.Next(ctx)
+			if err != nil {
+				if errors.Is(err, server.ErrClosed) {
+					m.send(closedMsg{session: id})
+				}
+				return
+			}
+			m.send(eventsMsg{session: id, batch: b})
+		}
+	})
+}
+
+// Init implements tea.Model.
+func (m *chatUI) Init() tea.Cmd {
+	return tea.Batch(textarea.Blink, m.flush(), m.spinCmd())
+}
+
+// Update implements tea.Model.
+func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case printedMsg:
+		m.printing = false
+	case tea.WindowSizeMsg:
+		m.width = msg.Width
+		m.input.SetWidth(max(msg.Width-1, 10))
+	case spinner.TickMsg:
+		if m.status == "" {
+			m.spinning = false // the ticks stop here
+			break
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		cmds = append(cmds, cmd)
+	case eventsMsg:
+		if m.sess != nil && msg.session == m.sess.ID() {
+			if msg.batch.Missed > 0 {
+				m.view.line(m.view.style(fmt.Sprintf("(%d events of this session were dropped before they could be shown)", msg.batch.Missed), dim))
+			}
+			m.events(msg.batch.Events)
+		}
+	case closedMsg:
+		if m.sess != nil && msg.session == m.sess.ID() {
+			m.running, m.asks, m.status = false, nil, ""
+			m.view.line(m.view.style("this session was closed; /reset starts a new one", yellow))
+		}
+	case tea.KeyMsg:
+		cmds = append(cmds, m.key(msg))
+	default:
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg) // the cursor's blink
+		cmds = append(cmds, cmd)
+	}
+	m.print(m.out.take(m.width)...)
+	cmds = append(cmds, m.flush(), m.spinCmd())
+	return m, tea.Batch(cmds...)
+}
+
+// key handles a key press.
+func (m *chatUI) key(msg tea.KeyMsg) tea.Cmd {
+	switch msg.Type {
+	case tea.KeyCtrlC:
+		switch {
+		case m.running && m.cancelling:
+			return m.leave(130)
+		case m.running:
+			m.sess.Cancel()
+			m.cancelling = true
+			m.status = "cancelling (Ctrl-C again leaves)"
+			return nil
+		case len(m.asks) == 0 && m.input.Value() != "":
+			m.input.Reset() // a message given up; the next Ctrl-C leaves
+			m.input.SetHeight(1)
+			m.histPos = len(m.history)
+			return nil
+		}
+		return m.leave(0)
+	case tea.KeyCtrlD:
+		if m.input.Value() == "" {
+			return m.leave(0)
+		}
+	case tea.KeyCtrlZ:
+		return tea.Suspend
+	}
+	if len(m.asks) > 0 {
+		m.answer(msg)
+		return nil
+	}
+	switch msg.Type {
+	case tea.KeyEnter:
+		if msg.Alt || msg.Paste {
+			break
+		}
+		text := strings.TrimSpace(m.input.Value())
+		if text == "" {
+			return nil
+		}
+		m.input.Reset()
+		m.input.SetHeight(1)
+		if len(m.history) == 0 || m.history[len(m.history)-1] != text {
+			m.history = append(m.history, text)
+		}
+		m.histPos, m.draft = len(m.history), ""
+		return m.submit(text)
+	case tea.KeyUp, tea.KeyDown:
+		if m.input.LineCount() <= 1 && len(m.history) > 0 {
+			m.recall(msg.Type == tea.KeyUp)
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	m.input.SetHeight(min(max(m.input.LineCount(), 1), 8))
+	return cmd
+}
+
+// recall shows the previous (or next) message sent in the input.
+func (m *chatUI) recall(up bool) {
+	if m.histPos == len(m.history) {
+		m.draft = m.input.Value()
+	}
+	switch {
+	case up && m.histPos > 0:
+		m.histPos--
+	case !up && m.histPos < len(m.history):
+		m.histPos++
+	default:
+		return
+	}
+	if m.histPos == len(m.history) {
+		m.input.SetValue(m.draft)
+	} else {
+		m.input.SetValue(m.history[m.histPos])
+	}
+	m.input.SetHeight(min(max(m.input.LineCount(), 1), 8))
+}
+
+// answer takes the answer to the oldest approval question.
+func (m *chatUI) answer(msg tea.KeyMsg) {
+	req := m.asks[0]
+	b := m.h.manager.Approvals()
+	if b == nil {
+		m.asks = nil
+		return
+	}
+	var err error
+	said := ""
+	switch strings.ToLower(msg.String()) {
+	case "y":
+		said, err = "yes", b.Approve(req.ID, false)
+	case "a":
+		said, err = "always", b.Approve(req.ID, true)
+	case "n", "esc":
+		said, err = "no", b.Deny(req.ID, "the user said no")
+	default:
+		return
+	}
+	m.asks = m.asks[1:]
+	m.view.line(question(req) + " " + said)
+	if err != nil { // answered elsewhere, or the run ended
+		m.view.line(m.view.style("(the request was no longer waiting)", dim))
+	}
+}
+
+// question is how an approval is asked.
+func question(r server.Request) string {
+	name := r.Tool
+	if r.Method != "" {
+		name += ":" + r.Method
+	}
+	subject := firstLineOf(r.Subject)
+	if subject != strings.TrimSpace(r.Subject) {
+		subject += " …"
+	}
+	if subject != "" {
+		name += " " + loop.Clip(subject, 200)
+	}
+	return "Allow " + name + "? [y]es/[n]o/[a]lways"
+}
+
+// submit sends a message (an intervention during a run) or runs a command.
+func (m *chatUI) submit(text string) tea.Cmd {
+	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+		m.view.line(m.view.style("› "+text, dim))
+		return m.command(text)
+	}
+	text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
+	if m.sess == nil {
+		return nil
+	}
+	_, intervened, err := m.sess.Send(text)
+	switch {
+	case err != nil:
+		m.view.line(m.view.style("error: "+err.Error(), red))
+	case intervened:
+		// Said now, not when the run takes it in at its next checkpoint.
+		m.mine = append(m.mine, text)
+		m.userLine(text)
+		m.view.line(m.view.style("  (sent to the running agent: it reads it at its next step)", dim))
+	default:
+		// run_started repeats the message: it is printed from there, in
+		// order with the run's output (and whichever face sent it).
+		m.running = true
+		m.status = "waiting for the model"
+	}
+	return nil
+}
+
+func (m *chatUI) userLine(text string) {
+	for i, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		prefix := "› "
+		if i > 0 {
+			prefix = "  "
+		}
+		m.view.line(m.view.style(prefix+l, bold))
+	}
+}
+
+// events shows a batch of the session's events and follows what Zero waits
+// for.
+func (m *chatUI) events(evs []loop.Event) {
+	for _, e := range evs {
+		switch e.Type {
+		case loop.EventRunStarted:
+			m.running, m.cancelling = true, false
+			m.userLine(e.Text)
+		case loop.EventIntervention:
+			if i := slices.Index(m.mine, e.Text); i >= 0 {
+				m.mine = slices.Delete(m.mine, i, i+1)
+			} else { // sent by another face
+				m.userLine(e.Text)
+			}
+		case server.EventApprovalRequested:
+			if !slices.ContainsFunc(m.asks, func(r server.Request) bool { return r.ID == e.Text }) {
+				m.asks = append(m.asks, m.approvalRequest(e))
+			}
+		case server.EventApprovalResolved:
+			n := len(m.asks)
+			m.asks = slices.DeleteFunc(m.asks, func(r server.Request) bool { return r.ID == e.Text })
+			if len(m.asks) < n && e.Status != server.ApprovalCancelled {
+				m.view.line(m.view.style(fmt.Sprintf("(%s was %s elsewhere)", e.Tool, e.Status), dim))
+			}
+		}
+		m.view.event(e)
+		switch e.Type {
+		case loop.EventRunEnded:
+			m.running, m.cancelling, m.asks, m.mine = false, false, nil, nil
+			switch e.StopReason {
+			case loop.StopCancelled:
+				m.view.line(m.view.style("cancelled", yellow))
+			case loop.StopError:
+				// Said once: the error event was shown already.
+				if e.Error != "" && e.Error != m.view.lastError {
+					m.view.line(m.view.style("error: "+e.Error, red))
+					m.view.lastError = e.Error
+				}
+			}
+		case loop.EventToolOutputDelta:
+			m.sandboxUp = true
+		case loop.EventToolResult:
+			if e.Tool == "code_execution_tool" {
+				m.sandboxUp = true
+			}
+		}
+		if !m.cancelling {
+			if s, ok := m.waitingFor(e); ok {
+				m.status = s
+			}
+		}
+	}
+}
+
+// waitingFor says what Zero waits for after event e ("" for nothing: output
+// arrived); false leaves it as it was.
+func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
+	switch e.Type {
+	case loop.EventRunStarted, loop.EventTurnStarted, loop.EventIntervention, loop.EventSubordinateStarted, loop.EventSubordinateEnded:
+		return "waiting for the model", true
+	case loop.EventHeadline:
+		return firstLineOf(e.Text), true // the model writes the tool call
+	case loop.EventToolStarted:
+		switch {
+		case e.Tool == "code_execution_tool" && m.docker && !m.sandboxUp:
+			return "starting the sandbox", true
+		case e.Tool == "code_execution_tool":
+			return "running the command", true
+		case e.Tool == "call_subordinate", e.Tool == "response":
+			return "", true
+		}
+		return "running " + e.Tool, true
+	case loop.EventToolResult:
+		if e.Tool == "response" {
+			return "", true
+		}
+		return "waiting for the model", true
+	case loop.EventReasoningDelta, loop.EventThoughtsDelta, loop.EventResponseDelta, loop.EventResponse,
+		loop.EventToolCall, loop.EventToolOutputDelta, loop.EventRunEnded, loop.EventError, server.EventApprovalRequested:
+		return "", true
+	}
+	return "", false
+}
+
+// approvalRequest is the request an approval_requested event announces:
+// the broker's, with the whole subject, while it waits.
+func (m *chatUI) approvalRequest(e loop.Event) server.Request {
+	if b := m.h.manager.Approvals(); b != nil {
+		for _, r := range b.Pending(e.Session) {
+			if r.ID == e.Text {
+				return r
+			}
+		}
+	}
+	r := server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Title: e.Title}
+	// The title is "tool: subject" (the subject clipped).
+	if _, subject, ok := strings.Cut(e.Title, ": "); ok {
+		r.Subject = subject
+	}
+	return r
+}
+
+// spinCmd starts the spinner's ticks when there is something to wait for
+// and they are not going.
+func (m *chatUI) spinCmd() tea.Cmd {
+	if m.status == "" || m.spinning {
+		return nil
+	}
+	m.spinning = true
+	return m.spin.Tick
+}
+
+// View implements tea.Model.
+func (m *chatUI) View() string {
+	if m.quitting {
+		return ""
+	}
+	var b strings.Builder
+	if part := m.out.view(); part != "" {
+		b.WriteString(part + "\n")
+	}
+	if m.status != "" && len(m.asks) == 0 {
+		b.WriteString(m.spin.View() + " " + m.view.style(m.status+"…", dim) + "\n")
+	}
+	if len(m.asks) > 0 {
+		b.WriteString(m.view.style(question(m.asks[0]), bold, yellow))
+		return b.String()
+	}
+	b.WriteString(m.input.View())
+	hint := "Enter sends · /help · Ctrl-D leaves"
+	if m.running {
+		hint = "the agent is working: a message you send now goes to it · Ctrl-C cancels the run"
+	}
+	b.WriteString("\n" + m.view.style(hint, dim))
+	return b.String()
+}
+
+// print queues lines to go above the prompt area.
+func (m *chatUI) print(lines ...string) { m.queue = append(m.queue, lines...) }
+
+// flush hands the queued lines to Bubble Tea. A print command runs on a
+// goroutine of its own, so two could overtake each other: one is on its
+// way at a time, and the next waits for its printedMsg.
+func (m *chatUI) flush() tea.Cmd {
+	switch {
+	case m.printing:
+		return nil
+	case len(m.queue) > 0:
+		text := strings.Join(m.queue, "\n")
+		m.queue, m.printing = nil, true
+		return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+	case m.quitting:
+		return tea.Quit
+	}
+	return nil
+}
+
+// leave ends the chat once everything is printed; a run going on is
+// cancelled (the host closes its session).
+func (m *chatUI) leave(code int) tea.Cmd {
+	if m.running && m.sess != nil {
+		m.sess.Cancel()
+	}
+	m.print(m.out.end()...)
+	m.quitting, m.code = true, code
+	return nil // Update flushes, then quits
+}
+
+// command runs a slash command.
+func (m *chatUI) command(text string) tea.Cmd {
+	name, arg, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	arg = strings.TrimSpace(arg)
+	say := m.say
+	busy := func() bool {
+		if m.running {
+			say(m.view.style("a run is going on: wait for it to end, or Ctrl-C to cancel it", yellow))
+		}
+		return m.running
+	}
+	switch name {
+	case "help", "?":
+		for _, l := range strings.Split(chatHelp, "\n") {
+			say(l)
+		}
+	case "exit", "quit", "q":
+		return m.leave(0)
+	case "reset", "new", "clear":
+		if busy() {
+			return nil
+		}
+		spec := server.SessionSpec{Roots: []string{m.ws}}
+		if m.sess != nil {
+			old := m.sess.Spec()
+			spec.Profile, spec.Model = old.Profile, old.Model
+		}
+		sess, err := m.h.manager.Create(m.ctx, spec)
+		if err != nil {
+			say(m.view.style("error: "+err.Error(), red))
+			return nil
+		}
+		m.attach(sess, false)
+		say(m.view.style("a new conversation: the agent starts afresh", dim))
+	case "profile":
+		m.profileCommand(arg, busy)
+	case "sessions":
+		m.sessionsCommand()
+	case "load":
+		if arg == "" {
+			say("/load ID: which session? /sessions lists them")
+			return nil
+		}
+		if busy() {
+			return nil
+		}
+		id := m.sessionID(arg)
+		if m.sess != nil && id == m.sess.ID() {
+			say(m.view.style("that is this session", dim))
+			return nil
+		}
+		sess, err := m.h.manager.Get(id)
+		if err != nil {
+			say(m.view.style("error: "+err.Error(), red))
+			return nil
+		}
+		m.attach(sess, true)
+	default:
+		say(m.view.style(fmt.Sprintf("unknown command /%s: /help lists them (//%s sends the text as a message)", name, name), yellow))
+	}
+	return nil
+}
+
+const chatHelp = `Type a message and press Enter; while the agent works, a message you send is given to it at its next step.
+  /reset            a new session: the agent starts afresh
+  /profile [NAME]   switch this session's profile, or show the current one and the others
+  /sessions         the sessions of this workspace
+  /load ID          switch to a session (an id prefix is enough) and show its conversation
+  /help             this help
+  /exit             leave (so do Ctrl-D and Ctrl-C at an empty prompt when no run is going on)
+Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Ctrl-C cancels the run
+(twice: leaves), or clears what you typed · Ctrl-Z suspends
+When the agent asks before a tool runs, answer y (yes), n (no) or a (always, for the rest of the session).`
+
+// say prints a line of the chat's own, wrapped at the terminal's width.
+func (m *chatUI) say(s string) {
+	for _, l := range m.wrap(s) {
+		m.view.line(l)
+	}
+}
+
+// wrap cuts s into rows of the terminal's width, at spaces where it can.
+func (m *chatUI) wrap(s string) []string {
+	if m.width > 0 {
+		s = ansi.Wrap(s, m.width, "")
+	}
+	return strings.Split(s, "\n")
+}
+
+func (m *chatUI) profileCommand(arg string, busy func() bool) {
+	say := m.say
+	if arg == "" {
+		cur := m.profileOf(m.sess)
+		say("profile " + m.view.style(cur, bold) + "; the profiles:")
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, p := range m.h.catalog.Profiles() {
+			mark := "  "
+			if p.ID == cur {
+				mark = "* "
+			}
+			fmt.Fprintf(tw, "%s%s\t%s\n", mark, p.ID, firstLineOf(p.Description))
+		}
+		tw.Flush()
+		for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+			if m.width > 1 {
+				l = ansi.Truncate(l, m.width-1, "…")
+			}
+			m.view.line(l)
+		}
+		return
+	}
+	if m.sess == nil || busy() {
+		return
+	}
+	if err := m.sess.Configure(m.ctx, arg, ""); err != nil {
+		say(m.view.style("error: "+err.Error(), red))
+		return
+	}
+	say(m.view.style("profile "+arg+" from the next message on", dim))
+}
+
+// profileOf is the profile a session's agent 0 has.
+func (m *chatUI) profileOf(sess *server.Session) string {
+	if sess != nil {
+		if p := sess.Spec().Profile; p != "" {
+			return p
+		}
+	}
+	if a, err := m.h.app([]string{m.ws}); err == nil {
+		return a.cfg.Profile
+	}
+	return ""
+}
+
+func (m *chatUI) sessionsCommand() {
+	infos := workspaceSessions(m.h.manager.List(), m.ws)
+	if len(infos) == 0 {
+		m.view.line("no sessions in this workspace yet")
+		return
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tUPDATED\tRUNS\tTITLE")
+	now := time.Now()
+	for _, in := range infos {
+		mark := "  "
+		if m.sess != nil && in.ID == m.sess.ID() {
+			mark = "* "
+		}
+		title := cmp.Or(in.Title, "(no message yet)")
+		if in.Running {
+			title += " (running)"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\n", mark, in.ID, ago(now, in.Updated), in.Runs, title)
+	}
+	tw.Flush()
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		if m.width > 1 {
+			l = ansi.Truncate(l, m.width-1, "…")
+		}
+		m.view.line(l)
+	}
+}
+
+// sessionID resolves an id prefix among the workspace's sessions (the
+// argument as it is when it is no unique prefix).
+func (m *chatUI) sessionID(arg string) string {
+	var found []string
+	for _, in := range workspaceSessions(m.h.manager.List(), m.ws) {
+		if in.ID == arg {
+			return arg
+		}
+		if strings.HasPrefix(in.ID, arg) {
+			found = append(found, in.ID)
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	return arg
+}
+
+// transcript is a session's conversation, briefly: the user's messages and
+// the agent's answers of its last exchanges, each cut to a few lines.
+func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
+	const keep = 20 // entries
+	var entries [][]string
+	brief := func(s string, style ...string) []string {
+		lines := strings.Split(strings.TrimSpace(s), "\n")
+		if len(lines) > 4 {
+			lines = append(lines[:3], "…")
+		}
+		for i, l := range lines {
+			lines[i] = m.view.style(loop.Clip(l, 300), style...)
+		}
+		return lines
+	}
+	user := func(s string) []string {
+		lines := brief(s, bold)
+		for i := range lines {
+			prefix := "  "
+			if i == 0 {
+				prefix = "› "
+			}
+			lines[i] = prefix + lines[i]
+		}
+		return lines
+	}
+	for _, e := range evs {
+		switch {
+		case e.Type == loop.EventRunStarted, e.Type == loop.EventIntervention:
+			entries = append(entries, user(e.Text))
+		case e.Type == loop.EventResponse && e.Agent == 0:
+			entries = append(entries, brief(e.Text))
+		case e.Type == loop.EventRunEnded && e.StopReason == loop.StopCancelled:
+			entries = append(entries, []string{m.view.style("(cancelled)", yellow)})
+		case e.Type == loop.EventRunEnded && e.StopReason == loop.StopError:
+			entries = append(entries, []string{m.view.style("error: "+firstLineOf(e.Error), red)})
+		}
+	}
+	runs := fmt.Sprintf("%d runs", info.Runs)
+	if info.Runs == 1 {
+		runs = "1 run"
+	}
+	out := []string{m.view.style(fmt.Sprintf("session %s: %s (%s, updated %s)", info.ID, cmp.Or(info.Title, "no message yet"), runs, ago(time.Now(), info.Updated)), dim)}
+	if n := len(entries) - keep; n > 0 {
+		out = append(out, m.view.style(fmt.Sprintf("… %d earlier", n), dim))
+		entries = entries[n:]
+	}
+	for _, e := range entries {
+		for _, l := range e {
+			out = append(out, m.wrap(l)...)
+		}
+	}
+	return out
+}
+
+// ago says how long ago t was, for listings.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case t.IsZero():
+		return "-"
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	case now.Year() == t.Year():
+		return t.Local().Format("Jan 2 15:04")
+	}
+	return t.Local().Format("2006-01-02")
+}

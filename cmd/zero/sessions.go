@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/store"
+)
+
+const sessionsUsage = `Usage:
+  zero sessions [ls] [--all] [--workspace DIR]   list the stored sessions of this workspace (or of all)
+  zero sessions show ID                          print a session as a readable transcript
+  zero sessions export ID                        print a session (settings, events, histories) as JSON
+  zero sessions rm ID...                         delete sessions and their spilled output
+
+Sessions are kept in $ZERO_STORE, else $XDG_DATA_HOME/zero/zero.db (~/.local/share/zero/zero.db).
+Continue one with zero run --continue (the last of this workspace) or --session ID,
+or load it in an editor (ACP session/load, LSP zero/loadSession, MCP zero_start with session).
+`
+
+// sessionsCommand lists, shows, exports and removes stored sessions.
+func sessionsCommand(args []string, stdout, stderr io.Writer) int {
+	sub := "ls"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		sub, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("zero sessions "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, sessionsUsage) }
+	all := fs.Bool("all", false, "list the sessions of every workspace")
+	wsFlag := fs.String("workspace", "", "the workspace whose sessions to list (default: the current directory)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	st, code := openStoreFor("zero sessions", stderr)
+	if st == nil {
+		return code
+	}
+	defer st.Close()
+	switch sub {
+	case "ls", "list":
+		if fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "zero sessions ls: unexpected argument %q\n", fs.Arg(0))
+			return 2
+		}
+		ws := ""
+		if !*all {
+			dir, err := resolveWorkspace(*wsFlag)
+			if err != nil {
+				fmt.Fprintln(stderr, "zero:", err)
+				return 2
+			}
+			ws = dir
+		}
+		return listSessions(st, ws, stdout, stderr)
+	case "show", "export":
+		if fs.NArg() != 1 {
+			fmt.Fprintf(stderr, "zero sessions %s: want one session id\n", sub)
+			return 2
+		}
+		return showSession(st, fs.Arg(0), sub == "export", stdout, stderr)
+	case "rm", "delete":
+		if fs.NArg() == 0 {
+			fmt.Fprintln(stderr, "zero sessions rm: want the ids of the sessions to delete (zero sessions lists them)")
+			return 2
+		}
+		code := 0
+		for _, id := range fs.Args() {
+			if err := removeSession(st, id); err != nil {
+				fmt.Fprintln(stderr, "zero:", err)
+				code = 1
+				continue
+			}
+			fmt.Fprintf(stdout, "deleted %s\n", id)
+		}
+		return code
+	}
+	fmt.Fprintf(stderr, "zero sessions: unknown subcommand %q\n\n%s", sub, sessionsUsage)
+	return 2
+}
+
+// openStoreFor opens the session store for a command that needs it.
+func openStoreFor(name string, stderr io.Writer) (*store.Store, int) {
+	path := os.Getenv("ZERO_STORE")
+	if path == "off" {
+		fmt.Fprintf(stderr, "%s: ZERO_STORE=off: no sessions are kept\n", name)
+		return nil, 1
+	}
+	if path == "" {
+		p, err := store.DefaultPath()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return nil, 1
+		}
+		path = p
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return nil, 1
+	}
+	return st, 0
+}
+
+func listSessions(st *store.Store, ws string, stdout, stderr io.Writer) int {
+	list, err := st.Sessions(store.ListOptions{Workspace: ws})
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	if len(list) == 0 {
+		where := "this workspace (" + ws + ")"
+		if ws == "" {
+			where = "any workspace"
+		}
+		fmt.Fprintf(stdout, "no sessions in %s; --all lists every workspace's\n", where)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	head := "ID\tUPDATED\tRUNS\tPROFILE\tTITLE"
+	if ws == "" {
+		head += "\tWORKSPACE"
+	}
+	fmt.Fprintln(tw, head)
+	for _, s := range list {
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", s.ID, s.Updated.Local().Format(time.DateTime), s.Runs, s.Profile, loop.Clip(s.Title, 60))
+		if ws == "" {
+			line += "\t" + s.Workspace
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if err := tw.Flush(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// sessionExport is `zero sessions export`'s JSON.
+type sessionExport struct {
+	Session   store.Session                `json:"session"`
+	Events    []json.RawMessage            `json:"events"`
+	Histories map[string]loop.HistoryState `json:"histories"`
+}
+
+func showSession(st *store.Store, id string, asJSON bool, stdout, stderr io.Writer) int {
+	rec, err := st.Session(id)
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(stderr, "zero: no session %q (zero sessions --all lists them)\n", id)
+		return 1
+	} else if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	stored, err := st.Events(id, 0, 0)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	if asJSON {
+		out := sessionExport{Session: rec, Events: make([]json.RawMessage, 0, len(stored)), Histories: map[string]loop.HistoryState{}}
+		for _, e := range stored {
+			out.Events = append(out.Events, json.RawMessage(e.Data))
+		}
+		agents, err := st.Agents(id)
+		if err != nil {
+			fmt.Fprintln(stderr, "zero:", err)
+			return 1
+		}
+		for _, n := range agents {
+			h, err := st.History(id, n)
+			if err != nil {
+				fmt.Fprintln(stderr, "zero:", err)
+				return 1
+			}
+			out.Histories[fmt.Sprint(n)] = server.HistoryState(h)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return 1
+		}
+		return 0
+	}
+	evs := make([]loop.Event, 0, len(stored))
+	for _, se := range stored {
+		var e loop.Event
+		if json.Unmarshal(se.Data, &e) == nil {
+			evs = append(evs, e)
+		}
+	}
+	info := server.Info{ID: rec.ID, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model, Title: rec.Title,
+		Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq}
+	fmt.Fprint(stdout, server.Transcript(info, evs))
+	return 0
+}
+
+// removeSession deletes a stored session that no live process holds, and
+// its spilled output.
+func removeSession(st *store.Store, id string) error {
+	rec, err := st.Session(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no session %q (zero sessions --all lists them)", id)
+	} else if err != nil {
+		return err
+	}
+	if err := st.Claim(id, os.Getpid()); err != nil {
+		if errors.Is(err, store.ErrBusy) {
+			return fmt.Errorf("session %s is open in another zero process; close it there first", id)
+		}
+		return err
+	}
+	if err := st.DeleteSession(id); err != nil {
+		return err
+	}
+	if rec.Workspace != "" {
+		removeSpill(rec.Workspace, id)
+	}
+	return nil
+}

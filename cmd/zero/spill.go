@@ -1,0 +1,125 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Tool results too long for history are kept whole where the agent's shell
+// can read them: the workspace's .zero/output/<session>/ for a container
+// (it sees only the workspace), a private temporary folder for the local
+// backend. They go when their session is deleted, and each session's folder
+// keeps at most spillBudget bytes, the oldest files going first.
+
+// spillBudget bounds the spilled output one session keeps.
+const spillBudget = 256 << 20
+
+// spillDirs are the folders a session's spilled output may be in, as
+// (root, folder inside root): the workspace's, written through an os.Root
+// because the agent can write the workspace, and the temporary one.
+func spillDirs(ws, id string) [][2]string {
+	return [][2]string{
+		{ws, filepath.Join(".zero", "output", id)},
+		{os.TempDir(), "zero-" + id},
+	}
+}
+
+// spill writes one result and returns its path.
+func spill(ws, id string, inWorkspace bool, name, text string) (string, error) {
+	dirs := spillDirs(ws, id)
+	d := dirs[1]
+	if inWorkspace {
+		d = dirs[0]
+	}
+	path, err := spillInto(d[0], d[1], name, text)
+	if err != nil {
+		return "", err
+	}
+	trimSpill(d[0], d[1], name, spillBudget)
+	return path, nil
+}
+
+// spillInto writes text to root/dir/name without ever leaving root (the
+// agent could have made .zero/output a link to a folder of yours), and
+// returns the file's path.
+func spillInto(root, dir, name, text string) (string, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	if err := r.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	rel := filepath.Join(dir, name)
+	if err := r.WriteFile(rel, []byte(text), 0o600); err != nil {
+		return "", err
+	}
+	return filepath.Join(root, rel), nil
+}
+
+// trimSpill removes the oldest regular files of root/dir, but never keep
+// (the one just written), until they hold at most budget bytes. Best
+// effort: spilled output is a convenience.
+func trimSpill(root, dir, keep string, budget int64) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	entries, err := fs.ReadDir(r.FS(), filepath.ToSlash(dir))
+	if err != nil {
+		return
+	}
+	type file struct {
+		name string
+		info fs.FileInfo
+	}
+	var files []file
+	var total int64
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name() == keep {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		files = append(files, file{e.Name(), info})
+		total += info.Size()
+	}
+	if info, err := r.Lstat(filepath.Join(dir, keep)); err == nil {
+		total += info.Size()
+	}
+	slices.SortFunc(files, func(a, b file) int {
+		return cmp.Or(a.info.ModTime().Compare(b.info.ModTime()), cmp.Compare(a.name, b.name))
+	})
+	for _, f := range files {
+		if total <= budget {
+			return
+		}
+		if err := r.Remove(filepath.Join(dir, f.name)); err == nil || errors.Is(err, fs.ErrNotExist) {
+			total -= f.info.Size()
+		}
+	}
+}
+
+// removeSpill removes a deleted session's spilled output, never leaving
+// the roots it is in.
+func removeSpill(ws, id string) {
+	for _, d := range spillDirs(ws, id) {
+		if d[0] == "" {
+			continue
+		}
+		r, err := os.OpenRoot(d[0])
+		if err != nil {
+			continue
+		}
+		_ = r.RemoveAll(d[1]) // best effort, as above
+		r.Close()
+	}
+}

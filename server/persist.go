@@ -1,0 +1,188 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/store"
+)
+
+// Persistence: with Options.Store set, a session is written to the store as
+// it happens (its settings, every event, every change to its agents'
+// histories) and a session of an earlier process is loaded from the store
+// the first time a face asks for it. The store queues writes, so the run
+// never waits for the disk; a kill loses at most the last few milliseconds.
+
+// storeLog is a Log that keeps the newest events in memory, for the faces
+// that follow the run, and every event in the store, for replays after a
+// restart and for followers that fell behind the memory.
+type storeLog struct {
+	mem *memLog
+	st  *store.Store
+	id  string
+}
+
+func newStoreLog(st *store.Store, id string, limit int, tail []loop.Event, last int64) *storeLog {
+	mem := NewMemLog(limit).(*memLog)
+	if len(tail) > mem.limit {
+		tail = tail[len(tail)-mem.limit:]
+	}
+	mem.buf = append(mem.buf, tail...)
+	mem.last = last
+	return &storeLog{mem: mem, st: st, id: id}
+}
+
+func (l *storeLog) Append(e loop.Event) loop.Event {
+	e = l.mem.Append(e)
+	data, err := json.Marshal(e)
+	if err != nil { // an Event always marshals; keep the record anyway
+		data, _ = json.Marshal(loop.Event{Seq: e.Seq, Session: e.Session, Agent: e.Agent, Type: e.Type, Time: e.Time, Text: err.Error()})
+	}
+	l.st.AppendEvent(l.id, store.Event{Seq: e.Seq, Type: string(e.Type), Agent: e.Agent, Data: data})
+	return e
+}
+
+func (l *storeLog) Since(since int64) ([]loop.Event, int64) {
+	evs, last := l.mem.Since(since)
+	if len(evs) == 0 || evs[0].Seq <= since+1 {
+		return evs, last
+	}
+	// The memory no longer holds the oldest wanted: read them from the
+	// store (they were written long ago, but the queue may still hold some).
+	if err := l.st.Flush(); err != nil {
+		return evs, last
+	}
+	old, err := l.st.Events(l.id, since, int(evs[0].Seq-since-1))
+	if err != nil {
+		return evs, last
+	}
+	out := make([]loop.Event, 0, len(old)+len(evs))
+	for _, se := range old {
+		if se.Seq >= evs[0].Seq {
+			break
+		}
+		e, err := decodeEvent(se)
+		if err != nil {
+			continue
+		}
+		out = append(out, e)
+	}
+	return append(out, evs...), last
+}
+
+func decodeEvent(se store.Event) (loop.Event, error) {
+	var e loop.Event
+	if err := json.Unmarshal(se.Data, &e); err != nil {
+		return loop.Event{}, fmt.Errorf("event %d: %w", se.Seq, err)
+	}
+	e.Seq = se.Seq
+	return e, nil
+}
+
+// HistoryState is a stored history in the engine's terms.
+func HistoryState(h store.History) loop.HistoryState {
+	var out loop.HistoryState
+	for _, m := range h.Messages {
+		out.Messages = append(out.Messages, loop.HistoryMessage{N: m.N, Topic: m.Topic, AI: m.AI, Content: m.Content, Tokens: m.Tokens})
+	}
+	for _, s := range h.Summaries {
+		out.Summaries = append(out.Summaries, loop.HistorySummary{ID: s.ID, Kind: s.Kind, From: s.From, To: s.To, Content: s.Content, Tokens: s.Tokens})
+	}
+	return out
+}
+
+// journal writes an engine session's history changes to the store.
+type journal struct {
+	st *store.Store
+	id string
+}
+
+func (j journal) AddMessage(agent int, m loop.HistoryMessage) {
+	j.st.AddMessage(j.id, agent, store.Message{N: m.N, Topic: m.Topic, AI: m.AI, Content: m.Content, Tokens: m.Tokens})
+}
+
+func (j journal) AddSummary(agent int, s loop.HistorySummary) {
+	j.st.AddSummary(j.id, agent, store.Summary{ID: s.ID, Kind: s.Kind, From: s.From, To: s.To, Content: s.Content, Tokens: s.Tokens})
+}
+
+func (j journal) CountTokens(agent, n, tokens int) { j.st.SetTokens(j.id, agent, n, tokens) }
+
+// record is the session's row in the store.
+func (s *Session) record() store.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	spec := s.spec
+	ws := ""
+	if len(spec.Roots) > 0 {
+		ws = spec.Roots[0]
+	}
+	return store.Session{ID: spec.ID, Workspace: ws, Roots: slices.Clone(spec.Roots), Profile: spec.Profile, Model: spec.Model,
+		Title: s.title, Created: s.created, Updated: s.now(), Runs: s.runs}
+}
+
+// persist queues the session's settings (title, runs, profile, model).
+func (s *Session) persist() {
+	if s.store != nil {
+		s.store.UpdateSession(s.record())
+	}
+}
+
+// interrupted is the error of a run its process did not live to end.
+const interrupted = "interrupted: Zero stopped before this run ended (the process was killed or crashed); what it did after the last saved step is lost"
+
+// closeInterrupted ends, in the log, a run that was going on when an
+// earlier process died: its open tool calls fail and the run ends with a
+// clear error, so no face replays it as if it had completed. It reports
+// whether there was such a run.
+func closeInterrupted(tail []loop.Event, emit func(loop.Event)) bool {
+	start := -1
+	for i := len(tail) - 1; i >= 0; i-- {
+		if t := tail[i].Type; t == loop.EventRunEnded {
+			return false
+		} else if t == loop.EventRunStarted {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return false
+	}
+	open := map[string]loop.Event{}
+	var order []string
+	for _, e := range tail[start:] {
+		switch e.Type {
+		case loop.EventToolCall:
+			if _, ok := open[e.Item]; !ok {
+				order = append(order, e.Item)
+			}
+			open[e.Item] = e
+		case loop.EventToolResult:
+			delete(open, e.Item)
+		}
+	}
+	for _, item := range order {
+		if call, ok := open[item]; ok {
+			emit(loop.Event{Type: loop.EventToolResult, Agent: call.Agent, Item: item, Tool: call.Tool, Method: call.Method,
+				Status: loop.ToolFailed, Text: "interrupted: Zero stopped while this tool ran"})
+		}
+	}
+	emit(loop.Event{Type: loop.EventRunEnded, Item: tail[start].Item, StopReason: loop.StopError, Error: interrupted})
+	return true
+}
+
+// interruptedNote is what agent 0's history is told about such a run.
+const interruptedNote = "[The previous run was interrupted: Zero stopped before it ended, so its last steps may be missing. Check the state of what it was doing before you go on.]"
+
+// errBusyElsewhere explains a session held by another live process.
+func errBusyElsewhere(id string, err error) error {
+	if errors.Is(err, store.ErrBusy) {
+		return fmt.Errorf("session %s is open in another zero process; close it there first: %w", id, err)
+	}
+	return fmt.Errorf("session %s: %w", id, err)
+}
+
+var pid = os.Getpid()

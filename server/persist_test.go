@@ -1,0 +1,289 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/store"
+)
+
+// stored is one "process": a store opened on a database file and a
+// manager over it, with a fake model.
+type stored struct {
+	st      *store.Store
+	m       *Manager
+	model   *fakeModel
+	deleted []string
+	once    sync.Once
+}
+
+func openStored(t *testing.T, path, ws string, model *fakeModel, logLimit int) *stored {
+	t.Helper()
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatalf("store.Open: %v", err)
+	}
+	p := &stored{st: st, model: model}
+	set, err := hooks.Resolve(loop.Builtins(), nil, hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := func(_ context.Context, spec SessionSpec) (loop.Setup, error) {
+		return loop.Setup{Profile: spec.Profile, Model: model, Prompts: profiles.New(),
+			Tools: []loop.Tool{responseTool, &execTool{}}, Hooks: set}, nil
+	}
+	p.m = NewManager(Options{
+		Setup:     setup,
+		Store:     st,
+		Workspace: ws,
+		LogLimit:  logLimit,
+		OnDelete:  func(spec SessionSpec) { p.deleted = append(p.deleted, spec.ID) },
+		NewSession: func(ctx context.Context, spec SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+			s, err := setup(ctx, spec)
+			if err != nil {
+				return nil, err
+			}
+			return loop.NewSession(spec.ID, loop.Config{Setup: s, Workspace: spec.Roots[0], Journal: spec.Journal,
+				Limits: loop.Limits{CriticalRetryDelay: time.Millisecond}}, sink), nil
+		},
+	})
+	t.Cleanup(p.close)
+	return p
+}
+
+// close ends the process cleanly.
+func (p *stored) close() {
+	p.once.Do(func() {
+		p.m.CloseAll()
+		p.st.Close()
+	})
+}
+
+func allText(evs []loop.Event, typ loop.EventType) string {
+	var b strings.Builder
+	for _, e := range evs {
+		if e.Type == typ {
+			b.WriteString(e.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestStoredSessionOutlivesTheProcess(t *testing.T) {
+	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
+	one := openStored(t, path, ws, &fakeModel{replies: []reply{{content: respond("noted")}}}, 0)
+	s, err := one.m.Create(testCtx(t), SessionSpec{Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID()
+	if res, _ := s.Prompt(testCtx(t), "remember the word pomegranate"); res.Err != nil {
+		t.Fatalf("first run: %v", res.Err)
+	}
+	before, _ := s.Events(0)
+	one.close()
+
+	two := openStored(t, path, ws, &fakeModel{replies: []reply{{content: respond("pomegranate")}}}, 0)
+	list := two.m.List()
+	if len(list) != 1 || list[0].ID != id || list[0].Runs != 1 || !strings.Contains(list[0].Title, "pomegranate") {
+		t.Fatalf("List after a restart = %+v, want the session with its title and run", list)
+	}
+	s2, err := two.m.Get(id)
+	if err != nil {
+		t.Fatalf("Get after a restart: %v", err)
+	}
+	replay, _ := s2.Events(0)
+	if len(replay) != len(before) || !strings.Contains(allText(replay, loop.EventResponse), "noted") {
+		t.Fatalf("replay has %d events (want %d) and answers %q", len(replay), len(before), allText(replay, loop.EventResponse))
+	}
+	res, _ := s2.Prompt(testCtx(t), "which word did I ask you to remember?")
+	if res.Err != nil || res.Run != 2 {
+		t.Fatalf("follow-up: run %d, %v", res.Run, res.Err)
+	}
+	if got := two.model.requestText(0); !strings.Contains(got, "remember the word pomegranate") || !strings.Contains(got, "noted") {
+		t.Fatalf("the follow-up's request lacks the earlier turn:\n%s", got)
+	}
+	after, _ := s2.Events(0)
+	for i, e := range after {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has Seq %d: the log must continue where the earlier process stopped", i, e.Seq)
+		}
+	}
+}
+
+func TestInterruptedRunIsClosedOnLoad(t *testing.T) {
+	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
+	started := make(chan struct{})
+	model := &fakeModel{replies: []reply{{content: execCall("sleep 1000")}, blocking(started)}}
+	one := openStored(t, path, ws, model, 0)
+	s, err := one.m.Create(testCtx(t), SessionSpec{Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Send("build the thing"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	// The process dies here: nothing more is written. (The first store's
+	// queue is flushed, as the writer would have done within milliseconds.)
+	if err := one.st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	cut := s.Cursor()
+
+	two := openStored(t, path, ws, &fakeModel{replies: []reply{{content: respond("starting over")}}}, 0)
+	s2, err := two.m.Get(s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s2.Events(cut)
+	if len(evs) == 0 {
+		t.Fatal("no events close the interrupted run")
+	}
+	end := evs[len(evs)-1]
+	if end.Type != loop.EventRunEnded || end.StopReason != loop.StopError || !strings.Contains(end.Error, "interrupted") {
+		t.Fatalf("the interrupted run ends with %+v, want run_ended with an interrupted error", end)
+	}
+	res, _ := s2.Prompt(testCtx(t), "go on")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := two.model.requestText(0); !strings.Contains(got, "build the thing") || !strings.Contains(got, "interrupted") {
+		t.Fatalf("the next request should carry the earlier message and the interruption note:\n%s", got)
+	}
+	// A second load (another restart) does not close it again.
+	two.close()
+	three := openStored(t, path, ws, &fakeModel{}, 0)
+	s3, err := three.m.Get(s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := s3.Events(0)
+	ends := 0
+	for _, e := range all {
+		if e.Type == loop.EventRunEnded && strings.Contains(e.Error, "interrupted") {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Fatalf("%d interrupted markers, want 1", ends)
+	}
+}
+
+func TestStoredLogServesFollowersBeyondMemory(t *testing.T) {
+	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
+	one := openStored(t, path, ws, &fakeModel{replies: []reply{
+		{content: execCall("one")}, {content: execCall("two")}, {content: respond("done")}}}, 4)
+	s, err := one.m.Create(testCtx(t), SessionSpec{Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := s.Prompt(testCtx(t), "work"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	evs, last := s.Events(0)
+	if int64(len(evs)) != last || evs[0].Seq != 1 {
+		t.Fatalf("Events(0) returned %d events up to %d, first %d: the store must fill what memory dropped", len(evs), last, evs[0].Seq)
+	}
+	b, err := s.Follow(0).Next(testCtx(t))
+	if err != nil || b.Missed != 0 {
+		t.Fatalf("a follower from 0 missed %d events (%v)", b.Missed, err)
+	}
+}
+
+func TestDeleteAndWorkspaceScope(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zero.db")
+	wsA, wsB := t.TempDir(), t.TempDir()
+	a := openStored(t, path, wsA, &fakeModel{replies: []reply{{content: respond("a")}}}, 0)
+	sa, err := a.m.Create(testCtx(t), SessionSpec{Roots: []string{wsA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := sa.Prompt(testCtx(t), "in A"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	a.close()
+
+	b := openStored(t, path, wsB, &fakeModel{}, 0)
+	if l := b.m.List(); len(l) != 0 {
+		t.Fatalf("workspace B lists %+v: another workspace's sessions are not listed unless asked", l)
+	}
+	if l := b.m.ListWith(ListOptions{Workspace: wsA}); len(l) != 1 || l[0].ID != sa.ID() {
+		t.Fatalf("ListWith(A) = %+v", l)
+	}
+	if l := b.m.ListWith(ListOptions{All: true}); len(l) != 1 {
+		t.Fatalf("ListWith(All) = %+v", l)
+	}
+	if err := b.m.Delete(sa.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(b.deleted, []string{sa.ID()}) {
+		t.Fatalf("OnDelete saw %v", b.deleted)
+	}
+	if _, err := b.m.Get(sa.ID()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get after Delete: %v, want ErrNotFound", err)
+	}
+	if err := b.m.Delete(sa.ID()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second Delete: %v, want ErrNotFound", err)
+	}
+}
+
+func TestResetForgetsTheStoredHistory(t *testing.T) {
+	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
+	one := openStored(t, path, ws, &fakeModel{replies: []reply{{content: respond("ok")}}}, 0)
+	s, err := one.m.Create(testCtx(t), SessionSpec{Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := s.Prompt(testCtx(t), "the secret word is zucchini"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	one.close()
+	two := openStored(t, path, ws, &fakeModel{replies: []reply{{content: respond("no idea")}}}, 0)
+	s2, err := two.m.Get(s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := s2.Prompt(testCtx(t), "what is the word?"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := two.model.requestText(0); strings.Contains(got, "zucchini") {
+		t.Fatalf("a reset session brought its old history back:\n%s", got)
+	}
+}
+
+// A session open in one process is not taken by another.
+func TestStoredSessionIsHeldByOneProcess(t *testing.T) {
+	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
+	one := openStored(t, path, ws, &fakeModel{}, 0)
+	s, err := one.m.Create(testCtx(t), SessionSpec{Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pretend the claim is another live process's: the test's parent.
+	if err := one.st.Release(s.ID(), pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := one.st.Claim(s.ID(), parentPID()); err != nil {
+		t.Fatal(err)
+	}
+	two := openStored(t, path, ws, &fakeModel{}, 0)
+	if _, err := two.m.Get(s.ID()); !errors.Is(err, store.ErrBusy) {
+		t.Fatalf("Get of a session another process holds: %v, want store.ErrBusy", err)
+	}
+}
+
+func parentPID() int { return os.Getppid() }

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/zeroagent/zero/loop"
+)
+
+// maxTranscriptResult bounds a tool result's text in a transcript, in runes.
+const maxTranscriptResult = 4000
+
+// Transcript renders a session's event log as markdown: the user's
+// messages, headlines, tool calls with their results, and the answers.
+func Transcript(info Info, evs []loop.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Zero session %s\n\n", info.ID)
+	if len(info.Roots) > 0 {
+		fmt.Fprintf(&b, "Workspace: %s  \n", strings.Join(info.Roots, ", "))
+	}
+	if info.Profile != "" {
+		fmt.Fprintf(&b, "Profile: %s  \n", info.Profile)
+	}
+	fmt.Fprintf(&b, "Runs: %d\n", info.Runs)
+	who := func(agent int) string {
+		if agent == 0 {
+			return "Zero"
+		}
+		return fmt.Sprintf("Subordinate %d", agent)
+	}
+	for _, e := range evs {
+		switch e.Type {
+		case loop.EventRunStarted:
+			fmt.Fprintf(&b, "\n## User\n\n%s\n", e.Text)
+		case loop.EventIntervention:
+			fmt.Fprintf(&b, "\n## User (during the run)\n\n%s\n", e.Text)
+		case loop.EventHeadline:
+			fmt.Fprintf(&b, "\n_%s: %s_\n", who(e.Agent), e.Text)
+		case loop.EventToolCall:
+			if e.Tool == "response" {
+				continue
+			}
+			fmt.Fprintf(&b, "\n### %s calls %s\n", who(e.Agent), cmp.Or(e.Title, e.Tool))
+			if len(e.Args) > 0 {
+				args := e.Args
+				var v any
+				if json.Unmarshal(e.Args, &v) == nil {
+					if pretty, err := json.MarshalIndent(v, "", "  "); err == nil {
+						args = pretty
+					}
+				}
+				fmt.Fprintf(&b, "\n```json\n%s\n```\n", args)
+			}
+		case loop.EventToolResult:
+			if e.Tool == "response" {
+				continue
+			}
+			text := e.Text
+			if r := []rune(text); len(r) > maxTranscriptResult {
+				text = string(r[:maxTranscriptResult]) + "\n… (cut)"
+			}
+			fmt.Fprintf(&b, "\nResult (%s):\n\n```\n%s\n```\n", cmp.Or(e.Status, "completed"), strings.TrimRight(text, "\n"))
+			for _, d := range e.Diffs {
+				fmt.Fprintf(&b, "\nChanged %s\n", d.Path)
+			}
+		case EventApprovalRequested:
+			fmt.Fprintf(&b, "\n_Approval asked for %s (%s)_\n", cmp.Or(e.Title, e.Tool), e.Text)
+		case EventApprovalResolved:
+			fmt.Fprintf(&b, "\n_Approval %s: %s_\n", e.Text, e.Status)
+		case loop.EventResponse:
+			if e.Agent == 0 {
+				fmt.Fprintf(&b, "\n## Zero\n\n%s\n", e.Text)
+			} else {
+				fmt.Fprintf(&b, "\n**%s answered:** %s\n", who(e.Agent), e.Text)
+			}
+		case loop.EventWarning:
+			fmt.Fprintf(&b, "\n> Warning: %s\n", e.Text)
+		case loop.EventError:
+			fmt.Fprintf(&b, "\n> Error: %s\n", cmp.Or(e.Error, e.Text))
+		case loop.EventRunEnded:
+			if e.StopReason != loop.StopResponse {
+				fmt.Fprintf(&b, "\n_Run ended: %s%s_\n", e.StopReason, errSuffix(e.Error))
+			}
+		}
+	}
+	return b.String()
+}
+
+func errSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
