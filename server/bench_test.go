@@ -140,3 +140,59 @@ func benchManager(b *testing.B, model *fakeModel, persist bool) *Manager {
 	b.Cleanup(m.CloseAll)
 	return m
 }
+
+// BenchmarkLoadSession10000Events is what a face waits for when it loads a
+// stored session of 10,000 events (a long session: deltas joined): the
+// manager reads its row, its events and agent 0's history, decodes them and
+// builds the engine session; one op is one load in a fresh manager.
+func BenchmarkLoadSession10000Events(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "zero.db")
+	st, err := store.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	if err := st.CreateSession(store.Session{ID: "long", Workspace: "/ws", Roots: []string{"/ws"}, Created: now, Updated: now}); err != nil {
+		b.Fatal(err)
+	}
+	log := newStoreLog(st, "long", 0, nil, 0)
+	for i := range 10_000 {
+		typ := loop.EventToolOutputDelta
+		if i%50 == 0 {
+			typ = loop.EventToolCall
+		}
+		log.Append(loop.Event{Session: "long", Type: typ, Item: "tool-1", Time: now, Text: "some output of a command, one line of it\n"})
+	}
+	for i := range 200 {
+		st.AddMessage("long", 0, store.Message{N: i, Topic: i / 4, AI: i%2 == 1, Content: "a message of the conversation, of a modest size"})
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	model := &fakeModel{}
+	set, err := hooks.Resolve(loop.Builtins(), nil, hooks.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		st, err := store.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := NewManager(Options{Store: st, Workspace: "/ws", NewSession: func(_ context.Context, spec SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+			return loop.NewSession(spec.ID, loop.Config{Setup: loop.Setup{Model: model, Prompts: profiles.New(), Hooks: set}, Journal: spec.Journal}, sink), nil
+		}})
+		s, err := m.Get("long")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if evs, _ := s.Events(0); len(evs) != 10_000 {
+			b.Fatalf("%d events loaded", len(evs))
+		}
+		b.StopTimer()
+		m.CloseAll()
+		st.Close()
+		b.StartTimer()
+	}
+}

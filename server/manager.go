@@ -149,6 +149,9 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 	if spec.ID == "" {
 		spec.ID = newID()
 	}
+	if !ValidID(spec.ID) {
+		return nil, fmt.Errorf("create session %q: %w: use letters, digits, - and _ (at most 64)", spec.ID, ErrSessionID)
+	}
 	m.mu.Lock()
 	_, taken := m.sessions[spec.ID]
 	m.mu.Unlock()
@@ -442,6 +445,20 @@ func (m *Manager) closeSession(s *Session) {
 		}
 	}
 	m.opts.Logger.Info("session closed", "session", s.ID())
+}
+
+// ValidID reports whether id may name a session: it names files too (the
+// session's spilled output), so it is a plain word.
+func ValidID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func newID() string {

@@ -287,3 +287,14 @@ func TestStoredSessionIsHeldByOneProcess(t *testing.T) {
 }
 
 func parentPID() int { return os.Getppid() }
+
+// A session id names files (its spilled output): one that is not a plain
+// word is refused.
+func TestSessionIDIsAWord(t *testing.T) {
+	e := newEnv(t, map[string]*fakeModel{"": {}}, nil)
+	for _, id := range []string{"../x", "a/b", ".", "a b", strings.Repeat("x", 65)} {
+		if _, err := e.m.Create(t.Context(), SessionSpec{ID: id}); !errors.Is(err, ErrSessionID) {
+			t.Errorf("Create(%q) = %v, want ErrSessionID", id, err)
+		}
+	}
+}

@@ -3,10 +3,13 @@ package main
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/zeroagent/zero/server"
 )
 
 // Tool results too long for history are kept whole where the agent's shell
@@ -30,6 +33,9 @@ func spillDirs(ws, id string) [][2]string {
 
 // spill writes one result and returns its path.
 func spill(ws, id string, inWorkspace bool, name, text string) (string, error) {
+	if !server.ValidID(id) {
+		return "", fmt.Errorf("session id %q cannot name a folder", id)
+	}
 	dirs := spillDirs(ws, id)
 	d := dirs[1]
 	if inWorkspace {
@@ -111,6 +117,9 @@ func trimSpill(root, dir, keep string, budget int64) {
 // removeSpill removes a deleted session's spilled output, never leaving
 // the roots it is in.
 func removeSpill(ws, id string) {
+	if !server.ValidID(id) { // never a path: "../x" would be a folder of the workspace
+		return
+	}
 	for _, d := range spillDirs(ws, id) {
 		if d[0] == "" {
 			continue

@@ -97,3 +97,20 @@ func TestRemoveSpill(t *testing.T) {
 		t.Errorf("another session's output went: %v", err)
 	}
 }
+
+// A session id is a word, never a path: removing the output of a session
+// named like a path removes nothing.
+func TestSpillIDIsNotAPath(t *testing.T) {
+	ws := t.TempDir()
+	keep := filepath.Join(ws, "src")
+	if err := os.MkdirAll(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	removeSpill(ws, "../../src")
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("removeSpill of a path-like id removed a workspace folder: %v", err)
+	}
+	if _, err := spill(ws, "../../src", true, "x.txt", "x"); err == nil {
+		t.Fatal("spill accepted a path-like session id")
+	}
+}
