@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -173,6 +174,9 @@ type Broker struct {
 	always   map[string]map[string]bool // session -> remembered "allow always" keys
 	emitters map[string]func(loop.Event)
 	policies map[string]Policy // per session, over policy
+	// remembered is told when a session's "allow always" set grew (the
+	// manager stores it with the session).
+	remembered func(session string)
 }
 
 type pending struct {
@@ -339,7 +343,11 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 				b.always[session] = map[string]bool{}
 			}
 			b.always[session][key] = true
+			tell := b.remembered
 			b.mu.Unlock()
+			if tell != nil {
+				tell(session)
+			}
 		}
 		resolved.Status = ApprovalApproved
 		b.emit(session, resolved)
@@ -349,6 +357,30 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 		resolved.Status = ApprovalCancelled
 		b.emit(session, resolved)
 		return fmt.Errorf("waiting for approval of %s: %w", name, context.Cause(ctx))
+	}
+}
+
+// alwaysOf returns the calls session allows without asking ("allow
+// always" answers), sorted.
+func (b *Broker) alwaysOf(session string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Sorted(maps.Keys(b.always[session]))
+}
+
+// remember restores a session's "allow always" answers (a stored session
+// loaded again).
+func (b *Broker) remember(session string, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.always[session] == nil {
+		b.always[session] = map[string]bool{}
+	}
+	for _, k := range keys {
+		b.always[session][k] = true
 	}
 }
 

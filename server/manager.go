@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -128,7 +129,20 @@ func NewManager(opts Options) *Manager {
 		limit := opts.LogLimit
 		opts.NewLog = func(string) Log { return NewMemLog(limit) }
 	}
-	return &Manager{opts: opts, sessions: map[string]*Session{}}
+	m := &Manager{opts: opts, sessions: map[string]*Session{}}
+	if opts.Broker != nil && opts.Store != nil {
+		opts.Broker.mu.Lock()
+		opts.Broker.remembered = func(id string) {
+			m.mu.Lock()
+			s := m.sessions[id]
+			m.mu.Unlock()
+			if s != nil {
+				s.persist()
+			}
+		}
+		opts.Broker.mu.Unlock()
+	}
+	return m
 }
 
 // Approvals returns the broker, or nil when the manager has none.
@@ -176,7 +190,7 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 		log = newStoreLog(st, spec.ID, m.opts.LogLimit, nil, 0)
 	}
 	s := newSession(spec, log, m.opts.Now())
-	s, err := m.start(ctx, s, nil)
+	s, err := m.start(ctx, s, nil, nil)
 	if err != nil && st != nil {
 		if derr := st.DeleteSession(spec.ID); derr != nil {
 			m.opts.Logger.Warn("removing a session that failed to start", "session", spec.ID, "err", derr)
@@ -187,11 +201,14 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 
 // start builds the engine session of s, restores its agent 0's history
 // (hist, from the store) and registers it.
-func (m *Manager) start(ctx context.Context, s *Session, hist *loop.HistoryState) (*Session, error) {
+func (m *Manager) start(ctx context.Context, s *Session, hist *loop.HistoryState, set *settings) (*Session, error) {
 	spec := s.spec
 	if st := m.opts.Store; st != nil {
 		s.store = st
 		spec.Journal = journal{st: st, id: spec.ID}
+		if b := m.opts.Broker; b != nil {
+			s.settings = func() settings { return settings{Always: b.alwaysOf(spec.ID)} }
+		}
 	}
 	s.setup, s.now, s.trust = m.opts.Setup, m.opts.Now, m.opts.Trust
 	ls, err := m.opts.NewSession(ctx, spec, s.sink)
@@ -219,6 +236,9 @@ func (m *Manager) start(ctx context.Context, s *Session, hist *loop.HistoryState
 	m.mu.Unlock()
 	if b := m.opts.Broker; b != nil {
 		b.attach(spec.ID, s.emit)
+		if set != nil {
+			b.remember(spec.ID, set.Always)
+		}
 	}
 	m.opts.Logger.Info("session started", "session", spec.ID, "roots", len(spec.Roots), "profile", spec.Profile, "restored", hist != nil)
 	return s, nil
@@ -301,7 +321,13 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 	s = newSession(spec, newStoreLog(st, id, m.opts.LogLimit, tail, last), rec.Created)
 	s.runs, s.title = rec.Runs, rec.Title
 	s.updated.Store(rec.Updated.UnixNano())
-	s, err = m.start(ctx, s, hist)
+	var set settings
+	if len(rec.Settings) > 0 {
+		if err := json.Unmarshal(rec.Settings, &set); err != nil {
+			m.opts.Logger.Warn("a stored session's settings are unreadable", "session", id, "err", err)
+		}
+	}
+	s, err = m.start(ctx, s, hist, &set)
 	if err != nil {
 		release()
 		return nil, err

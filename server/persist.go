@@ -111,8 +111,18 @@ func (j journal) AddSummary(agent int, s loop.HistorySummary) {
 
 func (j journal) CountTokens(agent, n, tokens int) { j.st.SetTokens(j.id, agent, n, tokens) }
 
+// settings are what a session keeps besides its spec: the calls the
+// person allowed always.
+type settings struct {
+	Always []string `json:"always,omitempty"`
+}
+
 // record is the session's row in the store.
 func (s *Session) record() store.Session {
+	var raw json.RawMessage
+	if s.settings != nil {
+		raw, _ = json.Marshal(s.settings()) // plain strings: always marshals
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	spec := s.spec
@@ -121,7 +131,7 @@ func (s *Session) record() store.Session {
 		ws = spec.Roots[0]
 	}
 	return store.Session{ID: spec.ID, Workspace: ws, Roots: slices.Clone(spec.Roots), Profile: spec.Profile, Model: spec.Model,
-		Title: s.title, Created: s.created, Updated: s.now(), Runs: s.runs}
+		Title: s.title, Created: s.created, Updated: s.now(), Runs: s.runs, Settings: raw}
 }
 
 // persist queues the session's settings (title, runs, profile, model).

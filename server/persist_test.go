@@ -29,6 +29,11 @@ type stored struct {
 
 func openStored(t *testing.T, path, ws string, model *fakeModel, logLimit int) *stored {
 	t.Helper()
+	return openStoredWith(t, path, ws, model, logLimit, nil)
+}
+
+func openStoredWith(t *testing.T, path, ws string, model *fakeModel, logLimit int, broker *Broker) *stored {
+	t.Helper()
 	st, err := store.Open(path)
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
@@ -44,6 +49,7 @@ func openStored(t *testing.T, path, ws string, model *fakeModel, logLimit int) *
 	}
 	p.m = NewManager(Options{
 		Setup:     setup,
+		Broker:    broker,
 		Store:     st,
 		Workspace: ws,
 		LogLimit:  logLimit,
@@ -295,6 +301,69 @@ func TestSessionIDIsAWord(t *testing.T) {
 	for _, id := range []string{"../x", "a/b", ".", "a b", strings.Repeat("x", 65)} {
 		if _, err := e.m.Create(t.Context(), SessionSpec{ID: id}); !errors.Is(err, ErrSessionID) {
 			t.Errorf("Create(%q) = %v, want ErrSessionID", id, err)
+		}
+	}
+}
+
+// "Allow always" lasts as long as the session: a session loaded by a later
+// process does not ask again for what the person allowed always.
+func TestAllowAlwaysIsStoredWithTheSession(t *testing.T) {
+	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
+	ask := Policy{Default: Auto, Rules: []Rule{{Tool: "code_execution_tool", Decision: Ask}}}
+	b1 := NewBroker(ask, BrokerOptions{})
+	one := openStoredWith(t, path, ws, &fakeModel{replies: []reply{{content: execCall("make")}, {content: respond("built")}}}, 0, b1)
+	s, err := one.m.Create(testCtx(t), SessionSpec{Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan RunResult, 1)
+	go func() { res, _ := s.Prompt(testCtx(t), "build"); done <- res }()
+	req := waitPending(t, b1, s.ID())
+	if err := b1.Approve(req.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-done; res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	one.close()
+
+	b2 := NewBroker(ask, BrokerOptions{})
+	two := openStoredWith(t, path, ws, &fakeModel{replies: []reply{{content: execCall("make")}, {content: respond("built again")}}}, 0, b2)
+	s2, err := two.m.Get(s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := s2.Prompt(testCtx(t), "build again")
+	if res.Err != nil || res.Response != "built again" {
+		t.Fatalf("the loaded session asked again or failed: %+v", res)
+	}
+	// Another session of the same workspace is asked as before.
+	other, err := two.m.Create(testCtx(t), SessionSpec{Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two.model.mu.Lock()
+	two.model.replies = append(two.model.replies, reply{content: execCall("make")})
+	two.model.mu.Unlock()
+	if _, _, err := other.Send("build"); err != nil {
+		t.Fatal(err)
+	}
+	waitPending(t, b2, other.ID())
+	other.Cancel()
+}
+
+// waitPending waits for the first approval request of session.
+func waitPending(t *testing.T, b *Broker, session string) Request {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		if p := b.Pending(session); len(p) > 0 {
+			return p[0]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no approval request in session %s", session)
+		case <-time.After(time.Millisecond):
 		}
 	}
 }

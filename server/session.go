@@ -43,6 +43,8 @@ type Session struct {
 	now     func() time.Time
 	updated atomic.Int64 // unix nanoseconds of the last event
 	store   *store.Store // nil: the session lives in memory only
+	// settings, with a store, are what the session keeps besides its spec.
+	settings func() settings
 
 	// deliverMu orders appends: events from the engine and from the
 	// broker get increasing Seq in the order they are logged.
