@@ -356,33 +356,34 @@ test("acpx exec when zero asks: its default rejects the command, --approve-all l
   await until(() => findByArg(ws) === 0, 10000, "zero to exit after acpx");
 });
 
-test("acpx resuming a session zero does not know: zero's error reaches the user", opts, async (t) => {
+test("acpx: a saved session whose zero has gone is resumed by a new zero; an unknown id is zero's error", opts, async (t) => {
   const ws = workspace(t);
-  // An answer without a command: what happens with commands is the tests' above.
-  const url = await startModel(t, [{ match: "greet the user", content: answer("hello from a fresh session") }]);
+  // Answers without commands: what happens with commands is the tests' above.
+  // The second answer is only for a request that carries the first turn's
+  // PELICAN-7, which only the first prompt said: the resumed session's
+  // history went to the model.
+  const url = await startModel(t, [
+    { match: "greet the user", content: answer("hello, I will remember") },
+    { match: "PELICAN-7", content: answer("you told me PELICAN-7") },
+  ]);
   const env = acpxEnv(t, url);
-  const notHere = /Resource not found: session (\w+) is not in this zero process \(sessions do not outlive a restart yet\); start a new session/;
+  const notFound = /Resource not found: no session (\w+) \(it was deleted, or made with another data directory\); start a new session/;
 
-  // Asked for by id: acpx fails with zero's message (exit 4, no session).
+  // Asked for by id, a session no zero ever made: acpx fails with zero's
+  // message (exit 4, no session).
   const unknown = "0123456789abcdef";
   const explicit = await acpx(t, { env, ws, args: ["sessions", "new", "--name", "old", "--resume-session", unknown] });
   assert.equal(explicit.code, 4, `exit ${explicit.code}\n${explicit.stdout}\n${explicit.stderr}`);
   assert.match(explicit.stderr, new RegExp(`Failed to resume ACP session ${unknown}: `));
-  assert.equal(explicit.stderr.match(notHere)?.[1], unknown, explicit.stderr);
+  assert.equal(explicit.stderr.match(notFound)?.[1], unknown, explicit.stderr);
   const asJson = await acpx(t, { env, ws, flags: ["--format", "json"], args: ["sessions", "new", "--name", "old2", "--resume-session", unknown] });
   assert.equal(asJson.code, 4);
   const err = wire(asJson.stdout).find((m) => m.error)?.error;
   assert.equal(err?.code, -32002, asJson.stdout);
-  assert.match(err.message, notHere);
+  assert.match(err.message, notFound);
 
-  // A saved session whose zero process has gone: acpx's session/resume gets
-  // zero's error and acpx goes on in a fresh session, saying so with --verbose.
-  const created = await acpx(t, { env, ws, flags: ["--ttl", "1"], args: ["sessions", "new"] });
-  assert.equal(created.code, 0, created.stderr);
-  const recordId = created.stdout.trim();
-  const recordFile = join(env.HOME, ".acpx", "sessions", `${recordId}.json`);
-  const before = JSON.parse(readFileSync(recordFile, "utf8"));
-  await until(() => findByArg(ws) === 0, 10000, "the zero of `sessions new` to exit");
+  // acpx's queue owners (each starts a zero) are killed when the test ends
+  // should one outlive its 1 s idle TTL.
   const queues = join(env.HOME, ".acpx", "queues");
   const owners = () => (existsSync(queues) ? readdirSync(queues) : []).filter((f) => f.endsWith(".lock"))
     .map((f) => { try { return JSON.parse(readFileSync(join(queues, f), "utf8")).pid; } catch { return 0; } }).filter(Boolean);
@@ -395,18 +396,43 @@ test("acpx resuming a session zero does not know: zero's error reaches the user"
       if (!gone(pid) && argv.includes("__queue-owner")) process.kill(pid, "SIGKILL");
     }
   });
-  const prompted = await acpx(t, { env, ws, flags: ["--ttl", "1", "--verbose"], args: ["prompt", "greet the user"] });
+  const allGone = (what) => until(() => [...seen].every(gone) && findByArg(ws) === 0, 15000, what);
+
+  // A saved session, then a first turn in it; each acpx call's zero is gone
+  // before the next starts.
+  const created = await acpx(t, { env, ws, flags: ["--ttl", "1"], args: ["sessions", "new"] });
+  assert.equal(created.code, 0, created.stderr);
+  const recordId = created.stdout.trim();
+  const recordFile = join(env.HOME, ".acpx", "sessions", `${recordId}.json`);
+  const before = JSON.parse(readFileSync(recordFile, "utf8"));
+  await until(() => findByArg(ws) === 0, 10000, "the zero of `sessions new` to exit");
+  const first = await acpx(t, { env, ws, flags: ["--ttl", "1"], args: ["prompt", "greet the user; remember PELICAN-7"] });
   for (const pid of owners()) seen.add(pid);
-  assert.equal(prompted.code, 0, `exit ${prompted.code}\n${prompted.stderr}`);
-  assert.match(prompted.stdout, /hello from a fresh session/);
-  assert.match(prompted.stdout, /\[done\] end_turn/);
-  const line = prompted.stderr.split("\n").find((l) => l.includes("session reconnect failed"));
-  assert.ok(line, `acpx does not say the resume failed:\n${prompted.stderr}`);
-  assert.match(line, /^\[acpx\] session reconnect failed, started fresh session: /);
-  assert.equal(line.match(notHere)?.[1], before.acp_session_id, line);
+  assert.equal(first.code, 0, `exit ${first.code}\n${first.stderr}`);
+  assert.match(first.stdout, /hello, I will remember/);
+  await allGone("acpx's queue owner and zero to exit after the first prompt");
+
+  // A new zero process resumes the saved session: the follow-up runs in the
+  // same zero session, and the model sees the earlier turn.
+  const next = await acpx(t, { env, ws, flags: ["--ttl", "1", "--verbose", "--format", "json"], args: ["prompt", "what did I ask you to remember?"] });
+  for (const pid of owners()) seen.add(pid);
+  assert.equal(next.code, 0, `exit ${next.code}\n${next.stdout}\n${next.stderr}`);
+  assert.doesNotMatch(next.stderr, /session reconnect failed/, next.stderr);
+  const msgs = wire(next.stdout);
+  const resume = msgs.find((m) => m.method === "session/resume" || m.method === "session/load");
+  assert.ok(resume, `acpx did not reattach:\n${next.stdout}`);
+  assert.equal(resume.params.sessionId, before.acp_session_id);
+  const answered = msgs.find((m) => m.id === resume.id && !m.method);
+  assert.ok(answered?.result && !answered.error, `zero refused the ${resume.method}: ${JSON.stringify(answered)}`);
+  assert.ok(!msgs.some((m) => m.method === "session/new"), "acpx started a fresh session");
+  const prompt = msgs.find((m) => m.method === "session/prompt");
+  assert.equal(prompt.params.sessionId, before.acp_session_id);
+  const turn = msgs.slice(msgs.indexOf(prompt));
+  assert.equal(stopReason(turn), "end_turn");
+  assert.equal(messageText(updates(turn)), "you told me PELICAN-7");
   const after = JSON.parse(readFileSync(recordFile, "utf8"));
   assert.equal(after.acpx_record_id, recordId);
-  assert.notEqual(after.acp_session_id, before.acp_session_id, "acpx moved its record to the fresh zero session");
+  assert.equal(after.acp_session_id, before.acp_session_id, "acpx kept its record on the same zero session");
   // acpx's queue owner ends after its 1 s idle TTL, and zero with it.
-  await until(() => [...seen].every(gone) && findByArg(ws) === 0, 15000, "acpx's queue owner and zero to exit");
+  await allGone("acpx's queue owner and zero to exit");
 });

@@ -180,8 +180,10 @@ func (a *Agent) compressHistory(ctx context.Context) bool {
 		compressed = true
 	}
 	if compressed {
+		after := a.History.Tokens()
 		a.emit(Event{Type: EventHistoryCompressed, Item: a.session.newItem("history"),
-			Tokens: &TokenChange{Before: before, After: a.History.Tokens()}})
+			Text:   fmt.Sprintf("history compressed from %d to %d tokens", before, after),
+			Tokens: &TokenChange{Before: before, After: after}})
 	}
 	return compressed
 }

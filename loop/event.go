@@ -29,7 +29,7 @@ const (
 	EventUsage              EventType = "usage"
 	EventRunEnded           EventType = "run_ended"
 	// EventHistoryCompressed: an agent's history was compressed; Tokens
-	// holds what the model sees of it before and after.
+	// holds what the model sees of it before and after, Text says so.
 	EventHistoryCompressed EventType = "history_compressed"
 )
 

@@ -14,4 +14,7 @@ var (
 	// ErrUnsupported is returned by Session.Configure when the manager
 	// cannot build setups (Options.Setup is nil).
 	ErrUnsupported = errors.New("not supported")
+	// ErrHeld is returned for a stored session another live zero process
+	// has open: it can be loaded once that process closes it or exits.
+	ErrHeld = errors.New("open in another zero process")
 )

@@ -351,8 +351,9 @@ type ListOptions struct {
 // the manager's workspace, oldest first.
 func (m *Manager) List() []Info { return m.ListWith(ListOptions{}) }
 
-// ListWith describes the sessions of this process and the stored sessions
-// o asks for, oldest first.
+// ListWith describes the sessions o asks for, oldest first: with a
+// Workspace, that workspace's, open in this process or stored; else those
+// open in this process and the stored ones of the manager's workspace.
 func (m *Manager) ListWith(o ListOptions) []Info {
 	m.mu.Lock()
 	all := make([]*Session, 0, len(m.sessions))
@@ -362,7 +363,11 @@ func (m *Manager) ListWith(o ListOptions) []Info {
 	m.mu.Unlock()
 	out := make([]Info, 0, len(all))
 	for _, s := range all {
-		out = append(out, s.Info())
+		in := s.Info()
+		if o.Workspace != "" && !o.All && (len(in.Roots) == 0 || in.Roots[0] != o.Workspace) {
+			continue // another workspace's, though open in this process
+		}
+		out = append(out, in)
 	}
 	if st := m.opts.Store; st != nil {
 		ws := cmp.Or(o.Workspace, m.opts.Workspace)
@@ -378,8 +383,7 @@ func (m *Manager) ListWith(o ListOptions) []Info {
 				if slices.ContainsFunc(out, func(in Info) bool { return in.ID == rec.ID }) {
 					continue
 				}
-				out = append(out, Info{ID: rec.ID, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model, Title: rec.Title,
-					Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq})
+				out = append(out, infoOf(rec))
 			}
 		}
 	}

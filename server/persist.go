@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,6 +84,45 @@ func decodeEvent(se store.Event) (loop.Event, error) {
 	return e, nil
 }
 
+// Peek describes a session and returns its events without opening it:
+// a live one's from memory, a stored one's from the store, where it stays
+// free for another process to open.
+func (m *Manager) Peek(id string) (Info, []loop.Event, error) {
+	m.mu.Lock()
+	s := m.sessions[id]
+	m.mu.Unlock()
+	if s != nil {
+		evs, _ := s.Events(0)
+		return s.Info(), evs, nil
+	}
+	st := m.opts.Store
+	if st == nil {
+		return Info{}, nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
+	}
+	rec, err := st.Session(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Info{}, nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
+	} else if err != nil {
+		return Info{}, nil, fmt.Errorf("session %q: %w", id, err)
+	}
+	stored, err := st.Events(id, 0, 0)
+	if err != nil {
+		return Info{}, nil, fmt.Errorf("session %q: %w", id, err)
+	}
+	evs := make([]loop.Event, 0, len(stored))
+	for _, se := range stored {
+		if e, err := decodeEvent(se); err == nil {
+			evs = append(evs, e)
+		}
+	}
+	return infoOf(rec), evs, nil
+}
+
+func infoOf(rec store.Session) Info {
+	return Info{ID: rec.ID, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model, Title: rec.Title,
+		Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq}
+}
+
 // HistoryState is a stored history in the engine's terms.
 func HistoryState(h store.History) loop.HistoryState {
 	var out loop.HistoryState
@@ -123,9 +163,14 @@ func (s *Session) record() store.Session {
 	if s.settings != nil {
 		raw, _ = json.Marshal(s.settings()) // plain strings: always marshals
 	}
+	profile := ""
+	if s.ls != nil {
+		profile = s.ls.Agent0().Profile // the configured default, named
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	spec := s.spec
+	spec.Profile = cmp.Or(spec.Profile, profile)
 	ws := ""
 	if len(spec.Roots) > 0 {
 		ws = spec.Roots[0]
@@ -190,7 +235,7 @@ const interruptedNote = "[The previous run was interrupted: Zero stopped before 
 // errBusyElsewhere explains a session held by another live process.
 func errBusyElsewhere(id string, err error) error {
 	if errors.Is(err, store.ErrBusy) {
-		return fmt.Errorf("session %s is open in another zero process; close it there first: %w", id, err)
+		return fmt.Errorf("session %s is %w; close it there first (%w)", id, ErrHeld, err)
 	}
 	return fmt.Errorf("session %s: %w", id, err)
 }

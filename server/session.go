@@ -325,6 +325,11 @@ func (s *Session) emit(e loop.Event) {
 	defer s.deliverMu.Unlock()
 	e.Session = s.spec.ID
 	s.log.Append(e)
+	if e.Type == loop.EventRunEnded && s.store != nil {
+		// A face answers its client when it sees the run end: by then the
+		// run is on disk, so a kill right after loses nothing the user saw.
+		_ = s.store.Flush() // a failed write is logged by the store
+	}
 	s.updated.Store(s.now().UnixNano())
 	s.notifyMu.Lock()
 	close(s.notify)

@@ -159,6 +159,8 @@ func (r *renderer) event(e loop.Event) {
 		r.enter("", "") // end the answer's line
 	case loop.EventWarning:
 		r.line(r.style(prefix+"! "+e.Text, yellow))
+	case loop.EventHistoryCompressed:
+		r.line(r.style(prefix+"("+e.Text+")", dim))
 	case loop.EventError:
 		r.line(r.style(prefix+"error: "+e.Text, red))
 		r.lastError = e.Text

@@ -42,6 +42,8 @@ func rpcError(id string, err error) error {
 		return re
 	case errors.Is(err, server.ErrNotFound), errors.Is(err, server.ErrClosed):
 		return notFound(id)
+	case errors.Is(err, server.ErrHeld):
+		return &sdk.RequestError{Code: -32600, Message: "Invalid request: " + err.Error(), Data: map[string]any{"sessionId": id, "error": err.Error()}}
 	case errors.Is(err, loop.ErrBusy):
 		return sdk.NewInvalidRequest(map[string]any{"error": "a run is in progress in this session; cancel it or wait for it to end"})
 	case errors.Is(err, server.ErrUnsupported):

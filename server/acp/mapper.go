@@ -188,6 +188,10 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 		if e.Text != "" {
 			send(sdk.UpdateAgentThoughtText("\nWarning: " + e.Text + "\n"))
 		}
+	case loop.EventHistoryCompressed:
+		if e.Text != "" {
+			send(sdk.UpdateAgentThoughtText("\n(" + e.Text + ")\n"))
+		}
 	case loop.EventError:
 		if e.Text != "" || e.Error != "" {
 			m.errShown = true

@@ -61,7 +61,7 @@ func rpcError(err error) *jsonrpc2.Error {
 		code = codeRequestCancelled
 	case errors.Is(err, loop.ErrNotRunning), errors.Is(err, loop.ErrBusy),
 		errors.Is(err, server.ErrClosed), errors.Is(err, server.ErrNotFound),
-		errors.Is(err, server.ErrUnsupported):
+		errors.Is(err, server.ErrUnsupported), errors.Is(err, server.ErrHeld):
 		code = codeRequestFailed
 	default:
 		code = jsonrpc2.CodeInternalError

@@ -279,7 +279,9 @@ func (c *conn) session(id *string, prefix string) (*server.Session, error) {
 		return nil, invalidParams(prefix+"sessionId", "required")
 	}
 	sess, err := c.opts.Manager.Get(*id)
-	if err != nil {
+	if errors.Is(err, server.ErrHeld) {
+		return nil, fmt.Errorf("sessionId: %w", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("sessionId: %w %q", ErrUnknownSession, *id)
 	}
 	return sess, nil

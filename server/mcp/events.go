@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -116,12 +117,13 @@ func (f *face) readSession(_ context.Context, req mcp.ReadResourceRequest) ([]mc
 	if !ok || id == "" {
 		return nil, fmt.Errorf("%w: %s", mcpserver.ErrResourceNotFound, req.Params.URI)
 	}
-	s, err := f.mgr.Get(id)
-	if err != nil {
+	info, evs, err := f.mgr.Peek(id) // reading opens nothing: another process may continue it
+	if errors.Is(err, server.ErrNotFound) {
 		return nil, fmt.Errorf("%w: no session %q", mcpserver.ErrResourceNotFound, id)
+	} else if err != nil {
+		return nil, err
 	}
-	evs, _ := s.Events(0)
 	return []mcp.ResourceContents{mcp.TextResourceContents{
-		URI: req.Params.URI, MIMEType: "text/markdown", Text: server.Transcript(s.Info(), evs),
+		URI: req.Params.URI, MIMEType: "text/markdown", Text: server.Transcript(info, evs),
 	}}, nil
 }
