@@ -131,8 +131,7 @@ func openChatSession(ctx context.Context, h *host, ws, id string, latest bool) (
 		}
 		return sess, true, nil
 	case latest:
-		if infos := workspaceSessions(h.manager.List(), ws); len(infos) > 0 {
-			newest := slices.MaxFunc(infos, func(a, b server.Info) int { return a.Updated.Compare(b.Updated) })
+		if newest, ok := latestSession(h.manager.List(), ws); ok {
 			if sess, err = h.manager.Get(newest.ID); err == nil {
 				return sess, true, nil
 			}
@@ -141,6 +140,15 @@ func openChatSession(ctx context.Context, h *host, ws, id string, latest bool) (
 	}
 	sess, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{ws}})
 	return sess, false, err
+}
+
+// latestSession is the most recently updated of the sessions of ws.
+func latestSession(infos []server.Info, ws string) (server.Info, bool) {
+	infos = workspaceSessions(infos, ws)
+	if len(infos) == 0 {
+		return server.Info{}, false
+	}
+	return infos[len(infos)-1], true
 }
 
 // workspaceSessions keeps the sessions whose main workspace folder is ws,

@@ -138,7 +138,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	p.waitFor(ctx, sess.Cursor())
 	stopPump()
-	if !*jsonOut && isTerminalErr(stderr) {
+	if !*jsonOut && isTTY(stderr) {
 		defer fmt.Fprintf(stderr, "zero: session %s (zero run --continue goes on with it)\n", sess.ID())
 	}
 	switch {
@@ -165,13 +165,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 func runSession(ctx context.Context, h *host, cont bool, id string) (s *server.Session, since int64, err error) {
 	list := h.manager.List()
 	if cont {
-		var last server.Info
-		for _, in := range list {
-			if in.Updated.After(last.Updated) {
-				last = in
-			}
-		}
-		if last.ID == "" {
+		last, ok := latestSession(list, h.ws)
+		if !ok {
 			return nil, 0, fmt.Errorf("no session to continue in %s (zero sessions --all lists every workspace's)", h.ws)
 		}
 		id = last.ID
@@ -342,12 +337,6 @@ func newID() string {
 // (/dev/null is a character device, but nobody types there).
 func isTerminalIn(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// isTerminalErr reports whether w is a terminal (colour or not).
-func isTerminalErr(w io.Writer) bool {
-	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
