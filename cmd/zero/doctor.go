@@ -16,6 +16,7 @@ import (
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/sandbox"
+	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/trust"
 )
 
@@ -55,6 +56,7 @@ func doctorCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		a.checkProfiles(),
 		a.checkSandbox(ctx),
 		a.checkTrust(),
+		a.checkStore(),
 	}
 	failed := false
 	for _, r := range results {
@@ -257,5 +259,35 @@ func (a *app) checkSandbox(ctx context.Context) checkResult {
 			r.note, r.fix = true, "install bubblewrap (apt install bubblewrap) to confine commands to the workspace"
 		}
 	}
+	return r
+}
+
+// checkStore opens the session store and counts this workspace's sessions:
+// a store that cannot be opened means sessions end with the process.
+func (a *app) checkStore() checkResult {
+	r := checkResult{name: "sessions"}
+	path, err := storePath()
+	if errors.Is(err, errStoreOff) {
+		r.ok, r.note = true, true
+		r.detail = "kept in memory only (ZERO_STORE=off): they end with the process"
+		r.fix = "unset ZERO_STORE to keep them"
+		return r
+	} else if err != nil {
+		r.detail, r.fix = err.Error(), "set XDG_DATA_HOME or HOME, or ZERO_STORE to a database file"
+		return r
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		r.detail = fmt.Sprintf("%s cannot be opened: %v", path, err)
+		r.fix = "make its folder writable, or set ZERO_STORE to another file; until then sessions end with the process"
+		return r
+	}
+	defer st.Close()
+	list, err := st.Sessions(store.ListOptions{Workspace: a.ws})
+	if err != nil {
+		r.detail, r.fix = fmt.Sprintf("%s: %v", path, err), "move the file away; Zero makes a new one"
+		return r
+	}
+	r.ok, r.detail = true, fmt.Sprintf("%d of this workspace stored in %s", len(list), path)
 	return r
 }

@@ -482,8 +482,13 @@ func TestDoctor(t *testing.T) {
 		return string(out), code
 	}
 	out, code := run("ZERO_MODEL="+llmtest.ModelName, "OPENAI_BASE_URL="+srv.URL())
-	if code != 0 || !strings.Contains(out, "✓ model endpoint") || !strings.Contains(out, "sandbox") {
+	if code != 0 || !strings.Contains(out, "✓ model endpoint") || !strings.Contains(out, "sandbox") || !strings.Contains(out, "✓ sessions: 0 of this workspace stored in ") {
 		t.Errorf("a working setup: exit %d\n%s", code, out)
+	}
+	// A store that cannot be opened (a folder where the file should be).
+	out, code = run("ZERO_MODEL="+llmtest.ModelName, "OPENAI_BASE_URL="+srv.URL(), "ZERO_STORE="+t.TempDir())
+	if code != 1 || !strings.Contains(out, "✗ sessions: ") || !strings.Contains(out, "cannot be opened") {
+		t.Errorf("a store that cannot be opened: exit %d\n%s", code, out)
 	}
 	out, code = run("ZERO_MODEL=not-served", "OPENAI_BASE_URL="+srv.URL())
 	if code != 1 || !strings.Contains(out, `does not list "not-served"`) || !strings.Contains(out, "fix:") {

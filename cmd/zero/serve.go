@@ -262,24 +262,34 @@ func (h *host) close(grace time.Duration) {
 	}
 }
 
-// openStore opens the session store: $ZERO_STORE names the database file
-// ("off" keeps sessions in memory only), else the user's data directory
-// holds it. A store that cannot be opened is a warning: the editor still
-// gets an agent, whose sessions end with the process.
+// errStoreOff is storePath's answer to ZERO_STORE=off.
+var errStoreOff = errors.New("ZERO_STORE=off: sessions are kept in memory only")
+
+// storePath is the session store's file: $ZERO_STORE ("off": none), else
+// the user's data directory's.
+func storePath() (string, error) {
+	switch path := os.Getenv("ZERO_STORE"); path {
+	case "off":
+		return "", errStoreOff
+	case "":
+		return store.DefaultPath()
+	default:
+		return path, nil
+	}
+}
+
+// openStore opens the session store (see storePath). A store that cannot
+// be opened is a warning: the editor still gets an agent, whose sessions
+// end with the process.
 func openStore(logger *slog.Logger) *store.Store {
-	path := os.Getenv("ZERO_STORE")
-	if path == "off" {
+	path, err := storePath()
+	if errors.Is(err, errStoreOff) {
+		return nil
+	} else if err != nil {
+		logger.Warn("no place for the session store; sessions will not outlive this process", "err", err)
 		return nil
 	}
-	if path == "" {
-		p, err := store.DefaultPath()
-		if err != nil {
-			logger.Warn("no place for the session store; sessions will not outlive this process", "err", err)
-			return nil
-		}
-		path = p
-	}
-	st, err := store.Open(path)
+	st, err := store.OpenWith(path, store.OpenOptions{Logger: logger.With("component", "store")})
 	if err != nil {
 		logger.Warn("the session store cannot be opened; sessions will not outlive this process", "path", path, "err", err)
 		return nil

@@ -92,18 +92,10 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 
 // openStoreFor opens the session store for a command that needs it.
 func openStoreFor(name string, stderr io.Writer) (*store.Store, int) {
-	path := os.Getenv("ZERO_STORE")
-	if path == "off" {
-		fmt.Fprintf(stderr, "%s: ZERO_STORE=off: no sessions are kept\n", name)
+	path, err := storePath()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return nil, 1
-	}
-	if path == "" {
-		p, err := store.DefaultPath()
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			return nil, 1
-		}
-		path = p
 	}
 	st, err := store.Open(path)
 	if err != nil {
