@@ -27,12 +27,20 @@ type storeLog struct {
 	id  string
 }
 
+// newStoreLog returns the log of session id whose newest stored events are
+// tail (oldest first) and whose last Seq is last. The memory holds only a
+// gapless run of Seqs ending at last (a write the store failed leaves a
+// hole); Since reads anything older from the store.
 func newStoreLog(st *store.Store, id string, limit int, tail []loop.Event, last int64) *storeLog {
 	mem := NewMemLog(limit).(*memLog)
-	if len(tail) > mem.limit {
-		tail = tail[len(tail)-mem.limit:]
+	if n := len(tail); n > 0 {
+		last = tail[n-1].Seq
 	}
-	mem.buf = append(mem.buf, tail...)
+	i := len(tail)
+	for i > 0 && len(tail)-i < mem.limit && tail[i-1].Seq == last-int64(len(tail)-i) {
+		i--
+	}
+	mem.buf = append(mem.buf, tail[i:]...)
 	mem.last = last
 	return &storeLog{mem: mem, st: st, id: id}
 }

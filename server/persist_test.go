@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -365,5 +367,42 @@ func waitPending(t *testing.T, b *Broker, session string) Request {
 			t.Fatalf("no approval request in session %s", session)
 		case <-time.After(time.Millisecond):
 		}
+	}
+}
+
+// A stored log with a hole (a write the store failed) still hands out
+// every stored event, in order, from any cursor.
+func TestStoredLogWithAHole(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "zero.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateSession(store.Session{ID: "s", Workspace: "/ws", Roots: []string{"/ws"}}); err != nil {
+		t.Fatal(err)
+	}
+	var tail []loop.Event
+	for _, seq := range []int64{1, 2, 3, 5, 6} { // 4 was lost
+		e := loop.Event{Seq: seq, Type: loop.EventWarning, Text: fmt.Sprint(seq)}
+		data, _ := json.Marshal(e)
+		st.AppendEvent("s", store.Event{Seq: seq, Type: string(e.Type), Data: data})
+		tail = append(tail, e)
+	}
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	l := newStoreLog(st, "s", 10, tail, 6)
+	for since, want := range map[int64][]int64{0: {1, 2, 3, 5, 6}, 2: {3, 5, 6}, 4: {5, 6}, 5: {6}, 6: nil} {
+		evs, last := l.Since(since)
+		var got []int64
+		for _, e := range evs {
+			got = append(got, e.Seq)
+		}
+		if !slices.Equal(got, want) || last != 6 {
+			t.Errorf("Since(%d) = %v, %d; want %v, 6", since, got, last, want)
+		}
+	}
+	if e := l.Append(loop.Event{Type: loop.EventWarning}); e.Seq != 7 {
+		t.Errorf("the next event has Seq %d, want 7", e.Seq)
 	}
 }
