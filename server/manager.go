@@ -190,7 +190,7 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 		log = newStoreLog(st, spec.ID, m.opts.LogLimit, nil, 0)
 	}
 	s := newSession(spec, log, m.opts.Now())
-	s, err := m.start(ctx, s, nil, nil)
+	s, err := m.start(ctx, s, nil)
 	if err != nil && st != nil {
 		if derr := st.DeleteSession(spec.ID); derr != nil {
 			m.opts.Logger.Warn("removing a session that failed to start", "session", spec.ID, "err", derr)
@@ -201,7 +201,7 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 
 // start builds the engine session of s, restores its agent 0's history
 // (hist, from the store) and registers it.
-func (m *Manager) start(ctx context.Context, s *Session, hist *loop.HistoryState, set *settings) (*Session, error) {
+func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, error) {
 	spec := s.spec
 	if st := m.opts.Store; st != nil {
 		s.store = st
@@ -218,9 +218,12 @@ func (m *Manager) start(ctx context.Context, s *Session, hist *loop.HistoryState
 	if ls.ID() != spec.ID {
 		return nil, fmt.Errorf("create session %q: %w: the engine session is %q", spec.ID, ErrSessionID, ls.ID())
 	}
-	if hist != nil && len(hist.Messages) > 0 {
-		if err := ls.RestoreHistory(0, *hist); err != nil {
+	var warnings []string
+	if r != nil {
+		if w, err := r.apply(ls, journal{st: m.opts.Store, id: spec.ID}); err != nil {
 			return nil, fmt.Errorf("load session %s: %w", spec.ID, err)
+		} else if w != "" {
+			warnings = append(warnings, w)
 		}
 	}
 	s.ls = ls
@@ -236,11 +239,19 @@ func (m *Manager) start(ctx context.Context, s *Session, hist *loop.HistoryState
 	m.mu.Unlock()
 	if b := m.opts.Broker; b != nil {
 		b.attach(spec.ID, s.emit)
-		if set != nil {
-			b.remember(spec.ID, set.Always)
+		if r != nil {
+			b.remember(spec.ID, r.set.Always)
 		}
 	}
-	m.opts.Logger.Info("session started", "session", spec.ID, "roots", len(spec.Roots), "profile", spec.Profile, "restored", hist != nil)
+	if r != nil {
+		for _, e := range r.ended {
+			s.emit(e)
+		}
+	}
+	for _, w := range warnings {
+		s.emit(loop.Event{Type: loop.EventWarning, Text: w})
+	}
+	m.opts.Logger.Info("session started", "session", spec.ID, "roots", len(spec.Roots), "profile", spec.Profile, "restored", r != nil)
 	return s, nil
 }
 
@@ -308,32 +319,24 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 		release()
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
-	state := HistoryState(h)
-	hist := &state
-	var ended []loop.Event
-	if closeInterrupted(tail, func(e loop.Event) { ended = append(ended, e) }) && len(hist.Messages) > 0 {
-		lastMsg := hist.Messages[len(hist.Messages)-1]
-		note := loop.HistoryMessage{N: lastMsg.N + 1, Topic: lastMsg.Topic, Content: interruptedNote}
-		hist.Messages = append(hist.Messages, note)
-		journal{st: st, id: id}.AddMessage(0, note)
+	r := &restore{hist: HistoryState(h)}
+	if closeInterrupted(tail, func(e loop.Event) { r.ended = append(r.ended, e) }) && len(r.hist.Messages) > 0 {
+		last := r.hist.Messages[len(r.hist.Messages)-1]
+		r.note = &loop.HistoryMessage{N: last.N + 1, Topic: last.Topic, Content: interruptedNote}
 	}
 	spec := SessionSpec{ID: id, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model}
 	s = newSession(spec, newStoreLog(st, id, m.opts.LogLimit, tail, last), rec.Created)
 	s.runs, s.title = rec.Runs, rec.Title
 	s.updated.Store(rec.Updated.UnixNano())
-	var set settings
 	if len(rec.Settings) > 0 {
-		if err := json.Unmarshal(rec.Settings, &set); err != nil {
+		if err := json.Unmarshal(rec.Settings, &r.set); err != nil {
 			m.opts.Logger.Warn("a stored session's settings are unreadable", "session", id, "err", err)
 		}
 	}
-	s, err = m.start(ctx, s, hist, &set)
+	s, err = m.start(ctx, s, r)
 	if err != nil {
 		release()
 		return nil, err
-	}
-	for _, e := range ended {
-		s.emit(e)
 	}
 	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/store"
@@ -62,9 +63,7 @@ func (l *storeLog) Since(since int64) ([]loop.Event, int64) {
 	}
 	// The memory no longer holds the oldest wanted: read them from the
 	// store (they were written long ago, but the queue may still hold some).
-	if err := l.st.Flush(); err != nil {
-		return evs, last
-	}
+	_ = l.st.Flush() // to wait: its error may be any session's, and is logged
 	old, err := l.st.Events(l.id, since, int(evs[0].Seq-since-1))
 	if err != nil {
 		return evs, last
@@ -150,6 +149,11 @@ type journal struct {
 }
 
 func (j journal) AddMessage(agent int, m loop.HistoryMessage) {
+	if m.N == 0 {
+		// A new history for this agent number (a subordinate replaced, or
+		// agent 0 after a reset): the one stored before goes.
+		j.st.ClearAgentHistory(j.id, agent)
+	}
 	j.st.AddMessage(j.id, agent, store.Message{N: m.N, Topic: m.Topic, AI: m.AI, Content: m.Content, Tokens: m.Tokens})
 }
 
@@ -192,6 +196,73 @@ func (s *Session) persist() {
 	if s.store != nil {
 		s.store.UpdateSession(s.record())
 	}
+}
+
+// runEndFlush bounds how long the end of a run waits for the store.
+const runEndFlush = 2 * time.Second
+
+// flushWithin waits for st's queued writes to be committed, at most d (a
+// failed write is logged by the store).
+func flushWithin(st *store.Store, d time.Duration) {
+	done := make(chan struct{})
+	go func() { // ends with the Flush, which the writer answers
+		_ = st.Flush()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// restore is what a stored session brings back besides its log: agent 0's
+// history, the note that its last run was interrupted (not yet stored),
+// the events that close that run, and its settings.
+type restore struct {
+	hist  loop.HistoryState
+	note  *loop.HistoryMessage
+	ended []loop.Event
+	set   settings
+}
+
+// apply restores the history into ls, then stores the note. A history the
+// engine finds inconsistent (a write lost) is repaired rather than making
+// the session unloadable: its messages, in order, are numbered again and
+// stored anew, and its summaries dropped (compression makes them again);
+// the warning says so.
+func (r *restore) apply(ls *loop.Session, j journal) (warning string, err error) {
+	h := r.hist
+	if r.note != nil {
+		h.Messages = append(slices.Clip(h.Messages), *r.note)
+	}
+	if len(h.Messages) == 0 {
+		return "", nil
+	}
+	err = ls.RestoreHistory(0, h)
+	if errors.Is(err, loop.ErrHistoryState) {
+		fixed := loop.HistoryState{Messages: make([]loop.HistoryMessage, len(h.Messages))}
+		topic := 0
+		for i, m := range h.Messages {
+			topic = max(topic, m.Topic)
+			m.N, m.Topic = i, topic
+			fixed.Messages[i] = m
+		}
+		if err := ls.RestoreHistory(0, fixed); err != nil {
+			return "", err
+		}
+		for _, m := range fixed.Messages {
+			j.AddMessage(0, m) // N 0 first: the broken history goes
+		}
+		return fmt.Sprintf("the stored conversation was inconsistent (%v); its %d messages were kept and its summaries dropped", err, len(fixed.Messages)), nil
+	} else if err != nil {
+		return "", err
+	}
+	if r.note != nil {
+		j.AddMessage(0, *r.note)
+	}
+	return "", nil
 }
 
 // interrupted is the error of a run its process did not live to end.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -142,12 +141,14 @@ func TestInterruptedRunIsClosedOnLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	// The process dies here: nothing more is written. (The first store's
-	// queue is flushed, as the writer would have done within milliseconds.)
+	// The process dies here: nothing more is written, and its claim goes
+	// with it. (The first store's queue is flushed, as the writer would
+	// have done within milliseconds.)
 	if err := one.st.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	cut := s.Cursor()
+	one.st.Close()
 
 	two := openStored(t, path, ws, &fakeModel{replies: []reply{{content: respond("starting over")}}}, 0)
 	s2, err := two.m.Get(s.ID())
@@ -273,7 +274,8 @@ func TestResetForgetsTheStoredHistory(t *testing.T) {
 	}
 }
 
-// A session open in one process is not taken by another.
+// A session open in one process is not taken by another until the first
+// closes it.
 func TestStoredSessionIsHeldByOneProcess(t *testing.T) {
 	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
 	one := openStored(t, path, ws, &fakeModel{}, 0)
@@ -281,20 +283,20 @@ func TestStoredSessionIsHeldByOneProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Pretend the claim is another live process's: the test's parent.
-	if err := one.st.Release(s.ID(), pid); err != nil {
-		t.Fatal(err)
-	}
-	if err := one.st.Claim(s.ID(), parentPID()); err != nil {
-		t.Fatal(err)
-	}
 	two := openStored(t, path, ws, &fakeModel{}, 0)
-	if _, err := two.m.Get(s.ID()); !errors.Is(err, store.ErrBusy) {
-		t.Fatalf("Get of a session another process holds: %v, want store.ErrBusy", err)
+	if _, err := two.m.Get(s.ID()); !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "open in another zero process") {
+		t.Fatalf("Get of a session another process holds: %v, want ErrHeld", err)
+	}
+	if err := two.m.Delete(s.ID()); !errors.Is(err, ErrHeld) {
+		t.Fatalf("Delete of a session another process holds: %v, want ErrHeld", err)
+	}
+	if err := one.m.Close(s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := two.m.Get(s.ID()); err != nil {
+		t.Fatalf("Get once the other closed it: %v", err)
 	}
 }
-
-func parentPID() int { return os.Getppid() }
 
 // A session id names files (its spilled output): one that is not a plain
 // word is refused.
@@ -404,5 +406,75 @@ func TestStoredLogWithAHole(t *testing.T) {
 	}
 	if e := l.Append(loop.Event{Type: loop.EventWarning}); e.Seq != 7 {
 		t.Errorf("the next event has Seq %d, want 7", e.Seq)
+	}
+}
+
+// A stored history with a hole (a write lost) does not make its session
+// unloadable: the messages are kept, numbered again, and the session goes on.
+func TestInconsistentHistoryIsRepairedOnLoad(t *testing.T) {
+	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
+	st, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateSession(store.Session{ID: "s", Workspace: ws, Roots: []string{ws}, Runs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []store.Message{{N: 0, Content: "first question ALPHA"}, {N: 1, AI: true, Content: "first answer"},
+		{N: 4, Topic: 1, Content: "second question BETA"}, {N: 5, Topic: 1, AI: true, Content: "second answer"}} {
+		st.AddMessage("s", 0, m)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := openStored(t, path, ws, &fakeModel{replies: []reply{{content: respond("ok")}}}, 0)
+	s, err := p.m.Get("s")
+	if err != nil {
+		t.Fatalf("a session with a hole in its history cannot be loaded: %v", err)
+	}
+	evs, _ := s.Events(0)
+	if w := allText(evs, loop.EventWarning); !strings.Contains(w, "inconsistent") {
+		t.Errorf("no warning says the history was repaired: %q", w)
+	}
+	if res, _ := s.Prompt(testCtx(t), "third"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := p.model.requestText(0); !strings.Contains(got, "ALPHA") || !strings.Contains(got, "BETA") {
+		t.Fatalf("the repaired history lost messages:\n%s", got)
+	}
+	// The store holds the repaired history: another load needs no repair.
+	p.close()
+	q := openStored(t, path, ws, &fakeModel{}, 0)
+	s2, err := q.m.Get("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ = s2.Events(0)
+	if n := strings.Count(allText(evs, loop.EventWarning), "inconsistent"); n != 1 {
+		t.Errorf("%d repair warnings after a second load, want the first one only", n)
+	}
+}
+
+// A subordinate replaced by a new one starts its stored history over,
+// instead of colliding with the old one's rows.
+func TestJournalStartsAnAgentOver(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "zero.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateSession(store.Session{ID: "s", Workspace: "/ws", Roots: []string{"/ws"}}); err != nil {
+		t.Fatal(err)
+	}
+	j := journal{st: st, id: "s"}
+	j.AddMessage(1, loop.HistoryMessage{N: 0, Content: "old task"})
+	j.AddMessage(1, loop.HistoryMessage{N: 1, AI: true, Content: "old answer"})
+	j.AddMessage(1, loop.HistoryMessage{N: 0, Content: "new task"})
+	if err := st.Flush(); err != nil {
+		t.Fatalf("a replaced subordinate's history collided: %v", err)
+	}
+	h, err := st.History("s", 1)
+	if err != nil || len(h.Messages) != 1 || h.Messages[0].Content != "new task" {
+		t.Fatalf("agent 1's history = %+v, %v; want the new task only", h.Messages, err)
 	}
 }

@@ -327,8 +327,10 @@ func (s *Session) emit(e loop.Event) {
 	s.log.Append(e)
 	if e.Type == loop.EventRunEnded && s.store != nil {
 		// A face answers its client when it sees the run end: by then the
-		// run is on disk, so a kill right after loses nothing the user saw.
-		_ = s.store.Flush() // a failed write is logged by the store
+		// run is written, so a kill right after loses nothing the user saw.
+		// A database another process keeps locked delays the answer by
+		// runEndFlush at most; the writes stay queued.
+		flushWithin(s.store, runEndFlush)
 	}
 	s.updated.Store(s.now().UnixNano())
 	s.notifyMu.Lock()

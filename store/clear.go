@@ -12,3 +12,16 @@ func (s *Store) ClearHistory(session string) {
 		return err
 	})
 }
+
+// ClearAgentHistory queues the removal of one agent's history in the
+// session: a subordinate replaced by a new one (or the first one after a
+// reload) starts its history again from N 0.
+func (s *Store) ClearAgentHistory(session string, agent int) {
+	s.write("clear agent history", session, false, func(b *batch) error {
+		if _, err := b.exec(`DELETE FROM summaries WHERE session = ? AND agent = ?`, session, agent); err != nil {
+			return err
+		}
+		_, err := b.exec(`DELETE FROM messages WHERE session = ? AND agent = ?`, session, agent)
+		return err
+	})
+}

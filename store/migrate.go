@@ -86,7 +86,17 @@ func migrate(db *sql.DB, upto int) error {
 
 // migrateStep applies the next migration, if any, reporting done when the
 // schema is at version upto.
+//
+// Foreign keys are off during a step (SQLite ignores the pragma inside a
+// transaction, so it is set before): a step that rebuilds a table the way
+// SQLite documents (create, copy, drop, rename) must not cascade the drop
+// into the tables that refer to it. The references are checked before the
+// step commits. db has one connection, so the pragmas apply to the step's.
 func migrateStep(db *sql.DB, upto int) (done bool, err error) {
+	if _, err := db.Exec(`PRAGMA foreign_keys = OFF`); err != nil {
+		return false, fmt.Errorf("migrate: %w", err)
+	}
+	defer db.Exec(`PRAGMA foreign_keys = ON`)
 	tx, err := db.Begin()
 	if err != nil {
 		return false, fmt.Errorf("migrate: %w", err)
@@ -109,6 +119,15 @@ func migrateStep(db *sql.DB, upto int) (done bool, err error) {
 	}
 	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
 		return false, fmt.Errorf("migrate to version %d: %w", v+1, err)
+	}
+	rows, err := tx.Query(`PRAGMA foreign_key_check`)
+	if err != nil {
+		return false, fmt.Errorf("migrate to version %d: %w", v+1, err)
+	}
+	broken := rows.Next()
+	rows.Close()
+	if broken {
+		return false, fmt.Errorf("migrate to version %d: it breaks references between tables", v+1)
 	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("migrate to version %d: %w", v+1, err)

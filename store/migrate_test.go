@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -177,5 +178,47 @@ func TestNotADatabase(t *testing.T) {
 		t.Fatal("Open of a non-database succeeded")
 	} else {
 		t.Logf("error: %v", err)
+	}
+}
+
+// TestRebuildStepKeepsReferences adds a step that rebuilds the sessions
+// table the way SQLite documents (create, copy, drop, rename): with foreign
+// keys on, dropping the old table would cascade into every event and
+// message; migrations run with them off and check them before committing.
+func TestRebuildStepKeepsReferences(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zero.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, Session{ID: "s", Workspace: "/w"})
+	s.AppendEvent("s", Event{Seq: 1, Type: "x", Data: []byte(`{}`)})
+	s.AddMessage("s", 0, Message{N: 0, Content: "m"})
+	mustFlush(t, s)
+	s.Close()
+
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = append(slices.Clone(saved), []string{
+		`CREATE TABLE sessions_new (id TEXT PRIMARY KEY, workspace TEXT NOT NULL, roots TEXT NOT NULL DEFAULT '',
+			profile TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '', title TEXT NOT NULL DEFAULT '',
+			created INTEGER NOT NULL, updated INTEGER NOT NULL, runs INTEGER NOT NULL DEFAULT 0,
+			last_seq INTEGER NOT NULL DEFAULT 0, settings BLOB, owner_pid INTEGER NOT NULL DEFAULT 0)`,
+		`INSERT INTO sessions_new SELECT id, workspace, roots, profile, model, title, created, updated, runs, last_seq, settings, owner_pid FROM sessions`,
+		`DROP TABLE sessions`,
+		`ALTER TABLE sessions_new RENAME TO sessions`,
+	})
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, err := s.Events("s", 0, 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("events after a rebuilding migration = %v, %v; want the one event", evs, err)
+	}
+	h, err := s.History("s", 0)
+	if err != nil || len(h.Messages) != 1 {
+		t.Fatalf("history after a rebuilding migration = %+v, %v", h, err)
 	}
 }

@@ -30,6 +30,19 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "exit":
 		os.Exit(0)
+	case "claim": // claims session "s", says so, and waits to be killed
+		s, err := Open(os.Getenv("ZERO_STORE_TEST_DB"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := s.Claim("s", os.Getpid()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("claimed")
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	default:
 		os.Exit(2)
 	}
@@ -224,14 +237,14 @@ func TestTwoStoresOneFile(t *testing.T) {
 }
 
 func TestClaim(t *testing.T) {
-	s, _ := openTest(t)
+	s, path := openTest(t)
 	mustCreate(t, s, Session{ID: "s", Workspace: "/w"})
 	me := os.Getpid()
 	if err := s.Claim("s", me); err != nil {
 		t.Fatalf("first Claim: %v", err)
 	}
 	if err := s.Claim("s", me); err != nil {
-		t.Errorf("Claim again by the owner: %v", err)
+		t.Errorf("Claim again by the holder: %v", err)
 	}
 	if err := s.Claim("missing", me); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Claim(missing) = %v, want ErrNotFound", err)
@@ -239,83 +252,89 @@ func TestClaim(t *testing.T) {
 	if err := s.Release("missing", me); err != nil {
 		t.Errorf("Release(missing) = %v, want nil", err)
 	}
-
-	// A process that has exited leaves a claim anyone may take over.
-	dead := helper(t, "exit")
-	if err := dead.Run(); err != nil {
+	// Another Store (as another process would) is refused, told who holds
+	// it, and cannot delete it either.
+	other, err := Open(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	deadPID := dead.Process.Pid
+	defer other.Close()
+	err = other.Claim("s", me+1)
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), strconv.Itoa(me)) {
+		t.Errorf("Claim of a held session = %v, want ErrBusy naming pid %d", err, me)
+	}
+	if err := other.DeleteSession("s"); !errors.Is(err, ErrBusy) {
+		t.Errorf("DeleteSession of a held session = %v, want ErrBusy", err)
+	}
+	// Released, it is the other's.
 	if err := s.Release("s", me); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Claim("s", deadPID); err != nil {
-		t.Fatalf("Claim for the dead pid: %v", err)
-	}
-	if err := s.Claim("s", me); err != nil {
-		t.Errorf("Claim of a dead process's session: %v, want taken over", err)
-	}
-
-	if runtime.GOOS == "windows" {
-		return // other processes count as gone there
-	}
-	// A live one keeps it.
-	live := helper(t, "sleep")
-	if err := live.Start(); err != nil {
-		t.Fatal(err)
-	}
-	livePID := live.Process.Pid
-	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
-	if err := s.Claim("s", livePID); !errors.Is(err, ErrBusy) {
-		t.Errorf("Claim by another live process while we hold it = %v, want ErrBusy", err)
-	}
-	if err := s.Release("s", livePID); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Claim("s", livePID); !errors.Is(err, ErrBusy) {
-		t.Errorf("Release by a non-owner cleared the claim: %v", err)
-	}
-	if err := s.Release("s", me); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Claim("s", livePID); err != nil {
+	if err := other.Claim("s", me+1); err != nil {
 		t.Fatalf("Claim after Release: %v", err)
 	}
-	err := s.Claim("s", me)
-	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), strconv.Itoa(livePID)) {
-		t.Errorf("Claim of a live process's session = %v, want ErrBusy naming pid %d", err, livePID)
-	}
-	// The parent of the test process is alive too.
-	if err := s.Release("s", livePID); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Claim("s", os.Getppid()); err != nil {
-		t.Fatal(err)
-	}
 	if err := s.Claim("s", me); !errors.Is(err, ErrBusy) {
-		t.Errorf("Claim of the parent's session = %v, want ErrBusy", err)
+		t.Errorf("Claim back = %v, want ErrBusy", err)
 	}
-	if err := s.Release("s", os.Getppid()); err != nil {
-		t.Fatal(err)
-	}
-
-	// Once it is gone (killed, reaped), the claim is taken over.
-	if err := s.Claim("s", livePID); err != nil {
-		t.Fatal(err)
-	}
-	live.Process.Kill()
-	live.Wait()
+	// Close drops every claim.
+	other.Close()
 	if err := s.Claim("s", me); err != nil {
-		t.Errorf("Claim after the owner was killed: %v, want taken over", err)
+		t.Fatalf("Claim after the holder closed: %v", err)
+	}
+	// A row naming a live pid (a reused pid, or one of another pid
+	// namespace) without the lock is no claim.
+	if err := s.Release("s", me); err != nil {
+		t.Fatal(err)
+	}
+	third, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	if err := third.Claim("s", os.Getppid()); err != nil {
+		t.Fatal(err)
+	}
+	third.Close()
+	if err := s.Claim("s", me); err != nil {
+		t.Errorf("Claim of a session whose row names a live pid but no one holds: %v", err)
+	}
+	if err := s.DeleteSession("s"); err != nil {
+		t.Errorf("DeleteSession by the holder: %v", err)
 	}
 }
 
-// TestClaimRace lets two Stores (as two processes) claim a session at once
-// for pids that are both alive: exactly one wins.
-func TestClaimRace(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("other processes count as gone")
+// TestClaimOfAKilledProcess: the claim of a process killed with SIGKILL is
+// gone with it, whoever has its pid next.
+func TestClaimOfAKilledProcess(t *testing.T) {
+	s, path := openTest(t)
+	mustCreate(t, s, Session{ID: "s", Workspace: "/w"})
+	child := helper(t, "claim", "ZERO_STORE_TEST_DB="+path)
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "claimed\n" {
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	err = s.Claim("s", os.Getpid())
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), strconv.Itoa(child.Process.Pid)) {
+		t.Fatalf("Claim while the child holds it = %v, want ErrBusy naming its pid", err)
+	}
+	child.Process.Kill()
+	child.Wait()
+	if err := s.Claim("s", os.Getpid()); err != nil {
+		t.Fatalf("Claim after the holder was killed: %v", err)
+	}
+}
+
+// TestClaimRace lets two Stores (as two processes) claim a session at once:
+// exactly one wins.
+func TestClaimRace(t *testing.T) {
 	s1, path := openTest(t)
 	mustCreate(t, s1, Session{ID: "s", Workspace: "/w"})
 	s2, err := Open(path)
@@ -323,15 +342,10 @@ func TestClaimRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	live := helper(t, "sleep")
-	if err := live.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { live.Process.Kill(); live.Wait() }()
 	var wg sync.WaitGroup
 	var errs [2]error
 	wg.Go(func() { errs[0] = s1.Claim("s", os.Getpid()) })
-	wg.Go(func() { errs[1] = s2.Claim("s", live.Process.Pid) })
+	wg.Go(func() { errs[1] = s2.Claim("s", os.Getpid()) })
 	wg.Wait()
 	if (errs[0] == nil) == (errs[1] == nil) {
 		t.Errorf("claims = %v, %v; want exactly one to win", errs[0], errs[1])
@@ -345,7 +359,9 @@ func TestClaimRace(t *testing.T) {
 
 // TestLockedByAnotherWriter holds the write lock from another connection
 // (as another process would): a short hold is waited out by retries; a
-// long one fails the batch, which is reported, and the queue goes on.
+// long one fails the synchronous calls and the Flushes made meanwhile, and
+// the queued writes wait, in order, until the lock is gone: none is lost,
+// so a session never gets a hole.
 func TestLockedByAnotherWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "zero.db")
 	s, err := OpenWith(path, OpenOptions{BusyTimeout: 20 * time.Millisecond})
@@ -376,13 +392,34 @@ func TestLockedByAnotherWriter(t *testing.T) {
 		t.Errorf("CreateSession under a long lock = %v, want SQLITE_BUSY", err)
 	}
 	if err := s.Flush(); !isBusy(err) {
-		t.Errorf("Flush after a long lock = %v, want the lost append's SQLITE_BUSY", err)
+		t.Errorf("Flush under a long lock = %v, want SQLITE_BUSY (the append is not written yet)", err)
 	}
 	tx.Rollback()
 	s.AppendEvent("s", Event{Seq: 3})
 	mustFlush(t, s)
 	evs, err := s.Events("s", 0, 0)
-	if err != nil || len(evs) != 2 || evs[0].Seq != 1 || evs[1].Seq != 3 {
-		t.Errorf("events = %+v, %v; want seq 1 and 3", evs, err)
+	if err != nil || len(evs) != 3 || evs[0].Seq != 1 || evs[1].Seq != 2 || evs[2].Seq != 3 {
+		t.Errorf("events = %+v, %v; want seq 1, 2 and 3: the append made under the lock is kept", evs, err)
+	}
+}
+
+// Close does not wait for ever for a database another process keeps
+// locked: the writes it could not make are reported as lost.
+func TestCloseUnderALongLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zero.db")
+	s, err := OpenWith(path, OpenOptions{BusyTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, Session{ID: "s", Workspace: "/w"})
+	other := rawDB(t, path)
+	tx, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	s.AppendEvent("s", Event{Seq: 1})
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "lost at close") {
+		t.Fatalf("Close under a lock = %v, want the lost write reported", err)
 	}
 }

@@ -29,6 +29,9 @@ type op struct {
 const (
 	maxRetries = 4
 	retryPause = 50 * time.Millisecond
+	// maxPause bounds the pause before a failed batch's writes are tried
+	// again (see requeue).
+	maxPause = 2 * time.Second
 )
 
 // enqueue adds o to the queue, reporting false if the store is closed.
@@ -115,29 +118,30 @@ func (s *Store) commit(ops []op) {
 	if err != nil {
 		err = fmt.Errorf("store: commit %d writes: %w", len(ops), err)
 		s.log.Error("store write failed", "err", err)
-		// Every write of the batch is lost. Synchronous callers hear it
-		// directly; the others through the next Flush, once.
-		lost := false // an asynchronous write since the last Flush
+		// Synchronous callers hear it directly, and a Flush learns that what
+		// came before it is not written yet. The asynchronous writes are
+		// not dropped: a hole in a session's events or history would make it
+		// inconsistent, so they go back to the head of the queue, in order,
+		// and are tried again after a pause (the database may be locked by a
+		// stopped process, or the disk full), unless the store is closing.
+		var keep []op
 		for i := range ops {
 			o := &ops[i]
 			switch {
-			case o.flush:
-				if lost {
-					s.errs = append(s.errs, err)
-					lost = false
-				}
-				o.reply <- s.takeErrs()
 			case o.reply != nil:
 				o.reply <- err
 			default:
-				lost = true
+				keep = append(keep, *o)
 			}
 		}
-		if lost {
-			s.errs = append(s.errs, err)
+		if len(keep) > 0 && !s.requeue(keep) {
+			s.errs = append(s.errs, fmt.Errorf("%w (%d writes lost at close)", err, len(keep)))
 		}
 		return
 	}
+	s.mu.Lock()
+	s.failures = 0
+	s.mu.Unlock()
 	for i := range ops {
 		o := &ops[i]
 		switch {
@@ -151,6 +155,27 @@ func (s *Store) commit(ops []op) {
 			s.errs = append(s.errs, err)
 		}
 	}
+}
+
+// requeue puts ops back at the head of the queue after a failed batch and
+// pauses the writer, reporting false (the ops are dropped) when the store
+// is closing: Close must not wait for ever for a locked database.
+func (s *Store) requeue(ops []op) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.queue = append(ops, s.queue...)
+	s.failures++
+	pause := min(retryPause<<min(s.failures, 6), maxPause)
+	s.mu.Unlock()
+	s.log.Warn("store writes kept for a retry", "writes", len(ops), "pause", pause)
+	select {
+	case <-time.After(pause):
+	case <-s.closing:
+	}
+	return true
 }
 
 // takeErrs returns the recorded errors joined and forgets them.

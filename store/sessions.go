@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -93,12 +94,29 @@ func (s *Store) UpdateSession(sess Session) {
 
 // DeleteSession removes the session with its events, messages and summaries,
 // after every write queued before it; it fails with [ErrNotFound] if there is
-// no such session. Writes for it queued afterwards fail.
+// no such session, and with [ErrBusy] while another Store holds it (see
+// Claim). Writes for it queued afterwards fail.
 func (s *Store) DeleteSession(id string) error {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	if _, held := s.held[id]; !held && lockable {
+		f, err := s.lock(id)
+		if errors.Is(err, errLocked) {
+			return fmt.Errorf("delete session %q: %w%s", id, ErrBusy, s.holder(id))
+		} else if err != nil {
+			return fmt.Errorf("delete session %q: %w", id, err)
+		}
+		s.held[id] = f
+	}
 	err := s.do(op{name: "delete session", session: id, apply: func(b *batch) error {
 		res, err := b.exec(`DELETE FROM sessions WHERE id = ?`, id) // cascades
 		return oneRow(res, err, "session")
 	}})
+	if err == nil && lockable {
+		// Under the lock: a process claiming it now finds no session.
+		os.Remove(s.lockFile(id))
+	}
+	s.unlock(id)
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", id, err)
 	}

@@ -56,6 +56,13 @@ type Store struct {
 	closed bool
 	wake   chan struct{} // signalled (non-blocking) when queue grows or closed is set
 	done   chan struct{} // closed when the writer goroutine has returned
+	// closing is closed by Close: a writer pausing before a retry stops.
+	closing  chan struct{}
+	failures int // batches failed in a row (see requeue)
+
+	locks   string // the folder of the sessions' claim files
+	claimMu sync.Mutex
+	held    map[string]*os.File // sessions this Store claimed, with their locked files
 
 	// Owned by the writer goroutine (and by Close after done).
 	errs  []error              // queued writes' errors not yet reported by a Flush
@@ -124,12 +131,15 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 	r.SetMaxIdleConns(n)
 
 	s := &Store{
-		log:   o.Logger,
-		w:     w,
-		r:     r,
-		wake:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
-		stmts: stmts,
+		log:     o.Logger,
+		w:       w,
+		r:       r,
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		closing: make(chan struct{}),
+		stmts:   stmts,
+		locks:   lockDir(abs),
+		held:    map[string]*os.File{},
 	}
 	go s.run()
 	return s, nil
@@ -176,9 +186,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.closing)
 	s.mu.Unlock()
 	s.signal()
 	<-s.done
+	s.releaseAll()
 	errs := s.errs
 	s.errs = nil
 	for _, st := range s.stmts {
