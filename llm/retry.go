@@ -97,23 +97,29 @@ func sleep(ctx context.Context, d time.Duration) error {
 // when the next attempt is refused too, the error comes without it, which
 // Stream does not retry. The state is the Client's, not one call's: while
 // the server stays away, later calls get one attempt each, and the first
-// answer of any kind clears it.
+// answer of any kind clears it. It lasts downFor: a server that was away
+// a while ago and is starting now gets its retry again.
 type reachTransport struct {
 	base http.RoundTripper
-	down atomic.Bool // the last attempt found nothing there
+	down atomic.Int64 // Unix nanoseconds of the last attempt that found nothing there; 0: none
 }
+
+// downFor is how long a server found away is taken to be away still.
+const downFor = 15 * time.Second
 
 func (t *reachTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if err == nil {
-		t.down.Store(false)
+		t.down.Store(0)
 		return resp, nil
 	}
 	ue := unreachable(err, r.URL.Host)
 	if ue == nil {
 		return resp, err
 	}
-	if wasDown := t.down.Swap(true); !wasDown && ue.Reason == "connection refused" {
+	now := time.Now().UnixNano()
+	last := t.down.Swap(now)
+	if wasDown := last != 0 && now-last < int64(downFor); !wasDown && ue.Reason == "connection refused" {
 		ue.cause = err // worth one more try
 	}
 	return nil, ue

@@ -398,11 +398,9 @@ func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint
 		m = a.cfg.Models.Utility
 	}
 	field := func(name string) string { return a.cfg.Origin("models." + role + "." + name) }
+	// A workspace's api_key_env stands only when it is yours or empty (no
+	// key sent): config.Load ignores any other, keeping your value.
 	keyEnv, workspaceEndpoint := m.APIKeyEnv, fromWorkspace(field("base_url"))
-	if fromWorkspace(field("api_key_env")) {
-		keyEnv = config.DefaultAPIKeyEnv
-		a.warn.warn(fmt.Sprintf("models.%s.api_key_env from %s is ignored: a workspace cannot choose which secret is sent", role, field("api_key_env")))
-	}
 	projectProfile := p.Layer == profiles.LayerProjectProfile
 	switch {
 	case model != "": // chosen in the editor for this session
@@ -628,6 +626,11 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 	if withModel && !a.wsChecked { // an editor chose the folder: nobody was asked
 		if what := broadWorkspace(a.ws); what != "" {
 			a.warn.warn("the workspace is " + what + ": the agent can read and change everything in it; open a project's folder instead")
+		}
+	}
+	for _, root := range a.roots { // more folders the editor added: nobody was asked either
+		if what := broadWorkspace(root); what != "" {
+			a.warn.warn("a workspace folder (" + root + ") is " + what + ": the agent can read and change everything in it; add a project's folder instead")
 		}
 	}
 	backend := "local"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"golang.org/x/term"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,8 +33,21 @@ func (a *app) preflight(f *commonFlags, stdin io.Reader, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "zero:", err)
 		return exitUsage
 	}
+	// No model, or no key for it, is said before any sandbox work (pulling
+	// an image can take minutes).
+	if p, err := a.loader.Load(a.cfg.Profile); err == nil {
+		if _, err := a.endpoint("chat", p, ""); errors.Is(err, errNoModel) || errors.Is(err, errNoKey) {
+			fmt.Fprintln(stderr, "zero:", err)
+			return exitUsage
+		}
+	}
 	if !f.explicit("workspace") { // else the user chose it
-		if err := confirmWorkspace(a.ws, stdin, stderr, isTerminalIn(stdin)); err != nil {
+		// The question needs someone to see it: on a terminal stderr too.
+		asked := isTerminalIn(stdin)
+		if f, ok := stderr.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+			asked = false
+		}
+		if err := confirmWorkspace(a.ws, stdin, stderr, asked); err != nil {
 			fmt.Fprintln(stderr, "zero:", err)
 			return exitUsage
 		}

@@ -87,7 +87,7 @@ func TestGuardEditorSessionWarns(t *testing.T) {
 		t.Helper()
 		var got []string
 		if _, err := a.sessionFor(sessionOpts{id: newID()}, func(e loop.Event) {
-			if e.Type == loop.EventWarning && strings.Contains(e.Text, "workspace is") {
+			if e.Type == loop.EventWarning && strings.Contains(e.Text, "can read and change everything") {
 				got = append(got, e.Text)
 			}
 		}, true); err != nil {
@@ -125,5 +125,15 @@ func TestGuardEditorSessionWarns(t *testing.T) {
 	}
 	if got := warnings(a); len(got) != 0 {
 		t.Errorf("a named workspace: warnings %q, want none", got)
+	}
+
+	// A project whose editor added the home directory (or /) as another
+	// folder is warned too.
+	a, err = newAppAt(realPath(t.TempDir()), []string{home, "/"}, nil, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := warnings(a); len(got) != 2 || !strings.Contains(got[0], "("+home+") is your whole home directory") {
+		t.Errorf("extra folders: warnings %q, want one for the home directory and one for /", got)
 	}
 }

@@ -88,6 +88,13 @@ func (r *renderer) line(s string) {
 }
 
 func (r *renderer) event(e loop.Event) {
+	// Everything but command output (which the sandbox cleans) is the
+	// model's or a tool's text: it must not act on the terminal (move the
+	// cursor, clear a line, retitle the window) or it could make an
+	// approval question say what it does not ask.
+	if e.Type != loop.EventToolOutputDelta {
+		e.Text, e.Title, e.Error, e.Profile = visible(e.Text), visible(e.Title), visible(e.Error), visible(e.Profile)
+	}
 	prefix := ""
 	if e.Agent > 0 {
 		prefix = fmt.Sprintf("A%d ", e.Agent)
@@ -119,11 +126,11 @@ func (r *renderer) event(e loop.Event) {
 		if code, ok := args["code"].(string); ok && strings.TrimSpace(code) != "" {
 			r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+detail, dim))
 			for _, l := range strings.Split(strings.TrimRight(code, "\n"), "\n") {
-				r.line(r.style("  $ "+l, dim))
+				r.line(r.style("  $ "+visible(l), dim))
 			}
 			return
 		}
-		r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+detail+" "+summarizeArgs(e.Args), dim))
+		r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+visible(detail+" "+summarizeArgs(e.Args)), dim))
 	case loop.EventToolOutputDelta:
 		r.enter("output", "")
 		r.write(e.Text)
@@ -190,6 +197,40 @@ func summarizeArgs(raw []byte) string {
 		s = string(r[:157]) + "..."
 	}
 	return s
+}
+
+// visible shows the control characters of s instead of letting them act
+// on a terminal: newlines and tabs stay, a carriage return is ␍, escape ␛,
+// and every other C0 or C1 control and DEL is written as \xNN.
+func visible(s string) string {
+	clean := true
+	for _, r := range s {
+		if isControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !isControl(r):
+			b.WriteRune(r)
+		case r == '\r':
+			b.WriteString("␍")
+		case r == 0x1b:
+			b.WriteString("␛")
+		default:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0)
 }
 
 func firstLineOf(s string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -44,5 +45,34 @@ It is in a.txt and b.txt.
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("live view (-want +got):\n%s", diff)
+	}
+}
+
+// The model's text cannot act on the terminal: a command that would erase
+// its own start and print an innocent one is shown as it is.
+func TestRenderShowsControlCharacters(t *testing.T) {
+	var b strings.Builder
+	r := newRenderer(&b, false)
+	args, _ := json.Marshal(map[string]string{"code": "rm -rf ~/precious #\r\x1b[2KAllow ls -la"})
+	r.event(loop.Event{Type: loop.EventToolCall, Tool: "code_execution_tool", Title: "Listing\x1b]0;pwned\x07", Args: args})
+	r.event(loop.Event{Type: loop.EventThoughtsDelta, Text: "fine\x1b[2J\x9b"})
+	out := b.String()
+	if strings.ContainsAny(out, "\r\x1b\x07") || strings.Contains(out, "\u009b") {
+		t.Fatalf("control characters reached the terminal: %q", out)
+	}
+	if !strings.Contains(out, "rm -rf ~/precious #␍␛[2KAllow ls -la") || !strings.Contains(out, `Listing␛]0;pwned\x07`) {
+		t.Fatalf("the command is not shown as it is: %q", out)
+	}
+}
+
+func TestTermGateShowsControlCharacters(t *testing.T) {
+	var out strings.Builder
+	g := newTermGate(askPolicy, strings.NewReader("n\n"), &out, true)
+	p := &loop.ToolBeforePayload{ToolName: "code_execution_tool", Args: map[string]any{"code": "rm -rf x #\r\x1b[2KAllow ls"}}
+	if err := g.Gate(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out.String(), "\r\x1b") || !strings.Contains(out.String(), "rm -rf x #␍␛[2KAllow ls") {
+		t.Fatalf("the question lets the command act on the terminal: %q", out.String())
 	}
 }

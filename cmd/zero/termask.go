@@ -62,7 +62,7 @@ func (g *termGate) Gate(ctx context.Context, p *loop.ToolBeforePayload) error {
 		fmt.Fprintf(g.out, "zero: refused %s: it needs approval and there is no terminal to ask on (use --approval auto, or run it in the Docker sandbox)\n", name)
 		return nil
 	}
-	fmt.Fprintf(g.out, "\nzero: the agent wants to run %s:\n  %s\nallow? [y]es, [a]lways for %s, [N]o: ", name, strings.ReplaceAll(loop.Clip(subject, 2000), "\n", "\n  "), name)
+	fmt.Fprintf(g.out, "\nzero: the agent wants to run %s:\n  %s\nallow? [y]es, [a]lways for %s, [N]o: ", visible(name), strings.ReplaceAll(visible(loop.Clip(subject, 2000)), "\n", "\n  "), visible(name))
 	answer := make(chan string, 1)
 	go func() { // ends with the next line typed, or when stdin closes
 		line, _ := g.in.ReadString('\n')
