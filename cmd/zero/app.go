@@ -159,8 +159,8 @@ func keyVariables(cfg *config.Effective, loader *profiles.Loader) []string {
 
 // openSandbox starts the configured backend and the code execution tool
 // on it.
-func (a *app) openSandbox() error {
-	backend, err := a.chooseBackend()
+func (a *app) openSandbox(ctx context.Context) error {
+	backend, err := a.chooseBackend(ctx)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (a *app) openSandbox() error {
 // (docker when an engine answers and has the image or can pull it, else
 // local with a warning). For docker, the image is pulled here, before the
 // run, when the engine lacks it.
-func (a *app) chooseBackend() (sandbox.Backend, error) {
+func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 	local := func() (sandbox.Backend, error) {
 		l, err := a.localBackend()
 		if err != nil {
@@ -202,12 +202,14 @@ func (a *app) chooseBackend() (sandbox.Backend, error) {
 		return local()
 	case "docker", "auto", "":
 		d, err := a.docker()
+		pulling := false
 		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel()
-			_, err = d.ListContainers(ctx) // does an engine answer?
+			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			_, err = d.ListContainers(pctx) // does an engine answer?
+			cancel()
 			if err == nil {
-				err = a.ensureImage(d)
+				pulling = true
+				err = a.ensureImage(ctx, d)
 			}
 			if err != nil {
 				d.Close()
@@ -217,6 +219,13 @@ func (a *app) chooseBackend() (sandbox.Backend, error) {
 		switch {
 		case err == nil:
 			return d, nil
+		case pulling && ctx.Err() != nil:
+			return nil, fmt.Errorf("pulling the sandbox image %s: %w", a.cfg.Sandbox.Image, context.Cause(ctx))
+		case pulling && errors.Is(err, context.DeadlineExceeded) && b == "docker":
+			return nil, fmt.Errorf("pulling the sandbox image %s did not finish in %v; pull it with docker pull, choose another with --image IMAGE, or run on the host with --sandbox local", a.cfg.Sandbox.Image, imagePullTimeout)
+		case pulling && errors.Is(err, context.DeadlineExceeded):
+			a.warn.warn(fmt.Sprintf("pulling the sandbox image %s did not finish in %v; using the local backend (sandbox.backend auto)", a.cfg.Sandbox.Image, imagePullTimeout))
+			return local()
 		case errors.As(err, &pull) && b == "docker":
 			return nil, fmt.Errorf("%w; choose another with --image IMAGE or run on the host with --sandbox local", err)
 		case errors.As(err, &pull):
@@ -241,8 +250,8 @@ const imagePullTimeout = 30 * time.Minute
 // error (or, with sandbox.backend auto, the local backend), not the
 // failure of the agent's first command. A terminal command says first
 // that a pull is coming, as it can take minutes.
-func (a *app) ensureImage(d *sandbox.Docker) error {
-	ctx, cancel := context.WithTimeout(context.Background(), imagePullTimeout)
+func (a *app) ensureImage(ctx context.Context, d *sandbox.Docker) error {
+	ctx, cancel := context.WithTimeout(ctx, imagePullTimeout)
 	defer cancel()
 	if st, err := d.ImageStatus(ctx); err == nil && !st.Present && a.notice != nil {
 		fmt.Fprintf(a.notice, "zero: pulling the sandbox image %s (once)\n", st.Image)
@@ -300,8 +309,8 @@ func (a *app) docker() (*sandbox.Docker, error) {
 		Hide:      a.hidden(),
 		Logger:    a.logger.With("component", "sandbox"),
 		OnPull: func(p sandbox.PullProgress) {
-			if p.Total == 0 && p.Status != "" && p.Layer == "" {
-				a.warn.warn(fmt.Sprintf("pulling %s: %s", p.Image, p.Status))
+			if p.Total == 0 && p.Status != "" && p.Layer == "" { // "Pulling from …", "Digest: …": not warnings
+				a.logger.Info("pulling the sandbox image", "image", p.Image, "status", p.Status)
 			}
 		},
 	})

@@ -77,7 +77,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			fmt.Fprintf(stderr, "zero: trusted this workspace's code (%s)\n", short(st.Manifest.Digest))
 		}
 	}
-	if err := a.openSandbox(); err != nil {
+	if err := a.openSandbox(ctx); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}

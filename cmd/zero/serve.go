@@ -184,7 +184,7 @@ func (h *host) appOf(roots []string) (*app, error) {
 
 // appFor returns the app of a session's workspace with its sandbox open
 // (a container starts with the first command, not here).
-func (h *host) appFor(spec server.SessionSpec) (*app, error) {
+func (h *host) appFor(ctx context.Context, spec server.SessionSpec) (*app, error) {
 	roots, err := h.roots(spec)
 	if err != nil {
 		return nil, err
@@ -193,13 +193,13 @@ func (h *host) appFor(spec server.SessionSpec) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a, a.ensureSandbox()
+	return a, a.ensureSandbox(ctx)
 }
 
 // newSession is server.Options.NewSession: the session gets the approval
 // policy of its workspace's sandbox.
-func (h *host) newSession(_ context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
-	a, err := h.appFor(spec)
+func (h *host) newSession(ctx context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+	a, err := h.appFor(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +212,8 @@ func (h *host) newSession(_ context.Context, spec server.SessionSpec, sink func(
 }
 
 // setup is server.Options.Setup: another profile or model for a session.
-func (h *host) setup(_ context.Context, spec server.SessionSpec) (loop.Setup, error) {
-	a, err := h.appFor(spec)
+func (h *host) setup(ctx context.Context, spec server.SessionSpec) (loop.Setup, error) {
+	a, err := h.appFor(ctx, spec)
 	if err != nil {
 		return loop.Setup{}, err
 	}
@@ -299,13 +299,13 @@ func openStore(logger *slog.Logger) *store.Store {
 
 // ensureSandbox opens the sandbox once it works: a failure (Docker not
 // started yet) is tried again by the next session instead of sticking.
-func (a *app) ensureSandbox() error {
+func (a *app) ensureSandbox(ctx context.Context) error {
 	a.sandboxMu.Lock()
 	defer a.sandboxMu.Unlock()
 	if a.backend != nil {
 		return nil
 	}
-	return a.openSandbox()
+	return a.openSandbox(ctx)
 }
 
 // policy is the approval policy of the app's sessions, in every face:

@@ -169,7 +169,7 @@ func TestDefaultPolicyFollowsIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.ensureSandbox(); err != nil {
+	if err := a.ensureSandbox(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	defer a.close()
