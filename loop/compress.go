@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/zeroagent/zero/hooks"
@@ -102,7 +103,17 @@ type compressState struct {
 	run  sync.Mutex // held by the compression that runs
 	mu   sync.Mutex
 	task chan struct{} // closed when the background compression ends
+	// stuck is the history's size (raw messages and summaries) when a
+	// compression last ended still over the limit: until the history
+	// changes, another would only repeat the same utility calls.
+	stuck historySize
+	// system is the token count of the system prompt last sent, which the
+	// history's limit leaves room for (read by the background compression).
+	system atomic.Int64
 }
+
+// historySize identifies a state of a history: it only grows.
+type historySize struct{ messages, summaries int }
 
 // compressing returns the channel of the background compression still
 // running, or nil.
@@ -123,11 +134,24 @@ func (a *Agent) compressing() <-chan struct{} {
 }
 
 // HistoryLimit is how many tokens the history may take before it is
-// compressed: Limits.ContextTokens × Limits.HistoryShare.
+// compressed: Limits.ContextTokens × Limits.HistoryShare (Agent Zero's
+// ctx_history), but never more than the window leaves beside the system
+// prompt last sent and a reserve for the extras and the reply: a large
+// system prompt in a small window would otherwise make a prompt too long
+// for the window before its history was ever compressed.
 func (a *Agent) HistoryLimit() int {
 	l := a.session.cfg.Limits
-	return int(float64(l.ContextTokens) * l.HistoryShare)
+	limit := int(float64(l.ContextTokens) * l.HistoryShare)
+	if sys := int(a.compression.system.Load()); sys > 0 {
+		room := l.ContextTokens - sys - l.ContextTokens/replyReserve
+		limit = max(min(limit, room), 0)
+	}
+	return limit
 }
+
+// replyReserve: 1/replyReserve of the window is kept for the extras and
+// the model's reply when the system prompt bounds the history.
+const replyReserve = 10
 
 // historyOverLimit reports whether the history is over its limit; a
 // history whose bytes are within it is not counted.
@@ -164,6 +188,14 @@ func (a *Agent) compressHistory(ctx context.Context) bool {
 	if before <= limit {
 		return false
 	}
+	st := &a.compression
+	size := a.History.size()
+	st.mu.Lock()
+	stuck := st.stuck == size
+	st.mu.Unlock()
+	if stuck {
+		return false // nothing new since the last compression gave up
+	}
 	c := &compressor{a: a, h: a.History, limit: float64(limit), target: float64(limit) * compressionTarget}
 	compressed := false
 	for ctx.Err() == nil {
@@ -178,6 +210,11 @@ func (a *Agent) compressHistory(ctx context.Context) bool {
 			break
 		}
 		compressed = true
+	}
+	if ctx.Err() == nil && a.History.Tokens() > limit {
+		st.mu.Lock()
+		st.stuck = a.History.size()
+		st.mu.Unlock()
 	}
 	if compressed {
 		after := a.History.Tokens()
@@ -573,10 +610,22 @@ func organizeHistoryWait(ctx context.Context, p hooks.Payload) error {
 	}
 }
 
+// builtinWaits reports whether the built-in _90_organize_history_wait is
+// in force (not disabled, nor replaced by a user's extension).
+func (a *Agent) builtinWaits() bool {
+	for _, in := range a.hooks().Extensions(hooks.MessageLoopPromptsBefore) {
+		if in.Name == "_90_organize_history_wait" {
+			return in.Layer == hooks.LayerBuiltin
+		}
+	}
+	return false
+}
+
 // systemTokens counts the system prompt, once per distinct text.
 func (a *Agent) systemTokens(system string) int {
 	if a.sysTokens.text != system || a.sysTokens.n == 0 {
 		a.sysTokens.text, a.sysTokens.n = system, a.session.cfg.CountTokens(system)
+		a.compression.system.Store(int64(a.sysTokens.n))
 	}
 	return a.sysTokens.n
 }

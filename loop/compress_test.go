@@ -139,6 +139,7 @@ type compressOpts struct {
 	chat     *fakeModel
 	util     func(ctx context.Context, n int) (string, error)
 	window   int
+	system   int      // words added to the system prompt
 	disabled []string // "point/name" of built-ins to disable
 	// onEvent sees every event after the recorder.
 	onEvent func(loop.Event)
@@ -148,7 +149,7 @@ func newCompressEnv(t testing.TB, o compressOpts) *compressEnv {
 	t.Helper()
 	dir := t.TempDir()
 	for name, text := range map[string]string{
-		"agent.system.main.md":  "You are {{agent_name}}. Answer with one JSON tool request.",
+		"agent.system.main.md":  "You are {{agent_name}}. Answer with one JSON tool request." + strings.Repeat(" pad", o.system),
 		"agent.system.tools.md": "Tools: big, response.",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -593,5 +594,67 @@ func TestRestoreHistory(t *testing.T) {
 	}
 	if err := env.sess.RestoreHistory(0, st); !errors.Is(err, loop.ErrHistoryState) {
 		t.Errorf("restoring into a used history = %v, want ErrHistoryState", err)
+	}
+}
+
+// A system prompt that takes much of a small window leaves the history
+// less than its share: the history is compressed to what is left, instead
+// of the run ending with "does not fit" before any compression.
+func TestCompressionLeavesRoomForTheSystemPrompt(t *testing.T) {
+	t.Parallel()
+	var replies []reply
+	for i := range 8 {
+		replies = append(replies, reply{content: big(i, 100)})
+	}
+	replies = append(replies, reply{content: respond("done")})
+	chat := &fakeModel{replies: replies}
+	env := newCompressEnv(t, compressOpts{chat: chat, window: 1000, system: 450})
+	if _, err := env.sess.Run(runCtx(t), "task"); err != nil {
+		t.Fatalf("Run = %v; the history should have been compressed to fit beside the system prompt", err)
+	}
+	if len(env.util.requests()) == 0 {
+		t.Error("the utility model was never asked")
+	}
+	for i, req := range chat.requests() {
+		if n := requestTokens(req); n > 1000 {
+			t.Errorf("request %d has %d tokens, over the window", i, n)
+		}
+	}
+	if limit := env.sess.Agent0().HistoryLimit(); limit >= 700 {
+		t.Errorf("HistoryLimit = %d; with a system prompt of about 460 tokens it must leave room for it", limit)
+	}
+}
+
+// A compression that ended still over the limit is not repeated until the
+// history changes: the same utility calls would only fail again.
+func TestStuckCompressionIsNotRepeated(t *testing.T) {
+	t.Parallel()
+	var replies []reply
+	for i := range 16 { // results too small to shorten: only summaries would help
+		replies = append(replies, reply{content: big(i, 150)})
+	}
+	replies = append(replies, reply{content: respond("done")})
+	chat := &fakeModel{replies: replies}
+	env := newCompressEnv(t, compressOpts{chat: chat, window: 3000, util: func(context.Context, int) (string, error) {
+		return "", errors.New("utility endpoint down")
+	}})
+	if _, err := env.sess.Run(runCtx(t), "task"); err != nil {
+		t.Fatal(err)
+	}
+	if len(env.util.requests()) == 0 {
+		t.Fatal("the history never went over its limit: the test needs more")
+	}
+	// Within a turn, the wait for the background compression that gave up
+	// does not start the same one again: one failure per turn at most.
+	perTurn := 0
+	for _, e := range env.rec.all() {
+		switch {
+		case e.Type == loop.EventTurnStarted:
+			perTurn = 0
+		case e.Type == loop.EventWarning && strings.Contains(e.Text, "history compression"):
+			if perTurn++; perTurn > 1 {
+				t.Fatalf("a compression that gave up was started again in the same turn: %q", e.Text)
+			}
+		}
 	}
 }

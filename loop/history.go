@@ -124,6 +124,14 @@ func (h *History) Messages() []Message {
 	return out
 }
 
+// size identifies the history's state: it grows with every message and
+// summary.
+func (h *History) size() historySize {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return historySize{messages: len(h.msgs), summaries: len(h.sums)}
+}
+
 // Len is the number of raw messages.
 func (h *History) Len() int {
 	h.mu.Lock()

@@ -311,10 +311,16 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 			msgs = append(msgs, llm.Message{Role: llm.User, Content: extras})
 		}
 	}
-	ld.ExtrasTemporary.Clear()
 	if err := a.checkFits(msgs[0].Content, extras, len(msgs)); err != nil {
+		// The check counted the system prompt, which may lower the
+		// history's limit: compress now, once more, before refusing, as
+		// the built-in wait would have (unless it was disabled or replaced).
+		if a.builtinWaits() && a.historyOverLimit() && a.compressHistory(ctx) {
+			return a.preparePrompt(ctx, ld)
+		}
 		return nil, err
 	}
+	ld.ExtrasTemporary.Clear()
 	return msgs, nil
 }
 
@@ -441,6 +447,7 @@ func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
 		sys := msgs[0].Content
 		if a.sysTokens.text != sys {
 			a.sysTokens.text, a.sysTokens.n = sys, count(sys)
+			a.compression.system.Store(int64(a.sysTokens.n))
 		}
 		u = Usage{PromptTokens: a.sysTokens.n + a.History.Tokens(), CompletionTokens: count(res.Content), Estimated: true}
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
