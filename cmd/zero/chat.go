@@ -9,11 +9,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
+	"syscall"
+	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
 	"golang.org/x/term"
 
 	"github.com/zeroagent/zero/profiles"
@@ -30,13 +33,17 @@ import (
 // starts a new line, Up and Down recall earlier messages. Ctrl-C cancels
 // the run going on, clears the input at an idle prompt, and leaves at an
 // empty idle prompt or when pressed again while a run is being cancelled;
-// Ctrl-D at an empty prompt leaves (cancelling a run going on).
+// Ctrl-D at an empty prompt leaves (cancelling a run going on). An approval
+// question is answered with y, n or a, then Enter: no single key answers,
+// and what is typed as it comes up stays in the message being written.
 //
 // Exit status: 0 when the person left (Ctrl-D, Ctrl-C at an empty idle
 // prompt, /exit), 130 when they left with a second Ctrl-C while a run was
-// being cancelled (or on SIGINT from outside), 2 for bad flags or a setup
-// that cannot work (no model configured, no terminal), 1 when the terminal
-// failed.
+// being cancelled (or on SIGINT from outside), 143 on SIGTERM, 129 when the
+// terminal hung up (SIGHUP): a run going on is cancelled and the sessions
+// closed as on any leaving. 2 for bad flags or a setup that cannot work (no
+// model configured, no terminal), 1 when the terminal failed or the session
+// to continue is open in another zero process.
 func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zero chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -96,22 +103,61 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 		return 1
 	}
-	// Only plain colors are used, so the background never has to be asked
-	// for (a terminal that does not answer would hold the start).
-	lipgloss.SetHasDarkBackground(true)
+	// Only plain colors are used, so the background is never asked for (a
+	// terminal that does not answer would hold the start).
 	width := 0
 	if f, ok := stdout.(*os.File); ok {
 		width, _, _ = term.GetSize(int(f.Fd()))
 	}
 	ui := newChatUI(ctx, h, ws, isTerminal(stdout), width)
-	p := tea.NewProgram(ui, tea.WithInput(stdin), tea.WithOutput(stdout))
+	// The signals are the chat's own: SIGINT, SIGTERM and SIGHUP leave as
+	// the person would, cancelling the run going on, so that the deferred
+	// h.close ends it and writes its end (the default for SIGHUP would kill
+	// the process and leave a command running in the sandbox).
+	p := tea.NewProgram(ui, tea.WithInput(stdin), tea.WithOutput(stdout), tea.WithoutSignalHandler())
 	ui.send = p.Send
+	// They stay caught until the process ends: one more during the cleanup
+	// (bounded by closeGrace) does not cut it short.
+	var signalled atomic.Int32 // the exit status of the first signal
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ran := make(chan struct{})
+	go func() { // ends when the program has returned
+		for {
+			select {
+			case <-ran:
+				return
+			case s := <-sigs:
+				code := int32(signalStatus(s))
+				if !signalled.CompareAndSwap(0, code) {
+					p.Kill() // a second signal: leave now, h.close still runs
+					continue
+				}
+				go p.Send(signalMsg{code: int(code)})
+				// A terminal that is gone can hold the program's leaving:
+				// the cleanup must not wait for it.
+				go func() {
+					select {
+					case <-ran:
+					case <-time.After(3 * time.Second):
+						p.Kill()
+					}
+				}()
+			}
+		}
+	}()
 	ui.start(sess, resumed)
 	_, err = p.Run()
+	close(ran)
 	ui.stop()
+	if code := signalled.Load(); code != 0 {
+		return int(code)
+	}
 	switch {
-	case errors.Is(err, tea.ErrInterrupted): // SIGINT from outside the terminal
+	case errors.Is(err, tea.ErrInterrupted):
 		return 130
+	case errors.Is(err, syscall.EIO): // the terminal hung up before its SIGHUP came
+		return 129
 	case err != nil:
 		fmt.Fprintln(stderr, "zero chat:", err)
 		return 1
@@ -119,9 +165,23 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	return ui.code
 }
 
+// signalMsg says the chat got a signal: it leaves with code.
+type signalMsg struct{ code int }
+
+// signalStatus is the exit status of leaving on s: 128 + its number.
+func signalStatus(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 130
+}
+
 // openChatSession returns the session the chat starts with: the one named
 // by --session, the latest of the workspace with --continue (a new one when
 // there is none), else a new one. resumed says whether it existed before.
+// The latest session that cannot be opened (another zero process holds
+// it) is an error, as for zero run --continue: the chat does not go on in a
+// new session the person did not ask for.
 func openChatSession(ctx context.Context, h *host, ws, id string, latest bool) (sess *server.Session, resumed bool, err error) {
 	switch {
 	case id != "":
@@ -132,10 +192,10 @@ func openChatSession(ctx context.Context, h *host, ws, id string, latest bool) (
 		return sess, true, nil
 	case latest:
 		if newest, ok := latestSession(h.manager.List(), ws); ok {
-			if sess, err = h.manager.Get(newest.ID); err == nil {
-				return sess, true, nil
+			if sess, err = h.manager.Get(newest.ID); err != nil {
+				return nil, false, fmt.Errorf("--continue: %w", err)
 			}
-			h.logger.Warn("the latest session cannot be loaded", "session", newest.ID, "err", err)
+			return sess, true, nil
 		}
 	}
 	sess, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{ws}})

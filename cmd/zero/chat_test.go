@@ -2,27 +2,37 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
 
 	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/loop"
 )
 
 // chatWait bounds every wait of these tests; it only guards against a hang.
 const chatWait = 20 * time.Second
 
 // chatTerm is zero chat in a pseudo-terminal, typed at and read as a person
-// would: the test binary is the zero command (TestMain).
+// would: the test binary is the zero command (TestMain). What zero writes is
+// kept twice: as a stream (text, mark and waitFor look for lines printed
+// after a point), and on the screen of a terminal emulator (screen and
+// waitScreen read the prompt area as it shows now: Bubble Tea redraws only
+// the cells that changed, so the stream has no whole picture of it).
 type chatTerm struct {
 	t    *testing.T
 	ptmx *os.File
@@ -30,6 +40,7 @@ type chatTerm struct {
 
 	mu  sync.Mutex
 	raw []byte
+	emu *vt.Emulator
 
 	readDone chan struct{}
 	exited   chan struct{}
@@ -57,19 +68,20 @@ func startTerm(t *testing.T, dir string, env []string, args ...string) *chatTerm
 	if err != nil {
 		t.Fatal("no pseudo-terminal:", err)
 	}
-	ct := &chatTerm{t: t, ptmx: ptmx, cmd: cmd, readDone: make(chan struct{}), exited: make(chan struct{})}
-	go func() { // ends when the terminal closes (the process and its children are gone)
+	ct := &chatTerm{t: t, ptmx: ptmx, cmd: cmd, emu: vt.NewEmulator(200, 40), readDone: make(chan struct{}), exited: make(chan struct{})}
+	// The emulator's answers to queries go nowhere (zero must not need
+	// them); the copy ends when the emulator's pipe closes.
+	go func() { _, _ = io.Copy(io.Discard, ct.emu) }()
+	// The reader ends when the terminal closes (the process and its
+	// children are gone).
+	go func() {
 		defer close(ct.readDone)
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := ptmx.Read(buf)
-			// Answer where the cursor is, as a terminal does: Bubble Tea
-			// asks (through termenv) at start and waits up to 5 s.
-			for range bytes.Count(buf[:n], []byte("\x1b[6n")) {
-				_, _ = ptmx.Write([]byte("\x1b[1;1R"))
-			}
 			ct.mu.Lock()
 			ct.raw = append(ct.raw, buf[:n]...)
+			_, _ = ct.emu.Write(buf[:n])
 			ct.mu.Unlock()
 			if err != nil {
 				return
@@ -95,9 +107,65 @@ func startTerm(t *testing.T, dir string, env []string, args ...string) *chatTerm
 		}
 		if t.Failed() {
 			t.Logf("terminal output:\n%s", ct.text())
+			t.Logf("the screen at the end:\n%s", ct.screen())
+		}
+		if pw, ok := ct.emu.InputPipe().(*io.PipeWriter); ok {
+			pw.Close()
 		}
 	})
 	return ct
+}
+
+// screen is what the terminal's screen shows now, line by line.
+func (ct *chatTerm) screen() string {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	var lines []string
+	for y := range ct.emu.Height() {
+		var b strings.Builder
+		for x := 0; x < ct.emu.Width(); x++ {
+			c := ct.emu.CellAt(x, y)
+			switch {
+			case c == nil:
+				b.WriteByte(' ')
+			case c.Width == 0 && c.Content == "": // the second half of a wide character
+			case c.Content == "":
+				b.WriteByte(' ')
+			default:
+				b.WriteString(c.Content)
+			}
+		}
+		lines = append(lines, strings.TrimRight(b.String(), " "))
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// prompt is the prompt area, as far as the tests need it: the last lines
+// the screen shows.
+func (ct *chatTerm) prompt() string {
+	lines := strings.Split(ct.screen(), "\n")
+	return strings.Join(lines[max(len(lines)-10, 0):], "\n")
+}
+
+// waitScreen waits until the prompt area shows every one of want.
+func (ct *chatTerm) waitScreen(want ...string) {
+	ct.t.Helper()
+	deadline := time.Now().Add(chatWait)
+	for {
+		p := ct.prompt()
+		if !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(p, w) }) {
+			return
+		}
+		select {
+		case <-ct.exited:
+			ct.t.Fatalf("zero ended (%v) before its prompt area showed %q:\n%s", ct.exitErr, want, p)
+		default:
+		}
+		if time.Now().After(deadline) {
+			ct.t.Fatalf("the prompt area never showed %q:\n%s", want, p)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // text is what the terminal showed, without the control sequences.
@@ -141,11 +209,13 @@ func (ct *chatTerm) typeText(s string) {
 	}
 }
 
-// send types a message or command and presses Enter.
+// send types a message or command and presses Enter once the input
+// shows it: whatever the prompt area shows after that is news.
 func (ct *chatTerm) send(s string) int {
 	ct.t.Helper()
 	at := ct.mark()
 	ct.typeText(s)
+	ct.waitScreen("› " + s)
 	ct.typeText("\r")
 	return at
 }
@@ -170,16 +240,42 @@ func (ct *chatTerm) wait() int {
 }
 
 // answered waits for the answer want after from, then for the idle
-// prompt: its hint shows only once the run has ended.
+// prompt.
 func (ct *chatTerm) answered(from int, want string) {
 	ct.t.Helper()
-	ct.waitFor(ct.waitFor(from, want), "Enter sends")
+	ct.waitFor(from, want)
+	ct.idle()
+}
+
+// idleHint is the hint under the input while no run is going on.
+const idleHint = "Enter sends · /help · Ctrl-D leaves"
+
+// idle waits for the empty idle prompt: its hint shows only while no run
+// goes on, and the input is empty once a message was sent (send waited
+// for the input to show it).
+func (ct *chatTerm) idle() {
+	ct.t.Helper()
+	ct.waitScreen("› Message the agent", idleHint)
 }
 
 // ready waits for the prompt.
 func (ct *chatTerm) ready() {
 	ct.t.Helper()
-	ct.waitFor(0, "Enter sends")
+	ct.idle()
+}
+
+// askReady is what an approval question shows once keys answer it.
+const askReady = "y: yes · n: no · a: always, then Enter"
+
+// answer answers the approval question shown with a (y, n or a), as a
+// person does: once the question takes answers, the key, then Enter once
+// the choice shows.
+func (ct *chatTerm) answer(a string) {
+	ct.t.Helper()
+	ct.waitScreen(askReady)
+	ct.typeText(a)
+	ct.waitScreen("· Enter confirms")
+	ct.typeText("\r")
 }
 
 func chatAnswer(text string) string {
@@ -230,7 +326,7 @@ func TestChatIntervention(t *testing.T) {
 	case <-time.After(chatWait):
 		t.Fatal("the model was never asked")
 	}
-	ct.waitFor(0, "thinking slowly") // the run is live and showing
+	ct.waitScreen("thinking slowly") // the run is live and showing
 	at := ct.send("CHANGE-OF-PLAN please")
 	ct.waitFor(at, "sent to the running agent")
 	ct.answered(at, "SWITCHED plans now")
@@ -245,7 +341,7 @@ func TestChatIntervention(t *testing.T) {
 }
 
 // With approval ask, a command waits for the answer at the inline
-// question: y runs it, n does not.
+// question: y and Enter run it, n and Enter do not.
 func TestChatApproval(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -263,9 +359,9 @@ func TestChatApproval(t *testing.T) {
 			ct := startChat(t, srv, ws, "--approval", "ask")
 			ct.ready()
 			at := ct.send("mark it")
-			ct.waitFor(at, "Allow code_execution_tool echo yes > "+marker+"? [y]es/[n]o/[a]lways")
+			ct.waitScreen("Allow code_execution_tool echo yes > " + marker + "? [y]es/[n]o/[a]lways")
 			at = ct.mark()
-			ct.typeText(tc.answer)
+			ct.answer(tc.answer)
 			ct.answered(at, "ALL-DONE here")
 			if _, err := os.Stat(marker); (err == nil) != tc.ran {
 				t.Errorf("the command ran = %v, want %v", err == nil, tc.ran)
@@ -334,17 +430,16 @@ func TestChatCtrlCCancelsRun(t *testing.T) {
 	case <-time.After(chatWait):
 		t.Fatal("the model was never asked")
 	}
-	ct.waitFor(at, "waiting for the model") // the spinner says what Zero waits for
+	ct.waitScreen("waiting for the model") // the spinner says what Zero waits for
 	at = ct.mark()
 	ct.typeText("\x03")
-	ct.waitFor(ct.waitFor(at, "cancelled"), "Enter sends") // the idle prompt's hint
+	ct.answered(at, "cancelled")
 	ct.answered(ct.send("are you there"), "BACK-AGAIN yes")
 	// Ctrl-C with a message typed clears it; at the empty prompt it leaves.
-	at = ct.mark()
 	ct.typeText("abandoned text")
-	at = ct.waitFor(at, "abandoned text")
+	ct.waitScreen("› abandoned text")
 	ct.typeText("\x03")
-	ct.waitFor(at, "Message the agent") // the empty input's placeholder
+	ct.waitScreen("› Message the agent") // the empty input's placeholder
 	ct.typeText("\x03")
 	if code := ct.wait(); code != 0 {
 		t.Errorf("Ctrl-C at the idle prompt: exit %d, want 0", code)
@@ -465,22 +560,28 @@ func TestChatLines(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
+		output bool // written as a command's output
 		writes []string
 		width  int
 		lines  []string
 		view   string
 	}{
 		{name: "split", writes: []string{"one\ntw", "o\nthr"}, lines: []string{"one", "two"}, view: "thr"},
-		{name: "crlf across writes", writes: []string{"a\r", "\nb"}, width: 80, lines: []string{"a"}, view: "b"},
-		{name: "progress", writes: []string{"10%\r50%\r100%\n"}, lines: []string{"100%"}},
+		{name: "crlf across writes", output: true, writes: []string{"a\r", "\nb"}, width: 80, lines: []string{"a"}, view: "b"},
+		{name: "progress", output: true, writes: []string{"10%\r50%\r100%\n"}, lines: []string{"100%"}},
+		// Only a command's output rewrites its line: in the rest a carriage
+		// return cannot hide what came before it.
+		{name: "carriage return shown", writes: []string{"rm -rf x #\rls -la\n"}, lines: []string{"rm -rf x #␍ls -la"}},
+		{name: "carriage return shown in the line in progress", writes: []string{"rm -rf x #\rls"}, width: 80, view: "rm -rf x #␍ls"},
+		{name: "controls shown", writes: []string{"a\x08b\x00c\n"}, lines: []string{`a\x08b\x00c`}},
 		{name: "style carried", writes: []string{dim + "x\ny" + reset + "\n"}, lines: []string{dim + "x" + reset, dim + "y" + reset}},
-		{name: "cursor moves dropped", writes: []string{"a\x1b[2Kb\x1b]0;title\x07c\tz\n"}, lines: []string{"abc    z"}},
+		{name: "cursor moves dropped", output: true, writes: []string{"a\x1b[2Kb\x1b]0;title\x07c\tz\n"}, lines: []string{"abc    z"}},
 		{name: "wrapped", writes: []string{"aaa bbb ccc ddd"}, width: 8, lines: []string{"aaa bbb"}, view: "ccc ddd"},
 		{name: "finished line wrapped", writes: []string{"aaa bbb ccc\n"}, width: 8, lines: []string{"aaa bbb", "ccc"}},
 		{name: "escape cut between writes", writes: []string{"x\x1b[3", "1mred"}, width: 80, view: "x\x1b[31mred" + reset},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var l chatLines
+			l := chatLines{output: tc.output}
 			var got []string
 			for _, w := range tc.writes {
 				l.Write([]byte(w))
@@ -490,5 +591,383 @@ func TestChatLines(t *testing.T) {
 				t.Errorf("lines %q view %q, want %q and %q", got, l.view(), tc.lines, tc.view)
 			}
 		})
+	}
+}
+
+// sessionID waits for the id of the session the chat shows (the n-th
+// announced since from, counting from 0) and returns it.
+func (ct *chatTerm) sessionID(from, n int) string {
+	ct.t.Helper()
+	re := regexp.MustCompile(`session ([0-9a-f]{16})\b`)
+	deadline := time.Now().Add(chatWait)
+	for {
+		if m := re.FindAllStringSubmatch(ct.text()[from:], -1); len(m) > n {
+			return m[n][1]
+		}
+		if time.Now().After(deadline) {
+			ct.t.Fatalf("the terminal never named session %d", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// runEnd is how the last run of a stored session ended, from zero
+// sessions export.
+func runEnd(t *testing.T, env []string, id string) string {
+	t.Helper()
+	out, errOut, code := zeroRun(t, env, "sessions", "export", id)
+	if code != 0 {
+		t.Fatalf("zero sessions export %s: exit %d: %s", id, code, errOut)
+	}
+	var exp struct {
+		Events []loop.Event `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(out), &exp); err != nil {
+		t.Fatalf("zero sessions export %s: %v", id, err)
+	}
+	end := ""
+	for _, e := range exp.Events {
+		if e.Type == loop.EventRunEnded {
+			end = e.StopReason
+		}
+	}
+	return end
+}
+
+// ptyRun runs zero with args in a pseudo-terminal that answers nothing
+// (nothing is ever written to it) and returns what it wrote once it ended;
+// it fails when zero has not ended within limit.
+func ptyRun(t *testing.T, dir string, env []string, limit time.Duration, args ...string) (out string, code int) {
+	t.Helper()
+	cmd := zeroCmd(t, env, args...)
+	cmd.Dir = dir
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatal("no pseudo-terminal:", err)
+	}
+	defer ptmx.Close()
+	var buf bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		_, _ = io.Copy(&buf, ptmx) // ends with EIO once zero and its children are gone
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err = <-exited:
+	case <-time.After(limit): // a failure guard, not a measurement
+		_ = cmd.Process.Kill()
+		<-exited
+		<-read
+		t.Fatalf("zero %s did not end within %v in a terminal that answers nothing; it wrote %q", strings.Join(args, " "), limit, buf.String())
+	}
+	select {
+	case <-read:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the terminal stayed open after zero ended")
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return buf.String(), code
+}
+
+// terminalQueries are questions to the terminal that hold a program until
+// the terminal answers: the background color, and where the cursor is.
+var terminalQueries = []string{"\x1b]11;?", "\x1b[6n"}
+
+// zero --version and zero run on a terminal ask it nothing: a terminal
+// that does not answer (script, some multiplexers) must not hold them, nor
+// swallow what is typed ahead. No package of the binary queries the
+// terminal as it starts.
+func TestChatCommandsAskTheTerminalNothing(t *testing.T) {
+	t.Parallel()
+	t.Run("version", func(t *testing.T) {
+		t.Parallel()
+		out, code := ptyRun(t, t.TempDir(), nil, 3*time.Second, "--version")
+		if code != 0 || !strings.Contains(out, "zero ") {
+			t.Errorf("zero --version: exit %d, wrote %q", code, out)
+		}
+		for _, q := range terminalQueries {
+			if strings.Contains(out, q) {
+				t.Errorf("zero --version asked the terminal %q: %q", q, out)
+			}
+		}
+	})
+	t.Run("run", func(t *testing.T) {
+		t.Parallel()
+		srv := llmtest.NewServer(t, llmtest.Reply{Content: chatAnswer("RAN-QUIETLY yes")})
+		ws := t.TempDir()
+		out, code := ptyRun(t, ws, chatEnv(t, srv), chatWait, "run", "--sandbox", "local", "--workspace", ws, "say hello")
+		if code != 0 || !strings.Contains(out, "RAN-QUIETLY yes") {
+			t.Errorf("zero run: exit %d, wrote %q", code, out)
+		}
+		for _, q := range terminalQueries {
+			if strings.Contains(out, q) {
+				t.Errorf("zero run asked the terminal %q: %q", q, out)
+			}
+		}
+	})
+}
+
+// A command the model chose cannot make the approval question say another
+// one: its carriage return and erase-line show as what they are, in the
+// question, in its answer kept in the scrollback, and in the command line.
+func TestChatApprovalShowsControls(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: chatCommandReply(`rm -rf nothing-here #\r\u001b[2KAllow code_execution_tool ls -la`)},
+		llmtest.Reply{Content: chatAnswer("NOT-RUN indeed")},
+	)
+	ct := startChat(t, srv, t.TempDir(), "--approval", "ask")
+	ct.ready()
+	at := ct.send("tidy the folder")
+	ct.waitScreen("Allow code_execution_tool rm -rf nothing-here #")
+	if strings.Contains(ct.prompt(), "\nAllow code_execution_tool ls -la") {
+		t.Errorf("the question shows a line of its own that the model wrote:\n%s", ct.prompt())
+	}
+	ct.answer("n")
+	ct.answered(at, "NOT-RUN indeed")
+	out := ct.text()[at:]
+	if !regexp.MustCompile(`Allow code_execution_tool rm -rf nothing-here #\S+Allow code_execution_tool ls -la\? \[y\]es/\[n\]o/\[a\]lways no`).MatchString(out) {
+		t.Errorf("the answered question lacks the command as the model wrote it:\n%s", out)
+	}
+	if !strings.Contains(out, "$ rm -rf nothing-here #") {
+		t.Errorf("the command line lacks the start of the command:\n%s", out)
+	}
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// A message being typed when an approval question comes up answers
+// nothing ("please" has an a, for always): what is typed then is kept in
+// the message, which comes back once the question is answered with y and
+// Enter.
+func TestChatApprovalNeedsEnter(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "ran")
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: chatCommandReply("echo yes > " + marker)},
+		llmtest.Reply{Content: chatAnswer("ALL-DONE here")},
+		llmtest.Reply{Match: "please also note", Content: chatAnswer("DRAFT-SENT later")},
+	)
+	ct := startChat(t, srv, ws, "--approval", "ask")
+	ct.ready()
+	at := ct.send("mark it")
+	ct.waitScreen("Allow code_execution_tool echo yes > " + marker)
+	ct.typeText("please also note\r") // typed on, as the question came up
+	ct.waitScreen(askReady, "your message, kept for after the answer:", "› please also note")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran: a message typed answered the question")
+	}
+	ct.answer("y")
+	ct.waitFor(at, "ALL-DONE here")
+	ct.waitScreen(idleHint, "› please also note") // the message is back in the input
+	out := ct.text()[at:]
+	if !strings.Contains(out, "[a]lways yes") || strings.Contains(out, "[a]lways always") {
+		t.Errorf("the question's answer should be yes:\n%s", out)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Error("the command did not run after y and Enter")
+	}
+	at = ct.mark()
+	ct.typeText("\r")
+	ct.answered(at, "DRAFT-SENT later")
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// SIGTERM, or the terminal closing (SIGHUP), during a run cancels it and
+// closes the session as leaving does: the run's end is stored, and the
+// exit status tells the signal.
+func TestChatSignalEndsRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		hangup bool
+		code   int
+	}{{"SIGTERM", false, 143}, {"hangup", true, 129}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(t, llmtest.Reply{ChunkSize: 4, HoldAfter: 1, Content: chatAnswer("never seen")})
+			ws := t.TempDir()
+			env := chatEnv(t, srv) // one data folder for the chat and the export
+			ct := startTerm(t, ws, env, "chat", "--sandbox", "local", "--workspace", ws)
+			ct.ready()
+			id := ct.sessionID(0, 0)
+			held := srv.Held()
+			ct.send("hold on")
+			select {
+			case <-held:
+			case <-time.After(chatWait):
+				t.Fatal("the model was never asked")
+			}
+			if tc.hangup {
+				ct.ptmx.Close()
+			} else if err := ct.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if code := ct.wait(); code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			if end := runEnd(t, env, id); end != loop.StopCancelled {
+				t.Errorf("the run ended %q, want %q", end, loop.StopCancelled)
+			}
+		})
+	}
+}
+
+// --continue refuses the latest session while another zero process has
+// it open, as zero run --continue does, instead of going on in a new one.
+func TestChatContinueHeldElsewhere(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{Content: chatAnswer("FIRST-DONE indeed")})
+	ws := t.TempDir()
+	env := chatEnv(t, srv)
+	args := []string{"chat", "--sandbox", "local", "--workspace", ws}
+	first := startTerm(t, ws, env, args...)
+	first.ready()
+	first.answered(first.send("first task"), "FIRST-DONE indeed")
+
+	again := startTerm(t, ws, env, append(args, "--continue")...)
+	if code := again.wait(); code != 1 {
+		t.Errorf("--continue of a session open elsewhere: exit %d, want 1", code)
+	}
+	if out := again.text(); !strings.Contains(out, "open in another zero process") || strings.Contains(out, "Enter sends") {
+		t.Errorf("--continue should refuse, saying why:\n%s", out)
+	}
+	first.typeText("\x04")
+	if code := first.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// /reset and /load close the session the chat leaves: another zero
+// process can go on with it.
+func TestChatResetAndLoadLetGo(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Match: "first task", Content: chatAnswer("FIRST-DONE indeed")},
+		llmtest.Reply{Match: "from elsewhere one", Content: chatAnswer("ELSEWHERE-ONE done")},
+		llmtest.Reply{Match: "second task", Content: chatAnswer("SECOND-DONE indeed")},
+		llmtest.Reply{Match: "from elsewhere two", Content: chatAnswer("ELSEWHERE-TWO done")},
+	)
+	ws := t.TempDir()
+	env := chatEnv(t, srv)
+	ct := startTerm(t, ws, env, "chat", "--sandbox", "local", "--workspace", ws)
+	ct.ready()
+	first := ct.sessionID(0, 0)
+	ct.answered(ct.send("first task"), "FIRST-DONE indeed")
+	at := ct.send("/reset")
+	ct.waitFor(at, "a new conversation")
+	second := ct.sessionID(at, 0)
+	elsewhere := func(id, msg, want string) {
+		t.Helper()
+		out, errOut, code := zeroRun(t, env, "run", "--sandbox", "local", "--workspace", ws, "--session", id, msg)
+		if code != 0 || !strings.Contains(out+errOut, want) {
+			t.Errorf("zero run --session %s: exit %d, want 0 and %q:\n%s%s", id, code, want, out, errOut)
+		}
+	}
+	elsewhere(first, "from elsewhere one", "ELSEWHERE-ONE done")
+
+	ct.answered(ct.send("second task"), "SECOND-DONE indeed")
+	ct.waitFor(ct.send("/load "+first), "ELSEWHERE-ONE done") // its conversation, with what was said elsewhere
+	ct.idle()
+	elsewhere(second, "from elsewhere two", "ELSEWHERE-TWO done")
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// Text that arrives in one piece is text: "clean up now" is no Up key (it
+// would recall the message before).
+func TestChatTextInOnePiece(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: chatAnswer("FIRST-DONE indeed")},
+		llmtest.Reply{Match: "clean up now", Content: chatAnswer("CLEANED up")},
+	)
+	ct := startChat(t, srv, t.TempDir())
+	ct.ready()
+	ct.answered(ct.send("an earlier message"), "FIRST-DONE indeed")
+	at := ct.mark()
+	ct.typeText("clean up now\r")
+	ct.answered(at, "CLEANED up")
+	reqs := srv.Requests()
+	if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "clean up now") {
+		t.Errorf("the model's request lacks the message typed")
+	}
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// A resize while the answer streams ends the line in progress at the new
+// width; the chat goes on.
+func TestChatResize(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Reasoning: "thinking slowly about the whole thing at length", ChunkSize: 4, HoldAfter: 1, Content: chatAnswer("RESIZED-AND-FINE")},
+	)
+	ct := startChat(t, srv, t.TempDir())
+	ct.ready()
+	held := srv.Held()
+	at := ct.send("stream something")
+	select {
+	case <-held:
+	case <-time.After(chatWait):
+		t.Fatal("the model was never asked")
+	}
+	ct.waitScreen("thinking slowly") // the line in progress
+	for _, cols := range []uint16{60, 30, 120} {
+		if err := pty.Setsize(ct.ptmx, &pty.Winsize{Rows: 40, Cols: cols}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Release()
+	ct.waitFor(at, "RESIZED-AND-FINE") // a word streamed is never cut by a resize
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// A resize ends the line in progress, cut at the new width, but for the
+// word being written; its style goes on in the next line.
+func TestChatLinesFinish(t *testing.T) {
+	t.Parallel()
+	var l chatLines
+	l.Write([]byte(dim + "aaa bbb ccc dd"))
+	if got := l.take(80); len(got) != 0 {
+		t.Fatalf("lines %q before the resize", got)
+	}
+	got := l.finish(8)
+	want := []string{dim + "aaa bbb" + reset, dim + "ccc" + reset}
+	if strings.Join(got, "|") != strings.Join(want, "|") || l.view() != dim+"dd"+reset {
+		t.Errorf("finish: lines %q view %q, want %q and %q", got, l.view(), want, dim+"dd"+reset)
+	}
+	l.Write([]byte("d eee\n"))
+	if got := l.take(8); len(got) != 1 || got[0] != dim+"ddd eee"+reset {
+		t.Errorf("the next line %q, want %q", got, dim+"ddd eee"+reset)
+	}
+	// A command's progress line ends whole.
+	l = chatLines{output: true}
+	l.Write([]byte("10%\r50% done"))
+	if got := l.finish(80); len(got) != 1 || got[0] != "50% done" || l.view() != "" {
+		t.Errorf("finish of output: lines %q view %q", got, l.view())
+	}
+	if got := l.finish(40); len(got) != 0 {
+		t.Errorf("finish with no line in progress: lines %q", got)
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -16,13 +18,96 @@ import (
 // the end of a line is closed there and opened again on the next line, so
 // every line printed stands on its own; what a command printed is cleaned of
 // terminal controls that would move the cursor.
+//
+// Only a command's output (written while output is set) may rewrite its
+// line with carriage returns (a progress bar shows its last state). In
+// everything else (the model's text, the commands it chose, the questions)
+// a carriage return or another control character is shown as what it is,
+// so no text can hide what came before it on its line.
 type chatLines struct {
-	buf   bytes.Buffer // the renderer writes here
-	part  string       // the unfinished line, raw
-	carry string       // SGR sequences in force where part starts
+	buf    bytes.Buffer // the renderer writes here
+	part   string       // the unfinished line, raw
+	carry  string       // SGR sequences in force where part starts
+	output bool         // what is written now is a command's output
+	wrote  bool         // the last write was a command's output
 }
 
-func (l *chatLines) Write(p []byte) (int, error) { return l.buf.Write(p) }
+func (l *chatLines) Write(p []byte) (int, error) {
+	l.wrote = l.output
+	if l.output {
+		return l.buf.Write(p)
+	}
+	l.buf.WriteString(showControls(string(p)))
+	return len(p), nil
+}
+
+// showControls makes the control characters of s visible, but for the ones
+// the renderer itself writes: newline, tab and escape (its styles; the
+// escapes of the text it shows were made visible before).
+func showControls(s string) string {
+	if !strings.ContainsFunc(s, hiddenControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !hiddenControl(r):
+			b.WriteRune(r)
+		case r == '\r':
+			b.WriteString("␍")
+		default:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		}
+	}
+	return b.String()
+}
+
+func hiddenControl(r rune) bool {
+	return r < 0x20 && r != '\n' && r != '\t' && r != 0x1b || r == 0x7f || r >= 0x80 && r < 0xa0
+}
+
+// finish ends the line in progress where it is (the terminal was resized:
+// it rewraps what the prompt area shows), cut into rows of width cells,
+// and returns its rows; the styles in force go on in the next line. The
+// word being written stays in progress, so that a word streamed on is not
+// cut in two (what a command prints, which may rewrite its line, ends
+// whole).
+func (l *chatLines) finish(width int) []string {
+	out := l.take(width)
+	cut := unfinished(l.part)
+	done, rest := l.part[:cut], l.part[cut:]
+	if !l.wrote && !strings.Contains(done, "\r") {
+		sp := lastSpace(done)
+		if sp < 0 {
+			return out
+		}
+		done, rest = done[:sp], done[sp+1:]+rest
+	}
+	line := clean(overstrike(done))
+	if ansi.Strip(line) == "" {
+		return out // nothing shows: nothing to end
+	}
+	l.part = rest
+	if width > 0 {
+		line = ansi.Wrap(line, width, "")
+	}
+	for _, r := range strings.Split(line, "\n") {
+		out = append(out, l.seal(r))
+	}
+	return out
+}
+
+// lastSpace is where the last space of s outside its escape sequences is
+// (-1: none).
+func lastSpace(s string) int {
+	seqs := escapes.FindAllStringIndex(s, -1)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == ' ' && !slices.ContainsFunc(seqs, func(loc []int) bool { return i >= loc[0] && i < loc[1] }) {
+			return i
+		}
+	}
+	return -1
+}
 
 // take returns the lines finished since the last call, cut into rows of
 // width cells (0: no limit) at spaces where they can be. The line in

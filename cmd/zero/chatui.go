@@ -10,12 +10,13 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/spinner"
-	"github.com/charmbracelet/bubbles/textarea"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/zeroagent/zero/loop"
@@ -51,6 +52,7 @@ type chatUI struct {
 	status     string           // what Zero waits for, shown with the spinner; "" hides it
 	spinning   bool             // the spinner's ticks are going
 	asks       []server.Request // approvals waiting for an answer here, oldest first
+	ask        askState         // the answer to asks[0] being given
 	mine       []string         // interventions sent from here and not yet delivered
 	docker     bool             // the sandbox is a container, started by the first command
 	sandboxUp  bool             // a command ran: the sandbox is up
@@ -78,21 +80,44 @@ type eventsMsg struct {
 // closedMsg says the session was closed (by another face, or the host).
 type closedMsg struct{ session string }
 
+// askGrace is how long an approval question is up before a key answers
+// it: what is typed in that time was meant for the message being written.
+const askGrace = 300 * time.Millisecond
+
+// askState is the answer being given to the approval question shown (the
+// oldest of asks). An answer is chosen with y, n or a and confirmed with
+// Enter; the keys typed in the first askGrace after the question came up
+// go to the message being written (the draft), which comes back with
+// everything typed into it once the question is gone.
+type askState struct {
+	id    string // the request asked about; "" while none is shown
+	ready bool   // askGrace has passed: keys typed now answer
+	typed string // typed at the question since it was ready
+	// typing says keys went to the draft since the question came up (or
+	// since the last Enter): the person is writing a message, and the Enter
+	// that follows is not taken as an answer.
+	typing bool
+	note   string // said under the question until the next key
+}
+
+// askReadyMsg says the question about request id has been up for
+// askGrace.
+type askReadyMsg struct{ id string }
+
 // newChatUI returns the model; width is the terminal's (0 when unknown).
 func newChatUI(ctx context.Context, h *host, ws string, color bool, width int) *chatUI {
 	in := textarea.New()
 	in.ShowLineNumbers = false
 	in.Placeholder = "Message the agent (/help for the commands)"
-	in.SetPromptFunc(2, func(line int) string {
-		if line == 0 {
+	in.SetPromptFunc(2, func(p textarea.PromptInfo) string {
+		if p.LineNumber == 0 {
 			return "› "
 		}
 		return "  "
 	})
-	// Plain styles: the defaults adapt to the background, which means asking
-	// the terminal for it.
-	plain := textarea.Style{Placeholder: lipgloss.NewStyle().Faint(true)}
-	in.FocusedStyle, in.BlurredStyle = plain, plain
+	// Plain styles: the terminal's own colors, whatever its background.
+	plain := textarea.StyleState{Placeholder: lipgloss.NewStyle().Faint(true)}
+	in.SetStyles(textarea.Styles{Focused: plain, Blurred: plain, Cursor: textarea.CursorStyle{Blink: true}})
 	in.CharLimit = 0
 	in.MaxHeight = 0
 	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
@@ -147,6 +172,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 	m.sess = sess
 	m.view = newRenderer(m.out, m.color)
 	m.asks, m.mine, m.cancelling = nil, nil, false
+	m.syncAsk()
 	var since int64
 	if resumed {
 		var evs []loop.Event
@@ -182,7 +208,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 
 // Init implements tea.Model.
 func (m *chatUI) Init() tea.Cmd {
-	return tea.Batch(textarea.Blink, m.flush(), m.spinCmd())
+	return tea.Batch(textarea.Blink, m.flush(), m.spinCmd(), m.syncAsk())
 }
 
 // Update implements tea.Model.
@@ -192,8 +218,20 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case printedMsg:
 		m.printing = false
 	case tea.WindowSizeMsg:
-		m.width = msg.Width
+		if msg.Width != m.width && msg.Width > 0 {
+			// The line in progress ends here, cut at the new width: the
+			// terminal rewraps what the prompt area shows, and the inline
+			// renderer would redraw over a row it no longer knows about.
+			m.width = msg.Width
+			m.print(m.out.finish(m.width)...)
+		}
 		m.input.SetWidth(max(msg.Width-1, 10))
+	case signalMsg:
+		cmds = append(cmds, m.leave(msg.code))
+	case askReadyMsg:
+		if msg.id == m.ask.id {
+			m.ask.ready = true
+		}
 	case spinner.TickMsg:
 		if m.status == "" {
 			m.spinning = false // the ticks stop here
@@ -214,22 +252,50 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.running, m.asks, m.status = false, nil, ""
 			m.view.line(m.view.style("this session was closed; /reset starts a new one", yellow))
 		}
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
+	case tea.PasteMsg:
+		// A paste is never an answer: it goes to the message, at a question
+		// too.
+		if m.ask.id != "" {
+			m.ask.typing = true
+		}
+		cmds = append(cmds, m.edit(msg))
 	default:
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg) // the cursor's blink
 		cmds = append(cmds, cmd)
 	}
 	m.print(m.out.take(m.width)...)
-	cmds = append(cmds, m.flush(), m.spinCmd())
+	cmds = append(cmds, m.flush(), m.spinCmd(), m.syncAsk())
 	return m, tea.Batch(cmds...)
 }
 
+// syncAsk follows the question shown: a new one starts its answer afresh
+// (and its grace), and what was typed at one that went away (answered
+// elsewhere, the run ended) goes to the message being written.
+func (m *chatUI) syncAsk() tea.Cmd {
+	id := ""
+	if len(m.asks) > 0 {
+		id = m.asks[0].ID
+	}
+	if id == m.ask.id {
+		return nil
+	}
+	if m.ask.typed != "" {
+		m.toDraft(m.ask.typed)
+	}
+	m.ask = askState{id: id}
+	if id == "" {
+		return nil
+	}
+	return tea.Tick(askGrace, func(time.Time) tea.Msg { return askReadyMsg{id: id} })
+}
+
 // key handles a key press.
-func (m *chatUI) key(msg tea.KeyMsg) tea.Cmd {
-	switch msg.Type {
-	case tea.KeyCtrlC:
+func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
+	switch msg.Keystroke() {
+	case "ctrl+c":
 		switch {
 		case m.running && m.cancelling:
 			return m.leave(130)
@@ -245,22 +311,18 @@ func (m *chatUI) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		return m.leave(0)
-	case tea.KeyCtrlD:
-		if m.input.Value() == "" {
+	case "ctrl+d":
+		if m.input.Value() == "" && m.ask.typed == "" {
 			return m.leave(0)
 		}
-	case tea.KeyCtrlZ:
+	case "ctrl+z":
 		return tea.Suspend
 	}
 	if len(m.asks) > 0 {
-		m.answer(msg)
-		return nil
+		return m.askKey(msg)
 	}
-	switch msg.Type {
-	case tea.KeyEnter:
-		if msg.Alt || msg.Paste {
-			break
-		}
+	switch {
+	case isEnter(msg):
 		text := strings.TrimSpace(m.input.Value())
 		if text == "" {
 			return nil
@@ -272,16 +334,35 @@ func (m *chatUI) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.histPos, m.draft = len(m.history), ""
 		return m.submit(text)
-	case tea.KeyUp, tea.KeyDown:
+	case msg.Keystroke() == "up" || msg.Keystroke() == "down":
 		if m.input.LineCount() <= 1 && len(m.history) > 0 {
-			m.recall(msg.Type == tea.KeyUp)
+			m.recall(msg.Code == tea.KeyUp)
 			return nil
 		}
 	}
+	return m.edit(msg)
+}
+
+// edit hands a key or a paste to the input.
+func (m *chatUI) edit(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(msg)
+	if k, ok := msg.(tea.KeyPressMsg); ok && utf8.RuneCountInString(k.Text) > 1 {
+		// Text that came as one key (a grapheme of several runes, or
+		// typeahead read in one piece) is text, never the key it might
+		// spell: "up" typed is no Up.
+		m.input.InsertString(k.Text)
+	} else {
+		m.input, cmd = m.input.Update(msg)
+	}
 	m.input.SetHeight(min(max(m.input.LineCount(), 1), 8))
 	return cmd
+}
+
+// toDraft adds text to the message being written.
+func (m *chatUI) toDraft(text string) {
+	m.input.CursorEnd()
+	m.input.InsertString(text)
+	m.input.SetHeight(min(max(m.input.LineCount(), 1), 8))
 }
 
 // recall shows the previous (or next) message sent in the input.
@@ -305,8 +386,81 @@ func (m *chatUI) recall(up bool) {
 	m.input.SetHeight(min(max(m.input.LineCount(), 1), 8))
 }
 
-// answer takes the answer to the oldest approval question.
-func (m *chatUI) answer(msg tea.KeyMsg) {
+// askKey handles a key while an approval question is shown. Nothing is
+// answered by one key: y, n or a chooses, Enter confirms. Keys typed
+// before the question is ready, and text that is no answer, go to the
+// message being written.
+func (m *chatUI) askKey(msg tea.KeyPressMsg) tea.Cmd {
+	a := &m.ask
+	a.note = ""
+	text := msg.Text
+	if msg.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock) != 0 {
+		text = "" // alt+x, ctrl+x: no text
+	}
+	if !a.ready {
+		if isEnter(msg) {
+			// The message was being sent: not while the question is up. It
+			// ends what was typed, as an Enter at the question does.
+			a.typing = false
+			return nil
+		}
+		if text != "" {
+			a.typing = true
+		}
+		return m.edit(msg)
+	}
+	switch {
+	case isEnter(msg):
+		typed, typing := a.typed, a.typing
+		a.typed, a.typing = "", false
+		said := askAnswer(typed)
+		switch {
+		case typed == "":
+			a.note = "choose y, n or a first"
+		case said == "" || typing:
+			// A message, or the end of one typed as the question came: it
+			// is kept for after the question.
+			m.toDraft(typed)
+			a.note = "that was taken as part of your message, not as an answer"
+		default:
+			m.answer(said)
+		}
+		return nil
+	case msg.Code == tea.KeyEscape:
+		a.typed = "n"
+		return nil
+	case msg.Code == tea.KeyBackspace && a.typed != "":
+		_, n := utf8.DecodeLastRuneInString(a.typed)
+		a.typed = a.typed[:len(a.typed)-n]
+		return nil
+	case text != "":
+		a.typed += text
+		return nil
+	}
+	return m.edit(msg) // keys that edit: the message, kept under the question
+}
+
+// isEnter reports whether msg is Enter (of the keypad too), without a
+// modifier: Alt-Enter starts a new line.
+func isEnter(msg tea.KeyPressMsg) bool {
+	return (msg.Code == tea.KeyEnter || msg.Code == tea.KeyKpEnter) && msg.Mod&^(tea.ModCapsLock|tea.ModNumLock) == 0
+}
+
+// askAnswer is the answer typed at a question ("" when it is none).
+func askAnswer(typed string) string {
+	switch strings.ToLower(strings.TrimSpace(typed)) {
+	case "y", "yes":
+		return "yes"
+	case "n", "no":
+		return "no"
+	case "a", "always":
+		return "always"
+	}
+	return ""
+}
+
+// answer gives the answer said to the oldest approval question.
+func (m *chatUI) answer(said string) {
 	req := m.asks[0]
 	b := m.h.manager.Approvals()
 	if b == nil {
@@ -314,16 +468,13 @@ func (m *chatUI) answer(msg tea.KeyMsg) {
 		return
 	}
 	var err error
-	said := ""
-	switch strings.ToLower(msg.String()) {
-	case "y":
-		said, err = "yes", b.Approve(req.ID, false)
-	case "a":
-		said, err = "always", b.Approve(req.ID, true)
-	case "n", "esc":
-		said, err = "no", b.Deny(req.ID, "the user said no")
+	switch said {
+	case "yes":
+		err = b.Approve(req.ID, false)
+	case "always":
+		err = b.Approve(req.ID, true)
 	default:
-		return
+		err = b.Deny(req.ID, "the user said no")
 	}
 	m.asks = m.asks[1:]
 	m.view.line(question(req) + " " + said)
@@ -332,7 +483,10 @@ func (m *chatUI) answer(msg tea.KeyMsg) {
 	}
 }
 
-// question is how an approval is asked.
+// question is how an approval is asked. The tool's name and subject are
+// the model's words: their control characters are shown, never let act on
+// the terminal (a carriage return and an erased line would leave a
+// question about another command on screen).
 func question(r server.Request) string {
 	name := r.Tool
 	if r.Method != "" {
@@ -345,7 +499,35 @@ func question(r server.Request) string {
 	if subject != "" {
 		name += " " + loop.Clip(subject, 200)
 	}
-	return "Allow " + name + "? [y]es/[n]o/[a]lways"
+	return "Allow " + visible(name) + "? [y]es/[n]o/[a]lways"
+}
+
+// askView is the approval question with the answer being given.
+func (m *chatUI) askView() string {
+	var b strings.Builder
+	for _, l := range m.wrap(question(m.asks[0])) {
+		b.WriteString(m.view.style(l, bold, yellow) + "\n")
+	}
+	a := m.ask
+	if !a.ready {
+		b.WriteString(m.view.style("…", dim))
+	} else {
+		b.WriteString(m.view.style("y: yes · n: no · a: always, then Enter", dim))
+	}
+	switch said := askAnswer(a.typed); {
+	case a.typed == "":
+	case said != "":
+		b.WriteString("\nanswer: " + m.view.style(said, bold) + m.view.style(" · Enter confirms", dim))
+	default:
+		b.WriteString("\nanswer: " + visible(loop.Clip(a.typed, 60)) + m.view.style(" · no answer: Enter keeps it in your message", dim))
+	}
+	if a.note != "" {
+		b.WriteString("\n" + m.view.style(a.note, yellow))
+	}
+	if m.input.Value() != "" {
+		b.WriteString("\n" + m.view.style("your message, kept for after the answer:", dim) + "\n" + m.input.View())
+	}
+	return b.String()
 }
 
 // submit sends a message (an intervention during a run) or runs a command.
@@ -382,7 +564,7 @@ func (m *chatUI) userLine(text string) {
 		if i > 0 {
 			prefix = "  "
 		}
-		m.view.line(m.view.style(prefix+l, bold))
+		m.view.line(m.view.style(prefix+visible(l), bold))
 	}
 }
 
@@ -411,7 +593,11 @@ func (m *chatUI) events(evs []loop.Event) {
 				m.view.line(m.view.style(fmt.Sprintf("(%s was %s elsewhere)", e.Tool, e.Status), dim))
 			}
 		}
+		// Only a command's output may rewrite its line (\r); the rest
+		// shows every control character.
+		m.out.output = e.Type == loop.EventToolOutputDelta
 		m.view.event(e)
+		m.out.output = false
 		switch e.Type {
 		case loop.EventRunEnded:
 			m.running, m.cancelling, m.asks, m.mine = false, false, nil, nil
@@ -447,7 +633,7 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 	case loop.EventRunStarted, loop.EventTurnStarted, loop.EventIntervention, loop.EventSubordinateStarted, loop.EventSubordinateEnded:
 		return "waiting for the model", true
 	case loop.EventHeadline:
-		return firstLineOf(e.Text), true // the model writes the tool call
+		return visible(firstLineOf(e.Text)), true // the model writes the tool call
 	case loop.EventToolStarted:
 		switch {
 		case e.Tool == "code_execution_tool" && m.docker && !m.sandboxUp:
@@ -457,7 +643,7 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 		case e.Tool == "call_subordinate", e.Tool == "response":
 			return "", true
 		}
-		return "running " + e.Tool, true
+		return "running " + visible(e.Tool), true
 	case loop.EventToolResult:
 		if e.Tool == "response" {
 			return "", true
@@ -499,7 +685,12 @@ func (m *chatUI) spinCmd() tea.Cmd {
 }
 
 // View implements tea.Model.
-func (m *chatUI) View() string {
+func (m *chatUI) View() tea.View {
+	return tea.NewView(m.content())
+}
+
+// content is what the prompt area shows.
+func (m *chatUI) content() string {
 	if m.quitting {
 		return ""
 	}
@@ -511,7 +702,7 @@ func (m *chatUI) View() string {
 		b.WriteString(m.spin.View() + " " + m.view.style(m.status+"…", dim) + "\n")
 	}
 	if len(m.asks) > 0 {
-		b.WriteString(m.view.style(question(m.asks[0]), bold, yellow))
+		b.WriteString(m.askView())
 		return b.String()
 	}
 	b.WriteString(m.input.View())
@@ -586,7 +777,9 @@ func (m *chatUI) command(text string) tea.Cmd {
 			say(m.view.style("error: "+err.Error(), red))
 			return nil
 		}
+		old := m.sess
 		m.attach(sess, false)
+		m.release(old)
 		say(m.view.style("a new conversation: the agent starts afresh", dim))
 	case "profile":
 		m.profileCommand(arg, busy)
@@ -610,11 +803,25 @@ func (m *chatUI) command(text string) tea.Cmd {
 			say(m.view.style("error: "+err.Error(), red))
 			return nil
 		}
+		old := m.sess
 		m.attach(sess, true)
+		m.release(old)
 	default:
 		say(m.view.style(fmt.Sprintf("unknown command /%s: /help lists them (//%s sends the text as a message)", name, name), yellow))
 	}
 	return nil
+}
+
+// release closes a session the chat left (/reset, /load), so that another
+// zero process can open it; it stays stored, and /load opens it again.
+// Without a store it stays open: closing would lose it.
+func (m *chatUI) release(old *server.Session) {
+	if old == nil || m.h.store == nil || (m.sess != nil && old.ID() == m.sess.ID()) {
+		return
+	}
+	if err := m.h.manager.Close(old.ID()); err != nil && !errors.Is(err, server.ErrNotFound) {
+		m.h.logger.Warn("closing the session left", "session", old.ID(), "err", err)
+	}
 }
 
 const chatHelp = `Type a message and press Enter; while the agent works, a message you send is given to it at its next step.
@@ -626,7 +833,8 @@ const chatHelp = `Type a message and press Enter; while the agent works, a messa
   /exit             leave (so do Ctrl-D and Ctrl-C at an empty prompt when no run is going on)
 Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Ctrl-C cancels the run
 (twice: leaves), or clears what you typed · Ctrl-Z suspends
-When the agent asks before a tool runs, answer y (yes), n (no) or a (always, for the rest of the session).`
+When the agent asks before a tool runs, answer y (yes), n (no) or a (always, for the rest of the session),
+then Enter; what you type in the moment the question comes up stays in your message.`
 
 // say prints a line of the chat's own, wrapped at the terminal's width.
 func (m *chatUI) say(s string) {
@@ -704,7 +912,7 @@ func (m *chatUI) sessionsCommand() {
 		if m.sess != nil && in.ID == m.sess.ID() {
 			mark = "* "
 		}
-		title := cmp.Or(in.Title, "(no message yet)")
+		title := cmp.Or(visible(in.Title), "(no message yet)")
 		if in.Running {
 			title += " (running)"
 		}
@@ -738,7 +946,9 @@ func (m *chatUI) sessionID(arg string) string {
 }
 
 // transcript is a session's conversation, briefly: the user's messages and
-// the agent's answers of its last exchanges, each cut to a few lines.
+// the agent's answers of its last exchanges, each cut to a few lines. It is
+// printed as it is (not through the renderer): its texts show their control
+// characters.
 func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 	const keep = 20 // entries
 	var entries [][]string
@@ -748,7 +958,7 @@ func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 			lines = append(lines[:3], "…")
 		}
 		for i, l := range lines {
-			lines[i] = m.view.style(loop.Clip(l, 300), style...)
+			lines[i] = m.view.style(visible(loop.Clip(l, 300)), style...)
 		}
 		return lines
 	}
@@ -772,14 +982,14 @@ func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 		case e.Type == loop.EventRunEnded && e.StopReason == loop.StopCancelled:
 			entries = append(entries, []string{m.view.style("(cancelled)", yellow)})
 		case e.Type == loop.EventRunEnded && e.StopReason == loop.StopError:
-			entries = append(entries, []string{m.view.style("error: "+firstLineOf(e.Error), red)})
+			entries = append(entries, []string{m.view.style("error: "+visible(firstLineOf(e.Error)), red)})
 		}
 	}
 	runs := fmt.Sprintf("%d runs", info.Runs)
 	if info.Runs == 1 {
 		runs = "1 run"
 	}
-	out := []string{m.view.style(fmt.Sprintf("session %s: %s (%s, updated %s)", info.ID, cmp.Or(info.Title, "no message yet"), runs, ago(time.Now(), info.Updated)), dim)}
+	out := []string{m.view.style(fmt.Sprintf("session %s: %s (%s, updated %s)", info.ID, cmp.Or(visible(info.Title), "no message yet"), runs, ago(time.Now(), info.Updated)), dim)}
 	if n := len(entries) - keep; n > 0 {
 		out = append(out, m.view.style(fmt.Sprintf("… %d earlier", n), dim))
 		entries = entries[n:]
