@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,11 +294,15 @@ func newDocker(opts DockerOptions, api dockerAPI) (*Docker, error) {
 	}
 	user := opts.User
 	if user == "" {
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
+		uid, gid, ok := fileOwner(fi)
+		switch {
+		case ok:
+			user = fmt.Sprintf("%d:%d", uid, gid)
+		case runtime.GOOS != "windows":
 			return nil, fmt.Errorf("docker sandbox: cannot read the owner of %q", ws)
 		}
-		user = fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+		// On Windows files have no uid: the image's own user runs, as
+		// Docker Desktop maps the workspace for it.
 	}
 	home := homeFor(user)
 	sum := sha256.Sum256([]byte(ws))

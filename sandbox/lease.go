@@ -10,9 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // A lease tells other Zero processes that a [Docker] backend instance is
@@ -54,8 +51,7 @@ func leaseDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ok || int(st.Uid) != os.Getuid() {
+	if !fi.IsDir() || !privateToMe(fi) {
 		return "", fmt.Errorf("%s is not a private directory of this user", dir)
 	}
 	return dir, nil
@@ -79,18 +75,6 @@ func acquireLease(dir, key, instance string) (*lease, error) {
 		return nil, err
 	}
 	return &lease{f: f, path: path}, nil
-}
-
-func lock(f *os.File) error {
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var lerr error
-	if err := sc.Control(func(fd uintptr) { lerr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB) }); err != nil {
-		return err
-	}
-	return lerr
 }
 
 // addUser records that an exec runs as user, before it starts.

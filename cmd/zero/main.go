@@ -8,9 +8,6 @@ import (
 	"os"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	harden()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -32,7 +29,7 @@ Usage:
   zero doctor                check the model endpoint, the sandbox, the profiles and the config
   zero sandbox ls|rm [--all] list or remove the Docker containers Zero keeps per workspace
   zero sessions [ls|show|export|rm] list, read or delete the stored sessions
-  zero --version             print the version
+  zero --version             print the version, the commit and its date
 
 Run 'zero COMMAND --help' for the flags of a command.
 
@@ -53,7 +50,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch args[0] {
 	case "--version", "-version", "version":
-		fmt.Fprintln(stdout, "zero", version)
+		fmt.Fprintln(stdout, buildInfo())
 		return 0
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
