@@ -1,0 +1,499 @@
+// The Zero extension: starts `zero lsp` with vscode-languageclient, keeps
+// one SessionModel per session from the zero/event notifications, and
+// drives the Zero view, the commands and the status-bar item.
+
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import { resolveBinary, serverArgs, serverEnv, startFailure, type LaunchSettings } from './launch';
+import { SessionModel, type RunState } from './model';
+import {
+  Methods,
+  type ApproveParams,
+  type LoadSessionResult,
+  type NewSessionParams,
+  type NewSessionResult,
+  type PromptParams,
+  type PromptResult,
+  type SessionInfo,
+  type SessionsResult,
+  type TrustState,
+  type ZeroEvent,
+} from './protocol';
+import { ChatViewProvider, DiffContentProvider } from './view';
+
+const SECRET_KEY = 'zero.apiKey';
+const STATE_SESSION = 'zero.session';
+
+export type ServerState = 'stopped' | 'starting' | 'ready' | 'failed';
+
+/** Everything the view and the commands act on. */
+export class Controller implements vscode.Disposable {
+  client?: LanguageClient;
+  serverState: ServerState = 'stopped';
+  serverMessage = '';
+  readonly models = new Map<string, SessionModel>();
+  /** Sessions whose events this connection receives (created or loaded here). */
+  private readonly tracked = new Set<string>();
+  current?: string;
+  sessions: SessionInfo[] = [];
+  private readonly changeEmitter = new vscode.EventEmitter<{ session: string; reset?: boolean }>();
+  /** A session's model changed (reset: redraw it all). */
+  readonly onDidChange = this.changeEmitter.event;
+  private readonly serverEmitter = new vscode.EventEmitter<void>();
+  /** The server state, the session list or the current session changed. */
+  readonly onDidChangeServer = this.serverEmitter.event;
+  private readonly status: vscode.StatusBarItem;
+  private stderrTail = '';
+  private starting?: Promise<boolean>;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    readonly context: vscode.ExtensionContext,
+    readonly output: vscode.OutputChannel,
+  ) {
+    this.status = vscode.window.createStatusBarItem('zero.status', vscode.StatusBarAlignment.Left, 50);
+    this.status.name = 'Zero';
+    this.status.command = 'zero.chat.focus';
+    this.updateStatus();
+    this.status.show();
+    const prev = context.workspaceState.get<string>(STATE_SESSION);
+    if (prev) this.current = prev;
+  }
+
+  // ---- the server ----
+
+  private settings(): LaunchSettings {
+    const c = vscode.workspace.getConfiguration('zero');
+    return {
+      path: c.get<string>('path', ''),
+      model: c.get<string>('model', ''),
+      baseUrl: c.get<string>('baseUrl', ''),
+      profile: c.get<string>('profile', ''),
+      sandbox: c.get<string>('sandbox', ''),
+      approval: c.get<string>('approval', ''),
+      env: c.get<Record<string, unknown>>('env', {}),
+    };
+  }
+
+  /** Starts the server unless it runs; resolves to whether it is ready. */
+  ensureStarted(): Promise<boolean> {
+    if (this.serverState === 'ready' && this.client) return Promise.resolve(true);
+    this.starting ??= this.start().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async start(): Promise<boolean> {
+    const s = this.settings();
+    const binary = resolveBinary(s.path, this.context.extensionPath, process.platform, (p) => fs.existsSync(p));
+    const apiKey = await this.context.secrets.get(SECRET_KEY);
+    const { env, ignored } = serverEnv(process.env, s, apiKey);
+    if (ignored.length > 0) {
+      this.output.appendLine(`zero.env: ignored ${ignored.join(', ')} (the API key goes in "Zero: Set API Key"; values must be strings)`);
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const cwd = folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
+    const serverOptions: ServerOptions = {
+      command: binary,
+      args: serverArgs(s),
+      options: { env, ...(cwd ? { cwd } : {}) },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // Approvals are answered in the view with zero/approve.
+      initializationOptions: { approvals: 'events' },
+      initializationFailedHandler: (err) => {
+        this.fail(startFailure(binary, err, this.stderrTail));
+        return false;
+      },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Shutdown, handled: true }),
+        closed: () => {
+          if (this.serverState !== 'stopped') this.fail(startFailure(binary, new Error('the server exited'), this.stderrTail));
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    this.setServer('starting', `${binary} ${serverArgs(s).join(' ')}`);
+    this.output.appendLine(`starting ${binary} ${serverArgs(s).join(' ')}${cwd ? ` in ${cwd}` : ''}`);
+    const client = new LanguageClient('zero', 'Zero', serverOptions, clientOptions);
+    this.client = client;
+    this.tracked.clear();
+    client.onNotification(Methods.event, (e: ZeroEvent) => this.onEvent(e));
+    client.onDidChangeState((ev) => {
+      if (ev.newState === State.Stopped && this.client === client && this.serverState === 'ready') {
+        this.fail(startFailure(binary, new Error('the server stopped'), this.stderrTail));
+      }
+    });
+    try {
+      await client.start();
+    } catch (err) {
+      this.fail(startFailure(binary, err, this.stderrTail));
+      return false;
+    }
+    // The stderr of the process goes to the output channel; keep its tail to explain failures.
+    this.setServer('ready', '');
+    await this.refreshSessions();
+    if (this.current) {
+      const id = this.current;
+      if (this.sessions.some((x) => x.id === id)) await this.switchSession(id).catch((e) => this.report(e));
+      else this.setCurrent(undefined);
+    }
+    return true;
+  }
+
+  private fail(message: string): void {
+    if (this.serverState === 'failed') return;
+    this.setServer('failed', message);
+    this.output.appendLine(message);
+    void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output', 'Retry').then((choice) => {
+      if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'zero.');
+      if (choice === 'Show Output') this.output.show();
+      if (choice === 'Retry') void this.restart();
+    });
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.ensureStarted();
+  }
+
+  async stop(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    this.serverState = 'stopped';
+    if (c) {
+      try {
+        await c.stop(2000);
+      } catch {
+        // already gone
+      }
+    }
+    this.setServer('stopped', '');
+  }
+
+  private setServer(state: ServerState, message: string): void {
+    this.serverState = state;
+    this.serverMessage = message;
+    this.updateStatus();
+    this.serverEmitter.fire();
+  }
+
+  /** Keeps the last lines the server wrote (called by the output channel wrapper). */
+  noteStderr(text: string): void {
+    this.stderrTail = (this.stderrTail + text).slice(-2000);
+  }
+
+  private async request<R>(method: string, params: unknown): Promise<R> {
+    if (!(await this.ensureStarted()) || !this.client) throw new Error(this.serverMessage || 'Zero: the server is not running');
+    return this.client.sendRequest<R>(method, params);
+  }
+
+  // ---- events ----
+
+  private onEvent(e: ZeroEvent): void {
+    if (!e || typeof e.session !== 'string') return;
+    let m = this.models.get(e.session);
+    if (!m) {
+      m = new SessionModel(e.session);
+      this.models.set(e.session, m);
+    }
+    const before = m.runState;
+    const approvals = m.pendingApprovals.length;
+    m.apply(e);
+    this.changeEmitter.fire({ session: e.session });
+    if (e.session === this.current && (before !== m.runState || approvals !== m.pendingApprovals.length)) this.updateStatus();
+    // Only a request still pending after the fold: a replay repeats old ones.
+    if (e.type === 'approval_requested' && m.pendingApprovals.some((a) => a.id === e.text)) this.approvalRequested(e);
+  }
+
+  private readonly notified = new Set<string>();
+
+  /** Tells about an approval with a notification when the view cannot show it. */
+  private approvalRequested(e: ZeroEvent): void {
+    const id = e.text ?? '';
+    if (this.notified.has(id) || (this.viewVisible() && e.session === this.current)) return;
+    this.notified.add(id);
+    const what = e.title || e.tool || 'a tool';
+    void vscode.window.showWarningMessage(`Zero wants to run: ${what}`, 'Allow', 'Allow always', 'Deny', 'Show').then((choice) => {
+      if (choice === 'Allow') void this.approve(id, true, false);
+      else if (choice === 'Allow always') void this.approve(id, true, true);
+      else if (choice === 'Deny') void this.approve(id, false, false);
+      else if (choice === 'Show') {
+        void this.switchSession(e.session).then(() => vscode.commands.executeCommand('zero.chat.focus'));
+      }
+    });
+  }
+
+  viewVisible: () => boolean = () => false;
+
+  // ---- sessions ----
+
+  model(id = this.current): SessionModel | undefined {
+    return id ? this.models.get(id) : undefined;
+  }
+
+  private setCurrent(id: string | undefined): void {
+    this.current = id;
+    void this.context.workspaceState.update(STATE_SESSION, id);
+    this.updateStatus();
+    this.serverEmitter.fire();
+    if (id) this.changeEmitter.fire({ session: id, reset: true });
+  }
+
+  async refreshSessions(): Promise<SessionInfo[]> {
+    if (!this.client || this.serverState !== 'ready') return this.sessions;
+    const res = await this.client.sendRequest<SessionsResult>(Methods.sessions, {});
+    this.sessions = [...(res?.sessions ?? [])].sort((a, b) => b.updated.localeCompare(a.updated));
+    this.serverEmitter.fire();
+    return this.sessions;
+  }
+
+  async newSession(): Promise<string> {
+    const params: NewSessionParams = {};
+    const folders = vscode.workspace.workspaceFolders?.filter((f) => f.uri.scheme === 'file');
+    if (folders && folders.length > 0) params.workspaceFolders = folders.map((f) => ({ uri: f.uri.toString(), name: f.name }));
+    // Events of the session (sandbox warnings) arrive before the answer.
+    const res = await this.request<NewSessionResult>(Methods.newSession, params);
+    this.tracked.add(res.sessionId);
+    if (!this.models.has(res.sessionId)) this.models.set(res.sessionId, new SessionModel(res.sessionId));
+    this.setCurrent(res.sessionId);
+    void this.refreshSessions();
+    void this.checkTrust(res.sessionId);
+    return res.sessionId;
+  }
+
+  async switchSession(id: string): Promise<void> {
+    if (!this.tracked.has(id)) {
+      // Load it: the server replays its events before the answer.
+      this.models.set(id, new SessionModel(id));
+      this.tracked.add(id);
+      this.setCurrent(id);
+      try {
+        await this.request<LoadSessionResult>(Methods.loadSession, { sessionId: id });
+      } catch (err) {
+        this.tracked.delete(id);
+        throw err;
+      }
+      void this.checkTrust(id);
+    }
+    this.setCurrent(id);
+  }
+
+  /** Sends a message: starts a run, or, during one, becomes an intervention (zero/prompt does either). */
+  async send(text: string): Promise<void> {
+    const message = text.trim();
+    if (message === '') return;
+    const id = this.current && this.tracked.has(this.current) ? this.current : await this.newSession();
+    const params: PromptParams = { sessionId: id, message };
+    const res = await this.request<PromptResult>(Methods.prompt, params);
+    if (res.stopReason === 'error' && res.error) void vscode.window.showErrorMessage(`Zero: ${res.error}`);
+    void this.refreshSessions();
+  }
+
+  async cancel(): Promise<void> {
+    if (!this.current) return;
+    await this.request<null>(Methods.cancel, { sessionId: this.current });
+  }
+
+  async approve(id: string, approve: boolean, always: boolean): Promise<void> {
+    const params: ApproveParams = { id, approve, always };
+    try {
+      await this.request<null>(Methods.approve, params);
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /** Asks the user to trust the workspace's code when the server says it is off. */
+  private async checkTrust(id: string): Promise<void> {
+    let st: TrustState;
+    try {
+      st = await this.request<TrustState>(Methods.trust, { sessionId: id });
+    } catch {
+      return; // the server has no trust store: nothing to ask
+    }
+    if (st.status !== 'untrusted' && st.status !== 'changed') return;
+    const files = (st.files ?? []).slice(0, 12).map((f) => `${f.path}${f.change ? ` (${f.change})` : ''}`);
+    const more = (st.files?.length ?? 0) > files.length ? `\n… and ${(st.files?.length ?? 0) - files.length} more` : '';
+    const choice = await vscode.window.showWarningMessage(
+      st.message || 'This workspace has Zero code (extensions, tools) that is turned off.',
+      { modal: true, detail: `Files:\n${files.join('\n')}${more}\n\nTrust exactly these files? Any later change turns them off again.` },
+      'Trust',
+    );
+    if (choice !== 'Trust' || !st.digest) return;
+    try {
+      await this.request<TrustState>(Methods.trust, { sessionId: id, digest: st.digest });
+      void vscode.window.showInformationMessage('Zero: this workspace\'s code is trusted; it runs from the next step on.');
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  report(err: unknown): void {
+    const msg = err instanceof Error ? err.message : String(err);
+    this.output.appendLine(`error: ${msg}`);
+    void vscode.window.showErrorMessage(msg.startsWith('Zero') ? msg : `Zero: ${msg}`);
+  }
+
+  // ---- status bar ----
+
+  private updateStatus(): void {
+    const run: RunState = this.model()?.runState ?? 'idle';
+    void vscode.commands.executeCommand('setContext', 'zero.running', run !== 'idle');
+    if (this.serverState === 'failed') {
+      this.status.text = '$(error) Zero';
+      this.status.tooltip = this.serverMessage;
+      this.status.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      return;
+    }
+    this.status.backgroundColor = undefined;
+    switch (run) {
+      case 'running':
+        this.status.text = '$(sync~spin) Zero: running';
+        this.status.tooltip = 'Zero is working (Zero: Cancel stops it)';
+        break;
+      case 'waiting_approval':
+        this.status.text = '$(bell-dot) Zero: waiting for approval';
+        this.status.tooltip = 'Zero waits for you to allow or deny a step';
+        this.status.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+        break;
+      default:
+        this.status.text = this.serverState === 'starting' ? '$(loading~spin) Zero' : '$(hubot) Zero: idle';
+        this.status.tooltip = 'Open the Zero view';
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.status.dispose();
+    this.changeEmitter.dispose();
+    this.serverEmitter.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** An output channel that also lets the controller see what the server wrote. */
+function tapChannel(channel: vscode.OutputChannel, tap: (s: string) => void): vscode.OutputChannel {
+  return new Proxy(channel, {
+    get(target, prop, receiver) {
+      if (prop === 'append' || prop === 'appendLine') {
+        return (s: string) => {
+          tap(prop === 'appendLine' ? `${s}\n` : s);
+          target[prop](s);
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+let controller: Controller | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const raw = vscode.window.createOutputChannel('Zero');
+  let ctl: Controller | undefined;
+  const output = tapChannel(raw, (s) => ctl?.noteStderr(s));
+  ctl = new Controller(context, output);
+  controller = ctl;
+  const c = ctl;
+  context.subscriptions.push(raw, c);
+
+  const diffs = new DiffContentProvider(c);
+  const view = new ChatViewProvider(context.extensionUri, c, diffs);
+  c.viewVisible = () => view.visible;
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(DiffContentProvider.scheme, diffs),
+    vscode.window.registerWebviewViewProvider('zero.chat', view, { webviewOptions: { retainContextWhenHidden: true } }),
+  );
+
+  const cmd = (name: string, fn: (...args: unknown[]) => unknown) =>
+    context.subscriptions.push(
+      vscode.commands.registerCommand(name, async (...args: unknown[]) => {
+        try {
+          await fn(...args);
+        } catch (err) {
+          c.report(err);
+        }
+      }),
+    );
+
+  cmd('zero.showOutput', () => raw.show(true));
+  cmd('zero.newSession', async () => {
+    await vscode.commands.executeCommand('zero.chat.focus');
+    await c.newSession();
+  });
+  cmd('zero.ask', async (arg?: unknown) => {
+    const editor = vscode.window.activeTextEditor;
+    let text = typeof arg === 'string' ? arg : '';
+    if (!text && editor && !editor.selection.isEmpty) {
+      const sel = editor.document.getText(editor.selection);
+      const rel = vscode.workspace.asRelativePath(editor.document.uri);
+      const question = await vscode.window.showInputBox({ prompt: `Ask Zero about the selection in ${rel}`, placeHolder: 'What should Zero do with it? (Enter: explain it)' });
+      if (question === undefined) return;
+      const lang = editor.document.languageId;
+      text = `${question || 'Explain this code.'}\n\n${rel}:${editor.selection.start.line + 1}-${editor.selection.end.line + 1}\n\`\`\`${lang}\n${sel}\n\`\`\``;
+    }
+    if (!text) {
+      const q = await vscode.window.showInputBox({ prompt: 'Ask Zero', placeHolder: 'What should Zero do?' });
+      if (!q) return;
+      text = q;
+    }
+    await vscode.commands.executeCommand('zero.chat.focus');
+    await c.send(text);
+  });
+  cmd('zero.cancel', () => c.cancel());
+  cmd('zero.setApiKey', async () => {
+    const key = await vscode.window.showInputBox({ prompt: 'The API key of your model endpoint (kept in VS Code\'s secret storage, given to Zero as OPENAI_API_KEY)', password: true, ignoreFocusOut: true });
+    if (key === undefined) return;
+    if (key === '') await context.secrets.delete(SECRET_KEY);
+    else await context.secrets.store(SECRET_KEY, key);
+    if (c.serverState !== 'stopped') {
+      const r = await vscode.window.showInformationMessage('Zero: the API key is saved. Restart the server to use it?', 'Restart');
+      if (r === 'Restart') await c.restart();
+    }
+  });
+  cmd('zero.clearApiKey', async () => {
+    await context.secrets.delete(SECRET_KEY);
+    void vscode.window.showInformationMessage('Zero: the API key is removed.');
+  });
+  cmd('zero.restart', () => c.restart());
+  cmd('zero.sessions', async () => {
+    await c.ensureStarted();
+    const list = await c.refreshSessions();
+    const pick = await vscode.window.showQuickPick(
+      [
+        { label: '$(add) New session', id: '' },
+        ...list.map((s) => ({ label: s.title || s.id, description: `${s.running ? 'running · ' : ''}${new Date(s.updated).toLocaleString()}`, detail: s.id, id: s.id })),
+      ],
+      { placeHolder: 'Switch to a Zero session' },
+    );
+    if (!pick) return;
+    if (pick.id === '') await c.newSession();
+    else await c.switchSession(pick.id);
+    await vscode.commands.executeCommand('zero.chat.focus');
+  });
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (!e.affectsConfiguration('zero') || c.serverState === 'stopped') return;
+      const r = await vscode.window.showInformationMessage('Zero: the settings changed. Restart the server to apply them?', 'Restart');
+      if (r === 'Restart') await c.restart();
+    }),
+  );
+}
+
+export async function deactivate(): Promise<void> {
+  await controller?.stop();
+}

@@ -1,0 +1,535 @@
+// The event-to-view model: folds one session's zero/event notifications
+// into what the Zero view shows. Pure (no VS Code, no DOM), so it is unit
+// tested and runs in the extension host.
+//
+// The view is a flat, chronological list of blocks; a subordinate agent's
+// blocks carry its agent number as depth and the id of their subagent
+// block as parent, so the view nests them. Blocks only ever get appended
+// or updated in place, and every change bumps the block's rev, so a
+// renderer can redraw only what changed (see takeChanges).
+
+import type { FileDiff, TokenChange, Usage, ZeroEvent } from './protocol';
+
+/** How much of a tool's live output the model keeps (the tail). */
+export const MAX_OUTPUT = 256 * 1024;
+
+interface BlockBase {
+  /** Stable id: an event item, plus a suffix for the parts of a turn. */
+  id: string;
+  /** Bumped on every change. */
+  rev: number;
+  /** The agent number (0 is the user's agent; n+1 is n's subordinate). */
+  agent: number;
+  /** The id of the subagent block this block belongs to, if any. */
+  parent?: string;
+  /** The seq of the event that created the block. */
+  seq: number;
+}
+
+export interface UserBlock extends BlockBase {
+  kind: 'user';
+  text: string;
+  /** Sent during a run (an intervention) rather than starting one. */
+  intervention: boolean;
+}
+
+export interface ReasoningBlock extends BlockBase {
+  kind: 'reasoning';
+  text: string;
+}
+
+export interface ThoughtsBlock extends BlockBase {
+  kind: 'thoughts';
+  text: string;
+  headline?: string;
+}
+
+export type ToolState = 'pending' | 'awaiting_approval' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface ApprovalRef {
+  id: string;
+  status: 'pending' | 'approved' | 'denied' | 'cancelled';
+  reason?: string;
+}
+
+export interface ToolBlock extends BlockBase {
+  kind: 'tool';
+  tool: string;
+  method?: string;
+  /** The arguments as the server showed them (masked where secret). */
+  args?: unknown;
+  title?: string;
+  toolKind?: string;
+  status: ToolState;
+  /** Live terminal output (tool_output_delta), the tail of it past MAX_OUTPUT. */
+  output: string;
+  truncated: boolean;
+  /** The tool's result text (tool_result). */
+  result?: string;
+  diffs: FileDiff[];
+  approval?: ApprovalRef;
+  /** The response tool's card: its text is shown as the answer instead. */
+  hidden: boolean;
+}
+
+export interface AnswerBlock extends BlockBase {
+  kind: 'answer';
+  /** Markdown. */
+  text: string;
+  /** The response event arrived: the text is complete. */
+  final: boolean;
+}
+
+export interface NoticeBlock extends BlockBase {
+  kind: 'notice';
+  level: 'info' | 'warning' | 'error';
+  text: string;
+  tokens?: TokenChange;
+}
+
+export interface SubagentBlock extends BlockBase {
+  kind: 'subagent';
+  /** The subordinate's own agent number. */
+  number: number;
+  profile?: string;
+  message: string;
+  ended: boolean;
+  answer?: string;
+  error?: string;
+}
+
+export type Block =
+  | UserBlock
+  | ReasoningBlock
+  | ThoughtsBlock
+  | ToolBlock
+  | AnswerBlock
+  | NoticeBlock
+  | SubagentBlock;
+
+export type RunState = 'idle' | 'running' | 'waiting_approval';
+
+export interface PendingApproval {
+  id: string;
+  /** The tool call's item (its card's id). */
+  item?: string;
+  agent: number;
+  tool?: string;
+  method?: string;
+  title?: string;
+  args?: unknown;
+}
+
+/** The whole view of one session, without the blocks. */
+export interface Status {
+  session?: string;
+  run: RunState;
+  /** How many runs started. */
+  runs: number;
+  /** The stop reason of the last run that ended. */
+  lastStop?: string;
+  approvals: PendingApproval[];
+  usage: { prompt: number; completion: number; total: number; estimated: boolean; last?: Usage };
+  lastSeq: number;
+}
+
+/** What changed since the last takeChanges. */
+export interface Changes {
+  /** The blocks created or updated, in list order. */
+  blocks: Block[];
+  status: Status;
+}
+
+export class SessionModel {
+  readonly blocks: Block[] = [];
+  private readonly index = new Map<string, Block>();
+  private readonly changed = new Set<string>();
+  private session?: string;
+  private run: RunState = 'idle';
+  private running = false;
+  private runs = 0;
+  private lastStop?: string;
+  private readonly approvals = new Map<string, PendingApproval>();
+  private lastSeq = 0;
+  private usage: Status['usage'] = { prompt: 0, completion: 0, total: 0, estimated: false };
+  /** The subagent block currently open for each agent number. */
+  private readonly subagents = new Map<number, SubagentBlock>();
+  /** The latest streamed answer of each agent in the current turn. */
+  private readonly answers = new Map<number, AnswerBlock>();
+  /** Error texts already shown in the current run (run_ended repeats them). */
+  private runErrors = new Set<string>();
+  private counter = 0;
+
+  constructor(session?: string) {
+    this.session = session;
+  }
+
+  /** Applies a batch of events (a replay, or live ones). */
+  applyAll(events: readonly ZeroEvent[]): void {
+    for (const e of events) this.apply(e);
+  }
+
+  /**
+   * Applies one event. Events already seen (seq not above the last one)
+   * are ignored, so a replay over a live view changes nothing; events for
+   * items never seen create what they need.
+   */
+  apply(e: ZeroEvent): void {
+    if (typeof e !== 'object' || e === null || typeof e.type !== 'string') return;
+    if (typeof e.seq === 'number' && e.seq > 0) {
+      if (e.seq <= this.lastSeq) return;
+      this.lastSeq = e.seq;
+    }
+    if (this.session === undefined && e.session) this.session = e.session;
+    const agent = typeof e.agent === 'number' && e.agent >= 0 ? e.agent : 0;
+    const text = e.text ?? '';
+    switch (e.type) {
+      case 'run_started':
+        this.running = true;
+        this.runs++;
+        this.runErrors = new Set();
+        this.answers.clear();
+        if (agent === 0) this.subagents.clear();
+        if (text !== '') {
+          this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'run', e.seq), agent, seq: e.seq, text, intervention: false });
+        }
+        break;
+      case 'intervention':
+        this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'intervention', e.seq), agent, seq: e.seq, text, intervention: true });
+        break;
+      case 'turn_started':
+        this.answers.delete(agent);
+        break;
+      case 'reasoning_delta': {
+        const b = this.ensure<ReasoningBlock>(this.part(e, 'reasoning'), () => ({ kind: 'reasoning', agent, seq: e.seq, text: '' }));
+        if (b.kind === 'reasoning') this.update(b, () => (b.text += text));
+        break;
+      }
+      case 'thoughts_delta': {
+        const b = this.thoughts(e, agent);
+        if (b) this.update(b, () => (b.text += text));
+        break;
+      }
+      case 'headline': {
+        const b = this.thoughts(e, agent);
+        if (b && text !== '') this.update(b, () => (b.headline = text));
+        break;
+      }
+      case 'response_delta': {
+        const b = this.ensure<AnswerBlock>(this.part(e, 'answer'), () => ({ kind: 'answer', agent, seq: e.seq, text: '', final: false }));
+        if (b.kind === 'answer') {
+          this.update(b, () => (b.text += text));
+          this.answers.set(agent, b);
+        }
+        break;
+      }
+      case 'response': {
+        let b = this.answers.get(agent);
+        if (!b) {
+          const made = this.ensure<AnswerBlock>(this.part(e, 'answer'), () => ({ kind: 'answer', agent, seq: e.seq, text: '', final: false }));
+          if (made.kind !== 'answer') break;
+          b = made;
+        }
+        const a = b;
+        this.update(a, () => {
+          a.text = text !== '' ? text : a.text;
+          a.final = true;
+        });
+        this.answers.delete(agent);
+        break;
+      }
+      case 'tool_call': {
+        const b = this.tool(e, agent);
+        if (!b) break;
+        this.update(b, () => {
+          if (e.tool) b.tool = e.tool;
+          if (e.method !== undefined) b.method = e.method;
+          if (e.args !== undefined) b.args = e.args;
+          if (e.title !== undefined) b.title = e.title;
+          if (e.kind !== undefined) b.toolKind = e.kind;
+          b.hidden = b.tool === 'response';
+        });
+        break;
+      }
+      case 'tool_started': {
+        const b = this.tool(e, agent);
+        if (b && !isFinished(b.status)) this.update(b, () => (b.status = 'running'));
+        break;
+      }
+      case 'tool_output_delta': {
+        const b = this.tool(e, agent);
+        if (!b) break;
+        this.update(b, () => {
+          b.output += text;
+          if (b.output.length > MAX_OUTPUT) {
+            b.output = b.output.slice(b.output.length - MAX_OUTPUT);
+            b.truncated = true;
+          }
+          if (b.status === 'pending') b.status = 'running';
+        });
+        break;
+      }
+      case 'tool_result': {
+        const b = this.tool(e, agent);
+        if (!b) break;
+        this.update(b, () => {
+          const st = e.status;
+          b.status = st === 'failed' || st === 'cancelled' ? st : 'completed';
+          b.result = text;
+          if (Array.isArray(e.diffs)) b.diffs = e.diffs;
+          b.hidden = b.tool === 'response' && b.status !== 'failed';
+        });
+        break;
+      }
+      case 'approval_requested': {
+        const id = text;
+        if (id === '') break;
+        const req: PendingApproval = { id, agent };
+        if (e.item) req.item = e.item;
+        if (e.tool) req.tool = e.tool;
+        if (e.method) req.method = e.method;
+        if (e.title) req.title = e.title;
+        if (e.args !== undefined) req.args = e.args;
+        this.approvals.set(id, req);
+        if (e.item) {
+          const b = this.tool(e, agent);
+          if (b) {
+            this.update(b, () => {
+              b.approval = { id, status: 'pending' };
+              if (!isFinished(b.status)) b.status = 'awaiting_approval';
+              if (!b.title && e.title) b.title = e.title;
+              if (b.args === undefined && e.args !== undefined) b.args = e.args;
+            });
+          }
+        }
+        this.changed.add('');
+        break;
+      }
+      case 'approval_resolved': {
+        const id = text;
+        const req = this.approvals.get(id);
+        this.approvals.delete(id);
+        const status = e.status === 'approved' || e.status === 'denied' || e.status === 'cancelled' ? e.status : 'cancelled';
+        const item = req?.item ?? e.item;
+        const b = item ? this.index.get(item) : undefined;
+        if (b && b.kind === 'tool') {
+          this.update(b, () => {
+            b.approval = { id, status };
+            if (e.error) b.approval.reason = e.error;
+            if (b.status === 'awaiting_approval') b.status = status === 'approved' ? 'running' : 'pending';
+          });
+        }
+        this.changed.add('');
+        break;
+      }
+      case 'warning':
+      case 'error':
+        if (e.type === 'error') this.runErrors.add(text);
+        this.create<NoticeBlock>({ kind: 'notice', id: this.id(undefined, e.type, e.seq), agent, seq: e.seq, level: e.type, text });
+        break;
+      case 'history_compressed': {
+        const n: Omit<NoticeBlock, 'id' | 'rev'> = { kind: 'notice', agent, seq: e.seq, level: 'info', text: text || 'The history was compressed.' };
+        if (e.tokens) n.tokens = e.tokens;
+        this.create<NoticeBlock>({ ...n, id: this.id(e.item, 'history', e.seq) });
+        break;
+      }
+      case 'subordinate_started': {
+        const b = this.create<SubagentBlock>({
+          kind: 'subagent',
+          id: this.id(undefined, `agent${agent}`, e.seq),
+          // The block sits in the superior's list.
+          agent: Math.max(0, agent - 1),
+          seq: e.seq,
+          number: agent,
+          message: text,
+          ended: false,
+          ...(e.profile ? { profile: e.profile } : {}),
+        });
+        // A new subordinate of this number retires the older one and its own.
+        for (const n of [...this.subagents.keys()]) if (n >= agent) this.subagents.delete(n);
+        this.subagents.set(agent, b);
+        this.answers.delete(agent);
+        break;
+      }
+      case 'subordinate_ended': {
+        const b = this.subagents.get(agent);
+        if (b) {
+          this.update(b, () => {
+            b.ended = true;
+            b.answer = text;
+            if (e.error) b.error = e.error;
+          });
+          this.subagents.delete(agent);
+        }
+        break;
+      }
+      case 'usage':
+        if (e.usage) {
+          const u = e.usage;
+          this.usage = {
+            prompt: this.usage.prompt + (u.prompt_tokens || 0),
+            completion: this.usage.completion + (u.completion_tokens || 0),
+            total: this.usage.total + (u.total_tokens || 0),
+            estimated: this.usage.estimated || !!u.estimated,
+            last: u,
+          };
+          this.changed.add('');
+        }
+        break;
+      case 'run_ended': {
+        this.running = false;
+        this.lastStop = e.stop_reason;
+        // Nothing can be waiting once the run is over (an interrupted run
+        // replayed on load ends this way too).
+        for (const req of this.approvals.values()) {
+          const b = req.item ? this.index.get(req.item) : undefined;
+          if (b && b.kind === 'tool' && b.approval?.status === 'pending') {
+            this.update(b, () => (b.approval = { id: req.id, status: 'cancelled' }));
+          }
+        }
+        this.approvals.clear();
+        for (const b of this.index.values()) {
+          if (b.kind === 'tool' && !isFinished(b.status)) {
+            this.update(b, () => (b.status = 'cancelled'));
+          }
+        }
+        for (const s of this.subagents.values()) this.update(s, () => (s.ended = true));
+        this.subagents.clear();
+        this.answers.clear();
+        if (e.stop_reason === 'error' && e.error && !this.runErrors.has(e.error)) {
+          this.create<NoticeBlock>({ kind: 'notice', id: this.id(e.item, 'run_error', e.seq), agent, seq: e.seq, level: 'error', text: e.error });
+        } else if (e.stop_reason === 'cancelled') {
+          this.create<NoticeBlock>({ kind: 'notice', id: this.id(e.item, 'cancelled', e.seq), agent, seq: e.seq, level: 'info', text: 'Cancelled.' });
+        }
+        break;
+      }
+      default:
+        // Unknown or purely informative (turn_started handled above).
+        break;
+    }
+    const run: RunState = !this.running ? 'idle' : this.approvals.size > 0 ? 'waiting_approval' : 'running';
+    if (run !== this.run) {
+      this.run = run;
+      this.changed.add('');
+    }
+  }
+
+  /** The status of the view (run state, approvals, usage). */
+  status(): Status {
+    const s: Status = {
+      run: this.run,
+      runs: this.runs,
+      approvals: [...this.approvals.values()],
+      usage: { ...this.usage },
+      lastSeq: this.lastSeq,
+    };
+    if (this.session !== undefined) s.session = this.session;
+    if (this.lastStop !== undefined) s.lastStop = this.lastStop;
+    return s;
+  }
+
+  get runState(): RunState {
+    return this.run;
+  }
+
+  get pendingApprovals(): PendingApproval[] {
+    return [...this.approvals.values()];
+  }
+
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  get(id: string): Block | undefined {
+    return this.index.get(id);
+  }
+
+  /** Whether anything changed since the last takeChanges. */
+  get dirty(): boolean {
+    return this.changed.size > 0;
+  }
+
+  /** The blocks changed since the last call, in list order, and the status. */
+  takeChanges(): Changes {
+    const blocks = this.changed.size === 0 ? [] : this.blocks.filter((b) => this.changed.has(b.id));
+    this.changed.clear();
+    return { blocks, status: this.status() };
+  }
+
+  // ---- helpers ----
+
+  private id(item: string | undefined, part: string, seq: number): string {
+    const base = item ? `${item}:${part}` : `${part}#${seq || ++this.counter}`;
+    if (!this.index.has(base)) return base;
+    let n = 2;
+    while (this.index.has(`${base}~${n}`)) n++;
+    return `${base}~${n}`;
+  }
+
+  /** The id of a part of a turn (its reasoning, thoughts, answer). */
+  private part(e: ZeroEvent, part: string): string {
+    return e.item ? `${e.item}:${part}` : `${part}@agent${e.agent}`;
+  }
+
+  private thoughts(e: ZeroEvent, agent: number): ThoughtsBlock | undefined {
+    const b = this.ensure<ThoughtsBlock>(this.part(e, 'thoughts'), () => ({ kind: 'thoughts', agent, seq: e.seq, text: '' }));
+    return b.kind === 'thoughts' ? b : undefined;
+  }
+
+  /** The card of the tool call of e.item, created if it was never seen. */
+  private tool(e: ZeroEvent, agent: number): ToolBlock | undefined {
+    const id = e.item || `tool#${e.seq || ++this.counter}`;
+    const known = this.index.get(id);
+    if (known && known.kind === 'tool' && known.tool === 'tool' && e.tool) {
+      known.tool = e.tool; // created by an event without the name
+      known.hidden = e.tool === 'response';
+    }
+    const b = this.ensure<ToolBlock>(id, () => ({
+      kind: 'tool',
+      agent,
+      seq: e.seq,
+      tool: e.tool || 'tool',
+      status: 'pending',
+      output: '',
+      truncated: false,
+      diffs: [],
+      hidden: e.tool === 'response',
+    }));
+    return b.kind === 'tool' ? b : undefined;
+  }
+
+  private ensure<T extends Block>(id: string, make: () => Omit<T, 'id' | 'rev'>): Block {
+    return this.index.get(id) ?? this.create<T>({ ...make(), id } as Omit<T, 'rev'>);
+  }
+
+  private create<T extends Block>(b: Omit<T, 'rev'>): T {
+    const block = { ...b, rev: 1 } as T;
+    const parent = this.parentOf(block.kind === 'subagent' ? block.agent : block.agent);
+    if (parent && !(block.kind === 'subagent' && parent.number >= (block as SubagentBlock).number)) {
+      block.parent = parent.id;
+    }
+    this.blocks.push(block);
+    this.index.set(block.id, block);
+    this.changed.add(block.id);
+    return block;
+  }
+
+  /** The open subagent block agent n's blocks belong in (the nearest one at or below n). */
+  private parentOf(n: number): SubagentBlock | undefined {
+    for (let k = n; k > 0; k--) {
+      const s = this.subagents.get(k);
+      if (s) return s;
+    }
+    return undefined;
+  }
+
+  private update(b: Block, fn: () => void): void {
+    fn();
+    b.rev++;
+    this.changed.add(b.id);
+  }
+}
+
+function isFinished(s: ToolState): boolean {
+  return s === 'completed' || s === 'failed' || s === 'cancelled';
+}

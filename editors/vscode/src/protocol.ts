@@ -1,0 +1,227 @@
+// The zero/* protocol of `zero lsp`, mirroring the Go structs in
+// server/lsp (methods.go, session.go, trust.go), loop/event.go,
+// loop/tool.go, loop/compress.go, server/approval.go, server/manager.go,
+// server/trust.go and server/catalog.go. JSON names are the Go json tags.
+
+/** loop.EventType plus the server's approval events. */
+export type EventType =
+  | 'run_started'
+  | 'turn_started'
+  | 'reasoning_delta'
+  | 'thoughts_delta'
+  | 'headline'
+  | 'tool_call'
+  | 'tool_started'
+  | 'tool_output_delta'
+  | 'tool_result'
+  | 'intervention'
+  | 'response_delta'
+  | 'response'
+  | 'warning'
+  | 'error'
+  | 'subordinate_started'
+  | 'subordinate_ended'
+  | 'usage'
+  | 'run_ended'
+  | 'history_compressed'
+  | 'approval_requested'
+  | 'approval_resolved';
+
+/** loop.Stop* (run_ended.stop_reason); zero/prompt adds "intervened". */
+export type StopReason = 'response' | 'cancelled' | 'error' | 'intervened';
+
+/** loop.Tool* (tool_result.status). */
+export type ToolStatus = 'completed' | 'failed' | 'cancelled';
+
+/** server.Approval* (approval_resolved.status). */
+export type ApprovalStatus = 'approved' | 'denied' | 'cancelled';
+
+/** loop.FileDiff: old_text is null when the file was created. */
+export interface FileDiff {
+  path: string;
+  old_text: string | null;
+  new_text: string;
+}
+
+/** loop.Usage. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  estimated?: boolean;
+}
+
+/** loop.TokenChange. */
+export interface TokenChange {
+  before: number;
+  after: number;
+}
+
+/**
+ * loop.Event, the params of the zero/event notification. Fields tagged
+ * omitempty in Go are optional here.
+ *
+ * For approval_requested: item is the tool call's item, text the request
+ * id, tool/method/args/title the call. For approval_resolved: text is the
+ * request id, status an ApprovalStatus, error the reason of a refusal.
+ */
+export interface ZeroEvent {
+  seq: number;
+  session: string;
+  agent: number;
+  item?: string;
+  type: EventType | string; // unknown future types are tolerated
+  time: string;
+  text?: string;
+  iteration?: number;
+  tool?: string;
+  method?: string;
+  args?: unknown;
+  kind?: string;
+  title?: string;
+  status?: string;
+  diffs?: FileDiff[];
+  profile?: string;
+  usage?: Usage;
+  tokens?: TokenChange;
+  stop_reason?: string;
+  error?: string;
+}
+
+/** A protocol.WorkspaceFolder. */
+export interface WorkspaceFolder {
+  uri: string;
+  name: string;
+}
+
+/** server.Choice (a profile or a model in the initialize result). */
+export interface Choice {
+  id: string;
+  name: string;
+  description?: string;
+  backend?: string;
+}
+
+/** capabilities.experimental.zero of the initialize result. */
+export interface ZeroCapabilities {
+  methods: string[];
+  profiles?: Choice[];
+  models?: Choice[];
+}
+
+/** initializationOptions Zero reads. "events": approvals are answered with zero/approve, not window/showMessageRequest. */
+export interface InitializationOptions {
+  approvals?: 'events';
+}
+
+/** zero/newSession params and result. */
+export interface NewSessionParams {
+  workspaceFolders?: WorkspaceFolder[];
+  profile?: string;
+  model?: string;
+}
+export interface NewSessionResult {
+  sessionId: string;
+}
+
+/** zero/prompt and zero/intervene params. */
+export interface PromptParams {
+  sessionId: string;
+  message: string;
+  workDoneToken?: string | number;
+}
+
+/** lsp.PromptResult. */
+export interface PromptResult {
+  stopReason: StopReason | string;
+  response?: string;
+  error?: string;
+  run?: number;
+}
+
+/** zero/cancel, zero/loadSession params. */
+export interface SessionParams {
+  sessionId: string;
+}
+
+/** zero/approve params. */
+export interface ApproveParams {
+  id: string;
+  approve: boolean;
+  always?: boolean;
+  reason?: string;
+}
+
+/** zero/sessions params and result. */
+export interface SessionsParams {
+  workspace?: string;
+  all?: boolean;
+}
+/** server.Info. */
+export interface SessionInfo {
+  id: string;
+  roots?: string[];
+  profile?: string;
+  model?: string;
+  title?: string;
+  created: string;
+  updated: string;
+  running: boolean;
+  paused?: boolean;
+  runs: number;
+  last_seq: number;
+}
+export interface SessionsResult {
+  sessions: SessionInfo[];
+}
+
+/** zero/loadSession result, sent after the replay. */
+export interface LoadSessionResult {
+  sessionId: string;
+  events: number;
+}
+
+/** zero/trust params: without digest it only reports. */
+export interface TrustParams {
+  sessionId: string;
+  digest?: string;
+}
+/** server.TrustFile. */
+export interface TrustFile {
+  path: string;
+  kind: string;
+  point?: string;
+  digest: string;
+  /** "added", "changed" or "removed" since last trusted. */
+  change?: string;
+}
+/** server.TrustState. */
+export interface TrustState {
+  workspace: string;
+  status: string;
+  digest?: string;
+  files?: TrustFile[];
+  message?: string;
+}
+
+/** The request and notification names. */
+export const Methods = {
+  newSession: 'zero/newSession',
+  prompt: 'zero/prompt',
+  cancel: 'zero/cancel',
+  intervene: 'zero/intervene',
+  approve: 'zero/approve',
+  sessions: 'zero/sessions',
+  loadSession: 'zero/loadSession',
+  trust: 'zero/trust',
+  event: 'zero/event',
+} as const;
+
+/** LSP error codes the server uses (server/lsp/errors.go). */
+export const ErrorCodes = {
+  invalidParams: -32602,
+  methodNotFound: -32601,
+  serverNotInitialized: -32002,
+  requestFailed: -32803,
+  requestCancelled: -32800,
+} as const;

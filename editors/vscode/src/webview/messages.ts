@@ -1,0 +1,23 @@
+// The messages between the extension and the Zero view's script.
+
+import type { Block, Status } from '../model';
+import type { SessionInfo } from '../protocol';
+
+export type ToView =
+  | { type: 'reset'; session: string | null; blocks: Block[]; status: Status | null }
+  | { type: 'patch'; session: string | null; blocks: Block[]; status: Status }
+  | { type: 'server'; state: 'stopped' | 'starting' | 'ready' | 'failed'; message: string; sessions: SessionInfo[]; current: string | null };
+
+export type FromView =
+  | { type: 'ready' }
+  | { type: 'send'; text: string }
+  | { type: 'cancel' }
+  | { type: 'approve'; id: string; approve: boolean; always: boolean }
+  | { type: 'newSession' }
+  | { type: 'switch'; id: string }
+  | { type: 'refreshSessions' }
+  | { type: 'restart' }
+  | { type: 'command'; command: string }
+  | { type: 'openDiff'; block: string; index: number }
+  | { type: 'openFile'; path: string }
+  | { type: 'openLink'; href: string };
