@@ -73,7 +73,13 @@ func launchOf(t *testing.T, path string) launch {
 // command, with the configuration's arguments and environment, answers a
 // task from the scripted model in its protocol.
 func TestEditorConfigs(t *testing.T) {
-	files, err := filepath.Glob("../editors/*")
+	all, err := filepath.Glob("../editors/*")
+	var files []string
+	for _, f := range all {
+		if fi, err := os.Stat(f); err == nil && !fi.IsDir() { // editors/vscode is the extension, tested by scripts/test
+			files = append(files, f)
+		}
+	}
 	if err != nil || len(files) < 9 {
 		t.Fatalf("editors/ holds %d configurations: %v", len(files), err)
 	}
