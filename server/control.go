@@ -47,6 +47,16 @@ func (s *Session) setSetup(st loop.Setup, spec SessionSpec) error {
 	return nil
 }
 
+// SetTitle names the session as the person chose (one line of at most 200
+// characters); it is kept with the session and no longer follows its first
+// message.
+func (s *Session) SetTitle(title string) {
+	s.mu.Lock()
+	s.title = shorten(title, 200)
+	s.mu.Unlock()
+	s.persist()
+}
+
 // Reset starts the conversation over: history, subordinates and shells
 // go, the event log stays. It fails with loop.ErrBusy during a run.
 func (s *Session) Reset() error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // A session is driven by one process at a time. The claim is an exclusive
@@ -92,12 +93,27 @@ func (s *Store) lock(session string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockExclusive(f); err != nil {
-		f.Close()
-		return nil, err
+	// A lock just dropped may linger for a moment: a child process forked
+	// by another goroutine shares the file until it execs (the file is
+	// close-on-exec). Another process's lock does not go away so soon.
+	for wait := time.Duration(0); ; wait += lockRetry {
+		err = lockExclusive(f)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, errLocked) || wait >= lockPatience {
+			f.Close()
+			return nil, err
+		}
+		time.Sleep(lockRetry)
 	}
-	return f, nil
 }
+
+// A lock found taken is tried again every lockRetry for lockPatience.
+const (
+	lockRetry    = 10 * time.Millisecond
+	lockPatience = 300 * time.Millisecond
+)
 
 // Release clears pid's claim of the session, after every write queued
 // before it, and drops this Store's lock on it. It does nothing if the

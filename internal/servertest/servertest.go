@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/tools"
 )
 
@@ -41,6 +43,9 @@ type Options struct {
 	// LogLimit bounds each session's event log (server.DefaultLogLimit
 	// when 0).
 	LogLimit int
+	// Store keeps the sessions in a SQLite store in a temporary folder, as
+	// the product does.
+	Store bool
 }
 
 // FakeTrust is a server.Trust whose workspaces all have the code of State
@@ -190,11 +195,20 @@ func New(tb testing.TB, opts Options) *Env {
 		}, nil
 	}
 	env := &Env{Broker: broker, Model: srv, Catalog: cat, Workspace: tb.TempDir()}
+	var st *store.Store
+	if opts.Store {
+		var err error
+		if st, err = store.Open(filepath.Join(tb.TempDir(), "zero.db")); err != nil {
+			tb.Fatalf("servertest: %v", err)
+		}
+	}
 	env.Manager = server.NewManager(server.Options{
-		Broker:   broker,
-		Trust:    opts.Trust,
-		LogLimit: opts.LogLimit,
-		Setup:    setup,
+		Store:     st,
+		Workspace: env.Workspace,
+		Broker:    broker,
+		Trust:     opts.Trust,
+		LogLimit:  opts.LogLimit,
+		Setup:     setup,
 		NewSession: func(ctx context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
 			if len(spec.Roots) == 0 {
 				return nil, fmt.Errorf("servertest: a session needs a workspace")
@@ -222,6 +236,7 @@ func New(tb testing.TB, opts Options) *Env {
 			}
 			return loop.NewSession(spec.ID, loop.Config{
 				Setup:     st,
+				Journal:   spec.Journal,
 				Workspace: spec.Roots[0],
 				Sandbox:   backend.Name(),
 				Limits:    loop.Limits{CriticalRetryDelay: time.Millisecond},
@@ -237,6 +252,9 @@ func New(tb testing.TB, opts Options) *Env {
 		}
 		for _, b := range backends {
 			b.Close()
+		}
+		if st != nil {
+			st.Close()
 		}
 	})
 	return env

@@ -49,6 +49,7 @@ type note struct {
 // clientOpts says what the test client can do.
 type clientOpts struct {
 	noProgress, noShowDocument bool
+	initOptions                map[string]any // initializationOptions
 	// answer is the showMessageRequest result (nil: dismissed); the default
 	// is "Allow".
 	answer func(protocol.ShowMessageRequestParams) any
@@ -176,8 +177,12 @@ func (c *client) initialize(workspace string) map[string]any {
 		window["showDocument"] = map[string]any{"support": true}
 	}
 	var res map[string]any
-	c.call("initialize", map[string]any{"processId": nil, "rootUri": string(uri.File(workspace)),
-		"capabilities": map[string]any{"window": window}}, &res)
+	params := map[string]any{"processId": nil, "rootUri": string(uri.File(workspace)),
+		"capabilities": map[string]any{"window": window}}
+	if c.opts.initOptions != nil {
+		params["initializationOptions"] = c.opts.initOptions
+	}
+	c.call("initialize", params, &res)
 	return res
 }
 

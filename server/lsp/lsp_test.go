@@ -18,6 +18,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/zeroagent/zero/internal/servertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
@@ -344,6 +345,24 @@ func TestShowDocument(t *testing.T) {
 	}
 }
 
+// A client that shows diffs itself turns window/showDocument off.
+func TestShowDocumentsOff(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t, nil,
+		llmtest.Reply{Match: "write it", Content: toolReply("writing", "text_editor:write", map[string]any{"path": "a.txt", "content": "x"})},
+		llmtest.Reply{Match: "a.txt", Content: answer("written")})
+	c := start(t, env, clientOpts{initOptions: map[string]any{"showDocuments": false}})
+	c.initialize(env.Workspace)
+	id := c.newSession()
+	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "write it"}, nil)
+	c.call("zero/sessions", nil, nil) // one more round trip for anything late
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.shown) != 0 {
+		t.Errorf("shown %d documents, want none", len(c.shown))
+	}
+}
+
 // Without the capabilities, no progress and no showDocument.
 func TestNoClientCapabilities(t *testing.T) {
 	t.Parallel()
@@ -627,4 +646,39 @@ func joined(evs []loop.Event, typ loop.EventType) string {
 		}
 	}
 	return b.String()
+}
+
+// zero/renameSession keeps the person's title; zero/closeSession lets the
+// session go (it is still listed, and loads again); zero/deleteSession
+// removes it.
+func TestRenameCloseDeleteSession(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, servertest.Options{Store: true, Replies: []llmtest.Reply{{Match: "first", Content: answer("done")}}})
+	c := start(t, env, clientOpts{})
+	c.initialize(env.Workspace)
+	id := c.newSession()
+	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "first task"}, nil)
+	c.call("zero/renameSession", map[string]any{"sessionId": id, "title": "My refactoring"}, nil)
+	var list sessionsResult
+	c.call("zero/sessions", nil, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].Title != "My refactoring" {
+		t.Fatalf("after rename: %+v", list.Sessions)
+	}
+	if e := c.rpcErr("zero/renameSession", map[string]any{"sessionId": id, "title": "  "}); e.Code != jsonrpc2.CodeInvalidParams {
+		t.Errorf("a blank title: %d %q", e.Code, e.Message)
+	}
+	c.call("zero/closeSession", map[string]any{"sessionId": id}, nil)
+	var res loadSessionResult
+	c.call("zero/loadSession", map[string]any{"sessionId": id}, &res)
+	if res.SessionID != id {
+		t.Fatalf("a closed session does not load again: %+v", res)
+	}
+	c.call("zero/deleteSession", map[string]any{"sessionId": id}, nil)
+	c.call("zero/sessions", nil, &list)
+	if len(list.Sessions) != 0 {
+		t.Fatalf("after delete: %+v", list.Sessions)
+	}
+	if e := c.rpcErr("zero/deleteSession", map[string]any{"sessionId": id}); e.Code != jsonrpc2.CodeInvalidParams || !strings.Contains(e.Message, "unknown session") {
+		t.Errorf("deleting it again: %d %q", e.Code, e.Message)
+	}
 }

@@ -41,6 +41,9 @@ var methods = map[string]method{
 	"zero/approve":             (*conn).approve,
 	"zero/sessions":            (*conn).sessionList,
 	"zero/loadSession":         (*conn).loadSession,
+	"zero/closeSession":        (*conn).closeSession,
+	"zero/deleteSession":       (*conn).deleteSession,
+	"zero/renameSession":       (*conn).renameSession,
 	"zero/trust":               (*conn).trust,
 	"workspace/executeCommand": (*conn).executeCommand,
 }
@@ -110,7 +113,10 @@ type initParams struct {
 	} `json:"capabilities"`
 	// InitializationOptions may hold anything; Zero reads
 	// {"approvals": "events"}, which turns window/showMessageRequest off
-	// (the client answers approval_requested events with zero/approve).
+	// (the client answers approval_requested events with zero/approve), and
+	// {"showDocuments": false}, which keeps the files a tool changed from
+	// being opened with window/showDocument (a client that shows diffs
+	// itself).
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
 }
 
@@ -155,13 +161,14 @@ func (c *conn) initialize(params json.RawMessage) (continuation, error) {
 		roots = []string{filepath.Clean(p.RootPath)}
 	}
 	var io struct {
-		Approvals string `json:"approvals"`
+		Approvals     string `json:"approvals"`
+		ShowDocuments *bool  `json:"showDocuments"`
 	}
 	_ = json.Unmarshal(p.InitializationOptions, &io) // other shapes are someone else's options
 	caps := clientCaps{ask: io.Approvals != "events"}
 	if w := p.Capabilities.Window; w != nil {
 		caps.progress = w.WorkDoneProgress
-		caps.showDocument = w.ShowDocument != nil && w.ShowDocument.Support
+		caps.showDocument = w.ShowDocument != nil && w.ShowDocument.Support && (io.ShowDocuments == nil || *io.ShowDocuments)
 	}
 	c.mu.Lock()
 	c.state, c.roots, c.caps = stateReady, roots, caps
@@ -506,6 +513,68 @@ func (c *conn) loadSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuati
 			return nil, fmt.Errorf("zero/loadSession: %w", errRequestCancelled)
 		}
 	}), nil
+}
+
+// closeSession stops following a session and closes it in this process
+// (it stays stored): another process, the terminal say, may then open it.
+func (c *conn) closeSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
+	var p sessionParams
+	if err := decode(params, &p, ""); err != nil {
+		return continuation{}, err
+	}
+	if p.SessionID == nil || *p.SessionID == "" {
+		return continuation{}, invalidParams("sessionId", "required")
+	}
+	c.untrack(*p.SessionID)
+	if err := c.opts.Manager.Close(*p.SessionID); err != nil && !errors.Is(err, server.ErrNotFound) {
+		return continuation{}, fmt.Errorf("zero/closeSession: %w", err)
+	}
+	return done(nil), nil
+}
+
+// deleteSession removes a session, open or stored, with what it left
+// behind; not one another process holds.
+func (c *conn) deleteSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
+	var p sessionParams
+	if err := decode(params, &p, ""); err != nil {
+		return continuation{}, err
+	}
+	if p.SessionID == nil || *p.SessionID == "" {
+		return continuation{}, invalidParams("sessionId", "required")
+	}
+	c.untrack(*p.SessionID)
+	err := c.opts.Manager.Delete(*p.SessionID)
+	switch {
+	case errors.Is(err, server.ErrNotFound):
+		return continuation{}, fmt.Errorf("sessionId: %w %q", ErrUnknownSession, *p.SessionID)
+	case err != nil:
+		return continuation{}, fmt.Errorf("zero/deleteSession: %w", err)
+	}
+	return done(nil), nil
+}
+
+// renameParams are zero/renameSession's.
+type renameParams struct {
+	SessionID *string `json:"sessionId"`
+	Title     *string `json:"title"`
+}
+
+// renameSession gives a session the title the person chose; it is kept
+// with the session.
+func (c *conn) renameSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
+	var p renameParams
+	if err := decode(params, &p, ""); err != nil {
+		return continuation{}, err
+	}
+	if p.Title == nil || strings.TrimSpace(*p.Title) == "" {
+		return continuation{}, invalidParams("title", "required, not blank")
+	}
+	sess, err := c.session(p.SessionID, "")
+	if err != nil {
+		return continuation{}, err
+	}
+	sess.SetTitle(*p.Title)
+	return done(nil), nil
 }
 
 // executeParams is workspace/executeCommand's params with the arguments

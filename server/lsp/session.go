@@ -105,6 +105,14 @@ func (c *conn) track(sess *server.Session, rp *replay) (*tracked, bool) {
 	return t, true
 }
 
+// untrack stops forwarding the session's events (its drain ends with the
+// session, or stays idle until the connection ends).
+func (c *conn) untrack(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.sessions, id)
+}
+
 // push puts it after the events logged so far.
 func (t *tracked) push(it qitem) {
 	t.qmu.Lock()
