@@ -18,11 +18,14 @@ import { SessionModel, type RunState } from './model';
 import {
   Methods,
   type ApproveParams,
+  type InitializationOptions,
   type LoadSessionResult,
   type NewSessionParams,
   type NewSessionResult,
   type PromptParams,
   type PromptResult,
+  type RenameSessionParams,
+  type SessionParams,
   type SessionInfo,
   type SessionsResult,
   type TrustState,
@@ -110,8 +113,9 @@ export class Controller implements vscode.Disposable {
       documentSelector: [],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      // Approvals are answered in the view with zero/approve.
-      initializationOptions: { approvals: 'events' },
+      // Approvals are answered in the view with zero/approve, and the view
+      // shows the files a tool changed (Open diff): no window/showDocument.
+      initializationOptions: { approvals: 'events', showDocuments: false } satisfies InitializationOptions,
       initializationFailedHandler: (err) => {
         this.fail(startFailure(binary, err, this.stderrTail));
         return false;
@@ -244,7 +248,9 @@ export class Controller implements vscode.Disposable {
   }
 
   private setCurrent(id: string | undefined): void {
+    const prev = this.current;
     this.current = id;
+    if (prev !== id) void this.leave(prev);
     void this.context.workspaceState.update(STATE_SESSION, id);
     this.updateStatus();
     this.serverEmitter.fire();
@@ -288,6 +294,70 @@ export class Controller implements vscode.Disposable {
       void this.checkTrust(id);
     }
     this.setCurrent(id);
+  }
+
+  /**
+   * Lets a session this connection follows go (zero/closeSession) once the
+   * view switched away from it, so that another process (the terminal's
+   * `zero run --continue`) can open it; it stays stored and loads again
+   * when picked. Not while it runs or waits for an approval: closing would
+   * cancel the run.
+   */
+  private async leave(id: string | undefined): Promise<void> {
+    if (!id || id === this.current || !this.tracked.has(id)) return;
+    if ((this.models.get(id)?.runState ?? 'idle') !== 'idle' || this.sessions.some((x) => x.id === id && x.running)) return;
+    this.tracked.delete(id);
+    this.models.delete(id);
+    await this.closeSession(id);
+  }
+
+  private async closeSession(id: string): Promise<void> {
+    const client = this.client;
+    if (!client || this.serverState !== 'ready') return;
+    try {
+      await client.sendRequest<null>(Methods.closeSession, { sessionId: id } satisfies SessionParams);
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /** Asks for a new title and gives it to the session (zero/renameSession). */
+  async renameSession(id = this.current): Promise<void> {
+    if (!id) return;
+    const info = this.sessions.find((x) => x.id === id);
+    const title = await vscode.window.showInputBox({
+      prompt: 'Rename the Zero session',
+      value: info?.title ?? '',
+      validateInput: (v) => (v.trim() === '' ? 'The title cannot be empty' : undefined),
+    });
+    if (title === undefined || title.trim() === '') return;
+    const params: RenameSessionParams = { sessionId: id, title: title.trim() };
+    await this.request<null>(Methods.renameSession, params);
+    // Renaming a session this connection does not follow opened it here: let it go again.
+    if (!this.tracked.has(id) && id !== this.current) await this.closeSession(id);
+    await this.refreshSessions();
+  }
+
+  /** Deletes a session after a confirmation (zero/deleteSession); deleting the open one starts a new one. */
+  async deleteSession(id = this.current): Promise<void> {
+    if (!id) return;
+    const info = this.sessions.find((x) => x.id === id);
+    const name = info?.title ? `"${info.title}"` : 'this session';
+    const running = (this.models.get(id)?.runState ?? 'idle') !== 'idle' || info?.running === true;
+    const choice = await vscode.window.showWarningMessage(
+      `Delete the Zero session ${name}?`,
+      { modal: true, detail: `${running ? 'Its run is stopped. ' : ''}Its history is removed and cannot be brought back.` },
+      'Delete',
+    );
+    if (choice !== 'Delete') return;
+    await this.request<null>(Methods.deleteSession, { sessionId: id } satisfies SessionParams);
+    this.tracked.delete(id);
+    this.models.delete(id);
+    this.sessions = this.sessions.filter((x) => x.id !== id);
+    // The view then shows a new session, created with the first message.
+    if (this.current === id) this.setCurrent(undefined);
+    else this.serverEmitter.fire();
+    await this.refreshSessions();
   }
 
   /** Sends a message: starts a run, or, during one, becomes an intervention (zero/prompt does either). */
@@ -351,6 +421,7 @@ export class Controller implements vscode.Disposable {
   private updateStatus(): void {
     const run: RunState = this.model()?.runState ?? 'idle';
     void vscode.commands.executeCommand('setContext', 'zero.running', run !== 'idle');
+    void vscode.commands.executeCommand('setContext', 'zero.hasSession', this.current !== undefined);
     if (this.serverState === 'failed') {
       this.status.text = '$(error) Zero';
       this.status.tooltip = this.serverMessage;
@@ -397,6 +468,67 @@ function tapChannel(channel: vscode.OutputChannel, tap: (s: string) => void): vs
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+}
+
+interface SessionItem extends vscode.QuickPickItem {
+  id: string;
+}
+
+const renameButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('edit'), tooltip: 'Rename' };
+const deleteButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete' };
+
+/** The Switch Session… quick pick: pick a session, or rename or delete one with its buttons. */
+async function pickSession(c: Controller): Promise<void> {
+  const items = (list: SessionInfo[]): SessionItem[] => [
+    { label: '$(add) New session', id: '' },
+    ...list.map((s) => ({
+      label: `${s.id === c.current ? '$(check) ' : ''}${s.title || 'Untitled'}`,
+      description: `${s.running ? 'running · ' : ''}${new Date(s.updated).toLocaleString()}`,
+      detail: s.id,
+      id: s.id,
+      buttons: [renameButton, deleteButton],
+    })),
+  ];
+  const qp = vscode.window.createQuickPick<SessionItem>();
+  qp.placeholder = 'Switch to a Zero session';
+  qp.matchOnDetail = true;
+  qp.items = items(c.sessions);
+  qp.busy = true;
+  void c
+    .refreshSessions()
+    .then((list) => (qp.items = items(list)))
+    .catch((err) => c.report(err))
+    .finally(() => (qp.busy = false));
+  const picked = await new Promise<SessionItem | undefined>((resolve) => {
+    let chosen: SessionItem | undefined;
+    qp.onDidAccept(() => {
+      chosen = qp.selectedItems[0];
+      qp.hide();
+    });
+    let acting = false;
+    qp.onDidTriggerItemButton(async ({ button, item }) => {
+      // The input box and the confirmation replace the quick pick; it comes back after.
+      acting = true;
+      qp.hide();
+      try {
+        if (button === renameButton) await c.renameSession(item.id);
+        else if (button === deleteButton) await c.deleteSession(item.id);
+      } catch (err) {
+        c.report(err);
+      }
+      resolve({ label: '', id: '\0again' });
+    });
+    qp.onDidHide(() => {
+      if (!acting) resolve(chosen);
+    });
+    qp.show();
+  });
+  qp.dispose();
+  if (!picked) return;
+  if (picked.id === '\0again') return pickSession(c);
+  if (picked.id === '') await c.newSession();
+  else await c.switchSession(picked.id);
+  await vscode.commands.executeCommand('zero.chat.focus');
 }
 
 let controller: Controller | undefined;
@@ -471,19 +603,10 @@ export function activate(context: vscode.ExtensionContext): void {
   cmd('zero.restart', () => c.restart());
   cmd('zero.sessions', async () => {
     await c.ensureStarted();
-    const list = await c.refreshSessions();
-    const pick = await vscode.window.showQuickPick(
-      [
-        { label: '$(add) New session', id: '' },
-        ...list.map((s) => ({ label: s.title || s.id, description: `${s.running ? 'running · ' : ''}${new Date(s.updated).toLocaleString()}`, detail: s.id, id: s.id })),
-      ],
-      { placeHolder: 'Switch to a Zero session' },
-    );
-    if (!pick) return;
-    if (pick.id === '') await c.newSession();
-    else await c.switchSession(pick.id);
-    await vscode.commands.executeCommand('zero.chat.focus');
+    await pickSession(c);
   });
+  cmd('zero.renameSession', (id?: unknown) => c.renameSession(typeof id === 'string' ? id : undefined));
+  cmd('zero.deleteSession', (id?: unknown) => c.deleteSession(typeof id === 'string' ? id : undefined));
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (e) => {

@@ -109,9 +109,15 @@ export interface ZeroCapabilities {
   models?: Choice[];
 }
 
-/** initializationOptions Zero reads. "events": approvals are answered with zero/approve, not window/showMessageRequest. */
+/**
+ * initializationOptions Zero reads. approvals "events": approvals are
+ * answered with zero/approve, not window/showMessageRequest. showDocuments
+ * false: the server does not open the files a tool wrote with
+ * window/showDocument (the client shows the diffs itself).
+ */
 export interface InitializationOptions {
   approvals?: 'events';
+  showDocuments?: boolean;
 }
 
 /** zero/newSession params and result. */
@@ -139,9 +145,22 @@ export interface PromptResult {
   run?: number;
 }
 
-/** zero/cancel, zero/loadSession params. */
+/**
+ * zero/cancel, zero/loadSession, zero/closeSession and zero/deleteSession
+ * params. zero/closeSession (result null) stops following the session and
+ * lets it go in this process: it stays stored, and another process (the
+ * terminal's `zero run --continue`) may open it. zero/deleteSession (result
+ * null) deletes it, open or stored; it fails with invalidParams "unknown
+ * session" when there is none, or "open in another zero process".
+ */
 export interface SessionParams {
   sessionId: string;
+}
+
+/** zero/renameSession params (result null): a title the person chose, not blank, kept with the session (SessionInfo.title). */
+export interface RenameSessionParams {
+  sessionId: string;
+  title: string;
 }
 
 /** zero/approve params. */
@@ -213,6 +232,9 @@ export const Methods = {
   approve: 'zero/approve',
   sessions: 'zero/sessions',
   loadSession: 'zero/loadSession',
+  closeSession: 'zero/closeSession',
+  deleteSession: 'zero/deleteSession',
+  renameSession: 'zero/renameSession',
   trust: 'zero/trust',
   event: 'zero/event',
 } as const;

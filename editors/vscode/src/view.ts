@@ -117,6 +117,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       case 'switch':
         await this.c.switchSession(m.id);
         return;
+      case 'renameSession':
+        await this.c.renameSession(m.id);
+        return;
+      case 'deleteSession':
+        await this.c.deleteSession(m.id);
+        return;
       case 'refreshSessions':
         await this.c.refreshSessions();
         return;
@@ -180,6 +186,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <body>
 <header id="bar">
   <select id="sessions" title="Sessions"></select>
+  <button id="rename" class="icon" title="Rename this session" aria-label="Rename this session" hidden>✎</button>
+  <button id="delete" class="icon" title="Delete this session" aria-label="Delete this session" hidden>🗑</button>
   <button id="new" class="icon" title="New session" aria-label="New session">+</button>
 </header>
 <div id="banner" hidden></div>

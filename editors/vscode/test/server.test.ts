@@ -1,26 +1,39 @@
 // Drives the real `zero lsp` (../../bin/zero) with the scripted model
-// (../../bin/fakellm playing scripts/demo.json) over vscode-jsonrpc, as the
-// extension does, and folds its zero/event notifications into the model.
+// (../../bin/fakellm playing scripts/demo.json, or a script of the test)
+// over vscode-jsonrpc, as the extension does, and folds its zero/event
+// notifications into the model; the session calls of the view (rename,
+// close, delete) and showDocuments false are checked against it too.
 // Skipped when the binaries are not built (go build -o bin/zero ./cmd/zero;
 // go build -o bin/fakellm ./cmd/fakellm at the repository root).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection, type ResponseError } from 'vscode-jsonrpc/node';
 import { SessionModel, type ToolBlock } from '../src/model';
-import { Methods, type NewSessionResult, type PromptResult, type SessionsResult, type ZeroEvent, type LoadSessionResult } from '../src/protocol';
+import {
+  ErrorCodes,
+  Methods,
+  type InitializationOptions,
+  type LoadSessionResult,
+  type NewSessionResult,
+  type PromptResult,
+  type RenameSessionParams,
+  type SessionParams,
+  type SessionsResult,
+  type ZeroEvent,
+} from '../src/protocol';
 
 const root = path.resolve(__dirname, '../../../..');
 const zero = process.env.ZERO_BIN ?? path.join(root, 'bin', 'zero');
 const fake = path.join(root, 'bin', 'fakellm');
 const have = existsSync(zero) && existsSync(fake);
 
-async function fakeServer(): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(fake, ['-script', path.join(root, 'scripts', 'demo.json')], { stdio: ['ignore', 'pipe', 'ignore'] });
+async function fakeServer(script: string): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(fake, ['-script', script], { stdio: ['ignore', 'pipe', 'ignore'] });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     proc.stdout!.on('data', (d: Buffer) => {
@@ -33,36 +46,97 @@ async function fakeServer(): Promise<{ url: string; proc: ChildProcess }> {
   return { url, proc };
 }
 
-test('the real zero lsp: a run with an approval, the session list and a replay', { skip: !have && process.env.ZERO_REQUIRE_NODE !== '1' && 'bin/zero or bin/fakellm not built', timeout: 60_000 }, async () => {
+interface Zero {
+  ws: string;
+  conn: MessageConnection;
+  /** The window/showDocument requests the server sent. */
+  shown: unknown[];
+  stderr: () => string;
+  close: () => Promise<void>;
+}
+
+/**
+ * Starts fakellm with the script and `zero lsp` in a temporary workspace
+ * that is also its HOME and XDG directories (the session store is there),
+ * then initializes it as the extension does, with initializationOptions
+ * options; approvals in events are allowed.
+ */
+async function startZero(script: string | object, approval: string, options: InitializationOptions, onEvent?: (e: ZeroEvent) => void): Promise<Zero> {
   const ws = mkdtempSync(path.join(tmpdir(), 'zero-ws-'));
   writeFileSync(path.join(ws, 'README.md'), '# hello\n');
-  const { url, proc: fk } = await fakeServer();
-  const server = spawn(zero, ['lsp', '--sandbox', 'local', '--approval', 'ask', '--model', 'demo', '--base-url', url], {
+  let scriptPath: string;
+  if (typeof script === 'string') scriptPath = script;
+  else {
+    scriptPath = path.join(ws, 'script.json');
+    writeFileSync(scriptPath, JSON.stringify(script));
+  }
+  const { url, proc: fk } = await fakeServer(scriptPath);
+  const server = spawn(zero, ['lsp', '--sandbox', 'local', '--approval', approval, '--model', 'demo', '--base-url', url], {
     cwd: ws,
-    env: { ...process.env, OPENAI_API_KEY: '', ZERO_STORE: path.join(ws, 'zero.db'), XDG_DATA_HOME: ws, XDG_CONFIG_HOME: ws },
+    env: { ...process.env, OPENAI_API_KEY: '', HOME: ws, ZERO_STORE: path.join(ws, 'zero.db'), XDG_DATA_HOME: ws, XDG_CONFIG_HOME: ws, XDG_STATE_HOME: ws, XDG_CACHE_HOME: ws },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
   server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const conn = createMessageConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
-  const live = new SessionModel();
-  const events: ZeroEvent[] = [];
+  const shown: unknown[] = [];
+  conn.onRequest('window/showDocument', (p: unknown) => {
+    shown.push(p);
+    return { success: true };
+  });
+  const models = new Map<string, SessionModel>();
   conn.onNotification(Methods.event, (e: ZeroEvent) => {
-    events.push(e);
-    live.apply(e);
-    if (e.type === 'approval_requested' && live.pendingApprovals.some((a) => a.id === e.text)) void conn.sendRequest(Methods.approve, { id: e.text, approve: true });
+    onEvent?.(e);
+    let m = models.get(e.session);
+    if (!m) models.set(e.session, (m = new SessionModel(e.session)));
+    m.apply(e);
+    if (e.type === 'approval_requested' && m.pendingApprovals.some((a) => a.id === e.text)) void conn.sendRequest(Methods.approve, { id: e.text, approve: true });
   });
   conn.listen();
+  const close = async () => {
+    try {
+      await conn.sendRequest('shutdown');
+      await conn.sendNotification('exit');
+    } finally {
+      conn.dispose();
+      server.kill();
+      fk.kill();
+      rmSync(ws, { recursive: true, force: true });
+    }
+  };
   try {
     const init = await conn.sendRequest<{ capabilities: { experimental: { zero: { methods: string[] } } } }>('initialize', {
-      processId: process.pid, rootUri: pathToFileURL(ws).toString(), capabilities: {}, initializationOptions: { approvals: 'events' },
+      processId: process.pid,
+      rootUri: pathToFileURL(ws).toString(),
+      // As VS Code does: it can show documents.
+      capabilities: { window: { showDocument: { support: true } } },
+      initializationOptions: options,
     });
-    assert.ok(init.capabilities.experimental.zero.methods.includes(Methods.prompt));
+    for (const m of [Methods.prompt, Methods.closeSession, Methods.deleteSession, Methods.renameSession]) {
+      assert.ok(init.capabilities.experimental.zero.methods.includes(m), `no ${m}`);
+    }
     await conn.sendNotification('initialized', {});
+  } catch (err) {
+    await close().catch(() => undefined);
+    throw err;
+  }
+  return { ws, conn, shown, stderr: () => stderr, close };
+}
+
+const skip = !have && process.env.ZERO_REQUIRE_NODE !== '1' && 'bin/zero or bin/fakellm not built';
+
+test('the real zero lsp: a run with an approval, the session list and a replay', { skip, timeout: 60_000 }, async () => {
+  const live = new SessionModel();
+  const events: ZeroEvent[] = [];
+  const z = await startZero(path.join(root, 'scripts', 'demo.json'), 'ask', { approvals: 'events', showDocuments: false }, (e) => {
+    events.push(e);
+    live.apply(e);
+  });
+  const { conn } = z;
+  try {
     const { sessionId } = await conn.sendRequest<NewSessionResult>(Methods.newSession, {});
     const res = await conn.sendRequest<PromptResult>(Methods.prompt, { sessionId, message: 'What is in this folder?' });
-    assert.equal(res.stopReason, 'response', `${res.error ?? ''}\n${stderr}`);
-
+    assert.equal(res.stopReason, 'response', `${res.error ?? ''}\n${z.stderr()}`);
     assert.equal(live.runState, 'idle');
     const kinds = new Set(live.blocks.map((b) => b.kind));
     for (const k of ['user', 'reasoning', 'thoughts', 'tool', 'answer']) assert.ok(kinds.has(k as never), `no ${k} block`);
@@ -87,12 +161,60 @@ test('the real zero lsp: a run with an approval, the session list and a replay',
     fresh.applyAll(events.slice(n));
     const strip = (m: SessionModel) => JSON.stringify(m.blocks.map(({ rev: _r, seq: _s, ...b }) => b));
     assert.equal(strip(fresh), strip(live));
-    await conn.sendRequest('shutdown');
-    await conn.sendNotification('exit');
+
+    // A title the person chose shows in the list.
+    await conn.sendRequest<null>(Methods.renameSession, { sessionId, title: 'My folder tour' } satisfies RenameSessionParams);
+    const renamed = await conn.sendRequest<SessionsResult>(Methods.sessions, {});
+    assert.equal(renamed.sessions.find((s) => s.id === sessionId)?.title, 'My folder tour');
+    await assert.rejects(conn.sendRequest(Methods.renameSession, { sessionId, title: '  ' }), (e: ResponseError<unknown>) => e.code === ErrorCodes.invalidParams);
+
+    // Closed, it stays listed and loads again, with the whole replay.
+    await conn.sendRequest<null>(Methods.closeSession, { sessionId } satisfies SessionParams);
+    const closed = await conn.sendRequest<SessionsResult>(Methods.sessions, {});
+    assert.ok(closed.sessions.some((s) => s.id === sessionId && !s.running));
+    const m = events.length;
+    const again = await conn.sendRequest<LoadSessionResult>(Methods.loadSession, { sessionId });
+    assert.equal(again.sessionId, sessionId);
+    assert.equal(again.events, loaded.events);
+    const reloaded = new SessionModel();
+    reloaded.applyAll(events.slice(m));
+    assert.equal(strip(reloaded), strip(live));
+
+    // Deleted, it is gone; deleting it again says why.
+    await conn.sendRequest<null>(Methods.deleteSession, { sessionId } satisfies SessionParams);
+    const after = await conn.sendRequest<SessionsResult>(Methods.sessions, {});
+    assert.ok(!after.sessions.some((s) => s.id === sessionId));
+    await assert.rejects(
+      conn.sendRequest(Methods.deleteSession, { sessionId }),
+      (e: ResponseError<unknown>) => e.code === ErrorCodes.invalidParams && /unknown session/.test(e.message),
+    );
+    await assert.rejects(conn.sendRequest(Methods.loadSession, { sessionId }));
   } finally {
-    conn.dispose();
-    server.kill();
-    fk.kill();
-    rmSync(ws, { recursive: true, force: true });
+    await z.close();
   }
 });
+
+/** A script whose run writes notes.txt with the text editor, then answers. */
+const writeScript = {
+  replies: [
+    { match: 'write the notes', content: JSON.stringify({ thoughts: ['I write the file.'], headline: 'Writing', tool_name: 'text_editor:write', tool_args: { path: 'notes.txt', content: 'hello\n' } }) },
+    { content: JSON.stringify({ thoughts: ['Done.'], headline: 'Answering', tool_name: 'response', tool_args: { text: 'notes.txt is written.' } }) },
+  ],
+};
+
+for (const showDocuments of [undefined, false] as const) {
+  test(`the real zero lsp: a run that writes a file, showDocuments ${String(showDocuments)}`, { skip, timeout: 60_000 }, async () => {
+    const z = await startZero(writeScript, 'auto', { approvals: 'events', ...(showDocuments === undefined ? {} : { showDocuments }) });
+    try {
+      const { sessionId } = await z.conn.sendRequest<NewSessionResult>(Methods.newSession, {});
+      const res = await z.conn.sendRequest<PromptResult>(Methods.prompt, { sessionId, message: 'Please write the notes.' });
+      assert.equal(res.stopReason, 'response', `${res.error ?? ''}\n${z.stderr()}`);
+      assert.equal(readFileSync(path.join(z.ws, 'notes.txt'), 'utf8'), 'hello\n');
+      await z.conn.sendRequest<SessionsResult>(Methods.sessions, {}); // one more round trip for anything late
+      if (showDocuments === false) assert.equal(z.shown.length, 0, `window/showDocument: ${JSON.stringify(z.shown)}`);
+      else assert.ok(z.shown.length > 0, 'the server shows the file it wrote by default (the control of the test above)');
+    } finally {
+      await z.close();
+    }
+  });
+}

@@ -22,6 +22,8 @@ const stateEl = $<HTMLElement>('state');
 const sessionsEl = $<HTMLSelectElement>('sessions');
 const banner = $<HTMLElement>('banner');
 const approvalsEl = $<HTMLElement>('approvals');
+const renameBtn = $<HTMLButtonElement>('rename');
+const deleteBtn = $<HTMLButtonElement>('delete');
 
 interface Drawn {
   rev: number;
@@ -271,6 +273,7 @@ function drawSessions(list: SessionInfo[], current: string | null): void {
     sessionsEl.append(o);
   }
   sessionsEl.value = current ?? '';
+  renameBtn.hidden = deleteBtn.hidden = !current;
 }
 
 window.addEventListener('message', (ev: MessageEvent<ToView>) => {
@@ -328,6 +331,12 @@ input.addEventListener('keydown', (ev) => {
 sendBtn.addEventListener('click', submit);
 stopBtn.addEventListener('click', () => send({ type: 'cancel' }));
 $<HTMLButtonElement>('new').addEventListener('click', () => send({ type: 'newSession' }));
+renameBtn.addEventListener('click', () => {
+  if (sessionsEl.value) send({ type: 'renameSession', id: sessionsEl.value });
+});
+deleteBtn.addEventListener('click', () => {
+  if (sessionsEl.value) send({ type: 'deleteSession', id: sessionsEl.value });
+});
 sessionsEl.addEventListener('focus', () => send({ type: 'refreshSessions' }));
 sessionsEl.addEventListener('change', () => {
   if (sessionsEl.value) send({ type: 'switch', id: sessionsEl.value });

@@ -15,6 +15,8 @@ export type FromView =
   | { type: 'approve'; id: string; approve: boolean; always: boolean }
   | { type: 'newSession' }
   | { type: 'switch'; id: string }
+  | { type: 'renameSession'; id: string }
+  | { type: 'deleteSession'; id: string }
   | { type: 'refreshSessions' }
   | { type: 'restart' }
   | { type: 'command'; command: string }
