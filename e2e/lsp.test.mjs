@@ -59,7 +59,7 @@ async function rpcError(promise) {
 
 test("initialize advertises the commands and the server", async (t) => {
   const z = await startLsp(t, []);
-  assert.deepEqual(z.init.capabilities.executeCommandProvider.commands, ["zero.prompt", "zero.cancel", "zero.newSession"]);
+  assert.deepEqual(z.init.capabilities.executeCommandProvider.commands, ["zero.lsp.prompt", "zero.lsp.cancel", "zero.lsp.newSession"]);
   assert.equal(z.init.serverInfo.name, "zero");
 });
 

@@ -32,7 +32,7 @@ func TestInitialize(t *testing.T) {
 	caps, _ := res["capabilities"].(map[string]any)
 	got := map[string]any{"executeCommandProvider": caps["executeCommandProvider"], "serverInfo": res["serverInfo"]}
 	want := map[string]any{
-		"executeCommandProvider": map[string]any{"commands": []any{"zero.prompt", "zero.cancel", "zero.newSession"}},
+		"executeCommandProvider": map[string]any{"commands": []any{"zero.lsp.prompt", "zero.lsp.cancel", "zero.lsp.newSession"}},
 		"serverInfo":             map[string]any{"name": "zero", "version": "test"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -126,14 +126,14 @@ func TestExecuteCommand(t *testing.T) {
 	c := start(t, env, clientOpts{})
 	c.initialize(env.Workspace)
 	var ns newSessionResult
-	c.call("workspace/executeCommand", map[string]any{"command": "zero.newSession", "arguments": []any{map[string]any{}}}, &ns)
+	c.call("workspace/executeCommand", map[string]any{"command": "zero.lsp.newSession", "arguments": []any{map[string]any{}}}, &ns)
 	var res PromptResult
 	c.call("workspace/executeCommand", map[string]any{"command": "zero.prompt", "workDoneToken": "tok-1",
 		"arguments": []any{map[string]any{"sessionId": ns.SessionID, "message": "hello"}}}, &res)
 	if res.StopReason != "response" || res.Response != "hi there" {
 		t.Errorf("zero.prompt: %+v", res)
 	}
-	c.call("workspace/executeCommand", map[string]any{"command": "zero.cancel", "arguments": []any{map[string]any{"sessionId": ns.SessionID}}}, nil)
+	c.call("workspace/executeCommand", map[string]any{"command": "zero.lsp.cancel", "arguments": []any{map[string]any{"sessionId": ns.SessionID}}}, nil)
 	ps := progresses(c.snapshot())
 	if len(ps) < 2 || ps[0].Token != "tok-1" || ps[len(ps)-1].Value["kind"] != "end" {
 		t.Errorf("progress with the client's token: %+v", ps)

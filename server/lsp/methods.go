@@ -21,11 +21,13 @@ import (
 )
 
 // The commands workspace/executeCommand runs; arguments[0] is the params
-// object of the zero/ request of the same name.
+// object of the zero/ request of the same name. They are named apart from
+// an editor extension's own commands: VS Code's language client registers
+// the commands a server advertises, and a clash (zero.cancel) stops it.
 const (
-	cmdPrompt     = "zero.prompt"
-	cmdCancel     = "zero.cancel"
-	cmdNewSession = "zero.newSession"
+	cmdPrompt     = "zero.lsp.prompt"
+	cmdCancel     = "zero.lsp.cancel"
+	cmdNewSession = "zero.lsp.newSession"
 )
 
 // method does a request's ordered part on the read loop and says what is
@@ -599,11 +601,11 @@ func (c *conn) executeCommand(_ *jsonrpc2.Conn, params json.RawMessage) (continu
 	}
 	const prefix = "arguments[0]."
 	switch *p.Command {
-	case cmdPrompt:
+	case cmdPrompt, "zero.prompt": // the names before, still understood
 		return c.promptWith(arg, prefix, p.WorkDoneToken)
-	case cmdCancel:
+	case cmdCancel, "zero.cancel":
 		return c.cancelWith(arg, prefix)
-	case cmdNewSession:
+	case cmdNewSession, "zero.newSession":
 		return c.newSessionWith(arg, prefix)
 	}
 	return continuation{}, invalidParams("command", "unknown command %q (want %s, %s or %s)", *p.Command, cmdPrompt, cmdCancel, cmdNewSession)

@@ -1,0 +1,195 @@
+// Drives the Zero extension in a real VS Code workbench (code-server) with headless Chromium.
+// Usage: node test.mjs <baseUrl> <workspaceFolder> <screenshotDir>   (run by scripts/vscode-e2e)
+// The model is bin/fakellm with replies.json: a run that executes `echo e2e-output-42` after an
+// approval and answers, then (in a new session) a text_editor:write of notes.txt.
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+
+// playwright-core lives in the e2e cache (NODE_PATH), not in the extension's node_modules.
+const require = createRequire(import.meta.url);
+const { chromium } = require(require.resolve('playwright-core', { paths: (process.env.NODE_PATH || '').split(':').filter(Boolean) }));
+
+const [baseUrl, folder, outDir] = process.argv.slice(2);
+if (!baseUrl || !folder || !outDir) { console.error('usage: test.mjs URL FOLDER OUTDIR'); process.exit(2); }
+fs.mkdirSync(outDir, { recursive: true });
+const t0 = Date.now();
+const log = (...a) => console.log(`[e2e +${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+
+let passed = 0, failed = 0, shot = 0;
+const blocked = [];
+const consoleErrors = [];
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1', '--no-first-run', '--disable-background-networking'],
+});
+const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+await context.route('**/*', (route) => {
+  const u = new URL(route.request().url());
+  if (['127.0.0.1', 'localhost'].includes(u.hostname) || u.protocol === 'data:' || u.protocol === 'blob:') return route.continue();
+  blocked.push(u.href);
+  return route.abort();
+});
+const page = await context.newPage();
+page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+
+async function screenshot(name) {
+  const f = path.join(outDir, `${String(++shot).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: f }).catch((e) => log('screenshot failed', e.message));
+  log('screenshot', f);
+}
+
+/** Runs a check; a failed check stops the test (the later steps depend on it). */
+async function check(name, fn) {
+  try { await fn(); passed++; log('PASS', name); }
+  catch (e) {
+    failed++; log('FAIL', name, '-', e.message.split('\n')[0]);
+    await screenshot('failure');
+    await finish();
+  }
+}
+
+async function finish() {
+  log('blocked non-loopback requests:', blocked.length ? [...new Set(blocked)] : 'none');
+  if (failed && consoleErrors.length) log('browser console errors (first 10):', consoleErrors.slice(0, 10));
+  await browser.close().catch(() => {});
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+async function runCommand(title) {
+  // Short rounds: right after load the palette can open before the extension's contributions are in.
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 10000 });
+    await input.fill('>' + title);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    try { await row.waitFor({ state: 'visible', timeout: 5000 }); await page.keyboard.press('Enter'); return; }
+    catch (e) { if (Date.now() > deadline) throw e; }
+  }
+}
+
+// The view is a webview: an iframe (class webview) holding the content iframe #active-frame.
+const view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+
+await page.goto(`${baseUrl}/?folder=${encodeURIComponent(folder)}`);
+
+await check('workbench loads', async () => {
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  await page.locator('.part.activitybar, .activitybar').first().waitFor({ timeout: 30000 });
+});
+await screenshot('workbench');
+
+await check('the Zero view opens (activity bar "Zero", view zero.chat)', async () => {
+  const item = page.locator('.activitybar .action-item a[aria-label^="Zero"], .activitybar .action-item[aria-label^="Zero"]').first();
+  try { await item.waitFor({ state: 'visible', timeout: 20000 }); await item.click(); }
+  catch { await runCommand('Zero: New Session'); }
+  await view.locator('#input').waitFor({ state: 'visible', timeout: 30000 });
+  // "Starting Zero…" must go away; a failed server shows the banner with class "error".
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    const banner = view.locator('#banner');
+    if (await banner.isHidden()) break;
+    if (await view.locator('#banner.error').isVisible()) throw new Error(`the Zero server failed: ${(await banner.innerText()).replace(/\s+/g, ' ').slice(0, 400)}`);
+    if (Date.now() > deadline) throw new Error(`the banner stays: ${await banner.innerText()}`);
+    await page.waitForTimeout(250);
+  }
+});
+await screenshot('zero-view');
+
+await check('send a message from the view', async () => {
+  await view.locator('#input').fill('Run the e2e command please.');
+  await view.locator('#send').click();
+  await view.locator('.msg.user', { hasText: 'Run the e2e command please.' }).waitFor({ timeout: 15000 });
+});
+
+await check('thoughts and the tool call appear, waiting for approval', async () => {
+  await view.locator('details.thoughts', { hasText: 'Running the e2e command' }).waitFor({ timeout: 30000 });
+  await view.locator('.card.tool.status-awaiting_approval', { hasText: 'echo e2e-output-42' }).waitFor({ timeout: 30000 });
+  await view.locator('.card.tool .approve button', { hasText: /^Allow$/ }).waitFor({ state: 'visible', timeout: 10000 });
+});
+await screenshot('approval');
+
+await check('Allow runs the command; its terminal output is shown', async () => {
+  await view.locator('.card.tool .approve button', { hasText: /^Allow$/ }).first().click();
+  await view.locator('.card.tool pre.terminal', { hasText: 'e2e-output-42' }).waitFor({ timeout: 30000 });
+  await view.locator('.card.tool .approval.approved').first().waitFor({ timeout: 10000 });
+});
+await screenshot('terminal-output');
+
+await check('the answer appears and the run ends', async () => {
+  await view.locator('.msg.answer', { hasText: 'e2e-answer-ok' }).waitFor({ timeout: 30000 });
+  await view.locator('#stop').waitFor({ state: 'hidden', timeout: 15000 });
+});
+await screenshot('answer');
+
+await check('new session: the view is empty again', async () => {
+  await view.locator('#new').click();
+  await view.locator('.msg.user').first().waitFor({ state: 'detached', timeout: 15000 });
+  await view.locator('#log .empty').waitFor({ timeout: 15000 });
+});
+await screenshot('new-session');
+
+await check('a file edit (text_editor:write, approved) shows a diff card', async () => {
+  await view.locator('#input').fill('E2E-WRITE-NOTES: write the notes.');
+  await view.locator('#input').press('Enter');
+  const allow = view.locator('.card.tool .approve button', { hasText: /^Allow$/ }).first();
+  await allow.waitFor({ state: 'visible', timeout: 30000 });
+  await screenshot('write-approval');
+  await allow.click();
+  await view.locator('.card.tool ul.diffs li', { hasText: 'notes.txt' }).waitFor({ timeout: 30000 });
+  await view.locator('.msg.answer', { hasText: 'e2e-notes-ok' }).waitFor({ timeout: 30000 });
+  const text = fs.readFileSync(path.join(folder, 'notes.txt'), 'utf8');
+  if (text !== 'notes from the e2e test\n') throw new Error(`notes.txt holds ${JSON.stringify(text)}`);
+});
+await screenshot('diff-card');
+
+await check('"Open diff" opens a diff editor for notes.txt', async () => {
+  await view.locator('.card.tool ul.diffs li', { hasText: 'notes.txt' }).locator('button', { hasText: 'Open diff' }).click();
+  await page.locator('.monaco-diff-editor').first().waitFor({ state: 'visible', timeout: 20000 });
+  await page.locator('.tabs-container .tab', { hasText: 'notes.txt' }).first().waitFor({ timeout: 10000 });
+  await page.locator('.monaco-diff-editor .view-lines', { hasText: 'notes from the e2e test' }).first().waitFor({ timeout: 10000 });
+});
+await screenshot('open-diff');
+
+await check('switch back to the first session: its run is shown again', async () => {
+  const sel = view.locator('#sessions');
+  await sel.focus(); // refreshes the list
+  let value = '';
+  const deadline = Date.now() + 15000;
+  while (!value && Date.now() < deadline) {
+    const opts = await sel.locator('option').evaluateAll((os) => os.map((o) => ({ v: o.value, t: o.textContent || '' })));
+    value = opts.find((o) => /e2e command/i.test(o.t))?.v || '';
+    if (!value) {
+      // the title may not be the message: take the session that is not the current one
+      const cur = await sel.inputValue();
+      value = opts.find((o) => o.v && o.v !== cur)?.v || '';
+    }
+    if (!value) await page.waitForTimeout(500);
+  }
+  if (!value) throw new Error('no other session in the list');
+  await sel.selectOption(value);
+  await view.locator('.msg.user', { hasText: 'Run the e2e command please.' }).waitFor({ timeout: 20000 });
+  await view.locator('.msg.answer', { hasText: 'e2e-answer-ok' }).waitFor({ timeout: 20000 });
+  await view.locator('.card.tool', { hasText: 'echo e2e-output-42' }).first().waitFor({ timeout: 20000 });
+});
+await screenshot('switched-back');
+
+await check('switch to the second session again', async () => {
+  const sel = view.locator('#sessions');
+  await sel.focus();
+  const opts = await sel.locator('option').evaluateAll((os) => os.map((o) => ({ v: o.value, t: o.textContent || '' })));
+  const cur = await sel.inputValue();
+  const other = opts.find((o) => o.v && o.v !== cur);
+  if (!other) throw new Error('no other session');
+  await sel.selectOption(other.v);
+  await view.locator('.msg.answer', { hasText: 'e2e-notes-ok' }).waitFor({ timeout: 20000 });
+});
+await screenshot('switched-again');
+
+await finish();
