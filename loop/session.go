@@ -407,6 +407,15 @@ func (s *Session) takeIntervention() []string {
 	return p
 }
 
+// ContinueItems makes the session's item ids (run-N, msg-N, tool-N) go on
+// after n: a session restored from a log whose items went up to n must not
+// give a new step the id of an old one (editors group events by it).
+func (s *Session) ContinueItems(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items = max(s.items, n)
+}
+
 func (s *Session) newItem(kind string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

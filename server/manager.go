@@ -226,6 +226,9 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 			warnings = append(warnings, w)
 		}
 	}
+	// Every item of the log came with an event, so item numbers above the
+	// log's last Seq are new ones.
+	ls.ContinueItems(int(s.Cursor()))
 	s.ls = ls
 	if b := m.opts.Broker; b != nil {
 		ls.SetGate(b.Gate)

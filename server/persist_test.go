@@ -478,3 +478,41 @@ func TestJournalStartsAnAgentOver(t *testing.T) {
 		t.Fatalf("agent 1's history = %+v, %v; want the new task only", h.Messages, err)
 	}
 }
+
+// A loaded session's new steps get item ids of their own: an editor groups
+// events by item, and a reused id would merge a new tool call into an old.
+func TestLoadedSessionItemsStayUnique(t *testing.T) {
+	path, ws := filepath.Join(t.TempDir(), "zero.db"), t.TempDir()
+	one := openStored(t, path, ws, &fakeModel{replies: []reply{{content: execCall("one")}, {content: respond("a")}}}, 0)
+	s, err := one.m.Create(testCtx(t), SessionSpec{Roots: []string{ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := s.Prompt(testCtx(t), "first"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	one.close()
+	two := openStored(t, path, ws, &fakeModel{replies: []reply{{content: execCall("two")}, {content: respond("b")}}}, 0)
+	s2, err := two.m.Get(s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := s2.Prompt(testCtx(t), "second"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	evs, _ := s2.Events(0)
+	firstOf := map[string]string{} // item -> the run it first appeared in
+	run := ""
+	for _, e := range evs {
+		if e.Type == loop.EventRunStarted {
+			run = e.Text
+		}
+		if e.Item == "" {
+			continue
+		}
+		if r, ok := firstOf[e.Item]; ok && r != run {
+			t.Fatalf("item %s is used by the run of %q and again by the run of %q", e.Item, r, run)
+		}
+		firstOf[e.Item] = run
+	}
+}

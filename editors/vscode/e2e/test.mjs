@@ -192,4 +192,20 @@ await check('switch to the second session again', async () => {
 });
 await screenshot('switched-again');
 
+await check('Deny refuses a command: it does not run, and the agent is told', async () => {
+  await view.locator('#input').fill('E2E-DENY: run the forbidden command.');
+  await view.locator('#input').press('Enter');
+  const card = view.locator('.card.tool', { hasText: 'echo e2e-denied-77' }).first();
+  const deny = card.locator('.approve button', { hasText: /^Deny$/ });
+  await deny.waitFor({ state: 'visible', timeout: 30000 });
+  await deny.click();
+  await card.locator('.approval.denied').waitFor({ timeout: 15000 });
+  await view.locator('.msg.answer', { hasText: 'e2e-deny-ok' }).waitFor({ timeout: 30000 });
+  if (await card.locator('pre.terminal', { hasText: 'e2e-denied-77' }).count() > 0) throw new Error('the refused command ran');
+  // A step of a session loaded again has an id of its own: it never merges
+  // into an earlier card (the write's, with its diff).
+  if (await card.locator('ul.diffs').count() > 0) throw new Error('the refused call was merged into an earlier tool card');
+});
+await screenshot('denied');
+
 await finish();
