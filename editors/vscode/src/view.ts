@@ -187,7 +187,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <header id="bar">
   <select id="sessions" title="Sessions"></select>
   <button id="rename" class="icon" title="Rename this session" aria-label="Rename this session" hidden>✎</button>
-  <button id="delete" class="icon" title="Delete this session" aria-label="Delete this session" hidden>🗑</button>
+  <button id="delete" class="icon" title="Delete this session" aria-label="Delete this session" hidden>✕</button>
   <button id="new" class="icon" title="New session" aria-label="New session">+</button>
 </header>
 <div id="banner" hidden></div>
