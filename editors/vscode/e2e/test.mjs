@@ -208,4 +208,18 @@ await check('Deny refuses a command: it does not run, and the agent is told', as
 });
 await screenshot('denied');
 
+await check('Allow always: the next command of the session runs without asking', async () => {
+  await view.locator('#input').fill('E2E-ALWAYS: run two commands.');
+  await view.locator('#input').press('Enter');
+  const first = view.locator('.card.tool', { hasText: 'echo e2e-always-one' }).first();
+  const always = first.locator('.approve button', { hasText: /^Allow always$/ });
+  await always.waitFor({ state: 'visible', timeout: 30000 });
+  await always.click();
+  const second = view.locator('.card.tool', { hasText: 'echo e2e-always-two' }).first();
+  await second.locator('pre.terminal', { hasText: 'e2e-always-two' }).waitFor({ state: 'attached', timeout: 30000 }); // the card may be folded
+  if (await second.locator('.approve button').count() > 0) throw new Error('the second command was asked for again');
+  await view.locator('.msg.answer', { hasText: 'e2e-always-ok' }).waitFor({ timeout: 30000 });
+});
+await screenshot('allowed-always');
+
 await finish();
