@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,11 +82,9 @@ func helper(t *testing.T, kind string, env ...string) *exec.Cmd {
 }
 
 // TestDurabilityAfterSIGKILL kills a writing process right after a Flush
-// and checks that everything it flushed is there, in a sound database.
+// (Process.Kill: SIGKILL on Unix, TerminateProcess on Windows) and checks
+// that everything it flushed is there, in a sound database.
 func TestDurabilityAfterSIGKILL(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no SIGKILL")
-	}
 	path := filepath.Join(t.TempDir(), "zero.db")
 	s, err := Open(path)
 	if err != nil {

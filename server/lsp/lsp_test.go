@@ -681,4 +681,15 @@ func TestRenameCloseDeleteSession(t *testing.T) {
 	if e := c.rpcErr("zero/deleteSession", map[string]any{"sessionId": id}); e.Code != jsonrpc2.CodeInvalidParams || !strings.Contains(e.Message, "unknown session") {
 		t.Errorf("deleting it again: %d %q", e.Code, e.Message)
 	}
+	// A hostile client's path-like id is no session, and removes nothing.
+	keep := filepath.Join(env.Workspace, "src")
+	if err := os.MkdirAll(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.rpcErr("zero/deleteSession", map[string]any{"sessionId": "../" + filepath.Base(env.Workspace) + "/src"}); e.Code != jsonrpc2.CodeInvalidParams {
+		t.Errorf("a path-like id: %d %q", e.Code, e.Message)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("deleting a path-like session id touched the workspace: %v", err)
+	}
 }

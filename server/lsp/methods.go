@@ -517,18 +517,28 @@ func (c *conn) loadSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuati
 	}), nil
 }
 
+// letGo reads the sessionId of zero/closeSession or zero/deleteSession and
+// stops following that session on this connection.
+func (c *conn) letGo(params json.RawMessage) (string, error) {
+	var p sessionParams
+	if err := decode(params, &p, ""); err != nil {
+		return "", err
+	}
+	if p.SessionID == nil || *p.SessionID == "" {
+		return "", invalidParams("sessionId", "required")
+	}
+	c.untrack(*p.SessionID)
+	return *p.SessionID, nil
+}
+
 // closeSession stops following a session and closes it in this process
 // (it stays stored): another process, the terminal say, may then open it.
 func (c *conn) closeSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
-	var p sessionParams
-	if err := decode(params, &p, ""); err != nil {
+	id, err := c.letGo(params)
+	if err != nil {
 		return continuation{}, err
 	}
-	if p.SessionID == nil || *p.SessionID == "" {
-		return continuation{}, invalidParams("sessionId", "required")
-	}
-	c.untrack(*p.SessionID)
-	if err := c.opts.Manager.Close(*p.SessionID); err != nil && !errors.Is(err, server.ErrNotFound) {
+	if err := c.opts.Manager.Close(id); err != nil && !errors.Is(err, server.ErrNotFound) {
 		return continuation{}, fmt.Errorf("zero/closeSession: %w", err)
 	}
 	return done(nil), nil
@@ -537,18 +547,14 @@ func (c *conn) closeSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuat
 // deleteSession removes a session, open or stored, with what it left
 // behind; not one another process holds.
 func (c *conn) deleteSession(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
-	var p sessionParams
-	if err := decode(params, &p, ""); err != nil {
+	id, err := c.letGo(params)
+	if err != nil {
 		return continuation{}, err
 	}
-	if p.SessionID == nil || *p.SessionID == "" {
-		return continuation{}, invalidParams("sessionId", "required")
-	}
-	c.untrack(*p.SessionID)
-	err := c.opts.Manager.Delete(*p.SessionID)
+	err = c.opts.Manager.Delete(id)
 	switch {
 	case errors.Is(err, server.ErrNotFound):
-		return continuation{}, fmt.Errorf("sessionId: %w %q", ErrUnknownSession, *p.SessionID)
+		return continuation{}, fmt.Errorf("sessionId: %w %q", ErrUnknownSession, id)
 	case err != nil:
 		return continuation{}, fmt.Errorf("zero/deleteSession: %w", err)
 	}
