@@ -222,4 +222,111 @@ await check('Allow always: the next command of the session runs without asking',
 });
 await screenshot('allowed-always');
 
+/** Clicks a view container's activity-bar item ("Explorer", "Zero"). */
+async function showContainer(label) {
+  await page.locator(`.activitybar .action-item a[aria-label^="${label}"], .activitybar .action-item[aria-label^="${label}"]`).first().click();
+}
+
+await check('an approval while the Zero view is hidden comes as a notification; Allow there runs it', async () => {
+  // A new session: the last one allows every command ("Allow always").
+  await view.locator('#new').click();
+  await view.locator('#log .empty').waitFor({ timeout: 15000 });
+  await view.locator('#input').fill('E2E-HIDDEN: run it while I look at the files.');
+  await view.locator('#input').press('Enter');
+  await view.locator('.msg.user', { hasText: 'E2E-HIDDEN' }).waitFor({ timeout: 15000 });
+  await showContainer('Explorer'); // the reply streams for a few seconds: the approval arrives unseen
+  await view.locator('#input').waitFor({ state: 'hidden', timeout: 10000 });
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Zero wants to run' }).first();
+  await toast.waitFor({ state: 'visible', timeout: 30000 });
+  await screenshot('hidden-notification');
+  await toast.locator('.monaco-button', { hasText: /^Allow$/ }).first().click();
+  await showContainer('Zero');
+  const card = view.locator('.card.tool', { hasText: 'echo e2e-hidden-88' }).first();
+  await card.locator('pre.terminal', { hasText: 'e2e-hidden-88' }).waitFor({ state: 'attached', timeout: 30000 });
+  await card.locator('.approval.approved').waitFor({ state: 'attached', timeout: 10000 });
+  await view.locator('.msg.answer', { hasText: 'e2e-hidden-ok' }).waitFor({ timeout: 30000 });
+});
+await screenshot('hidden-allowed');
+
+await check('a subordinate agent\'s work is nested under its card, approvals included', async () => {
+  await view.locator('#input').fill('E2E-DELEGATE: let a subordinate do it.');
+  await view.locator('#input').press('Enter');
+  await view.locator('.subagent', { hasText: 'Agent 1' }).first().waitFor({ timeout: 30000 });
+  // The subordinate's command: a nested card, waiting for approval.
+  const nested = view.locator('.block.nested .card.tool', { hasText: 'echo e2e-sub-33' }).first();
+  const allow = nested.locator('.approve button', { hasText: /^Allow$/ });
+  await allow.waitFor({ state: 'visible', timeout: 30000 });
+  await screenshot('subordinate-approval');
+  await allow.click();
+  await nested.locator('pre.terminal', { hasText: 'e2e-sub-33' }).waitFor({ state: 'attached', timeout: 30000 });
+  await view.locator('.subagent.ended', { hasText: 'Agent 1' }).first().waitFor({ timeout: 30000 });
+  await view.locator('.msg.answer', { hasText: 'e2e-delegate-ok' }).waitFor({ timeout: 30000 });
+  // The parent's answer is not nested; the subordinate's thoughts are.
+  if (await view.locator('.block.nested', { hasText: 'e2e-delegate-ok' }).count() > 0) throw new Error('the parent\'s answer is drawn as the subordinate\'s');
+  if (await view.locator('.block.nested', { hasText: 'I am the subordinate' }).count() === 0) throw new Error('the subordinate\'s thoughts are not nested');
+});
+await screenshot('subordinate');
+
+let sessionCount = 0;
+await check('after a window reload the session and the list are restored from the server', async () => {
+  await page.reload();
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  // VS Code brings the Zero view back by itself; clicking its icon then would close the side bar.
+  try { await view.locator('#input').waitFor({ state: 'visible', timeout: 20000 }); }
+  catch { await showContainer('Zero'); }
+  await view.locator('#input').waitFor({ state: 'visible', timeout: 30000 });
+  await view.locator('.msg.answer', { hasText: 'e2e-delegate-ok' }).waitFor({ timeout: 30000 });
+  await view.locator('.msg.user', { hasText: 'E2E-HIDDEN' }).waitFor({ timeout: 10000 });
+  const sel = view.locator('#sessions');
+  await sel.focus();
+  const deadline = Date.now() + 15000;
+  let titles = [];
+  while (Date.now() < deadline) {
+    titles = await sel.locator('option').evaluateAll((os) => os.filter((o) => o.value).map((o) => o.textContent || ''));
+    if (['Run the e2e command please.', 'E2E-WRITE-NOTES', 'E2E-HIDDEN'].every((w) => titles.some((t) => t.includes(w)))) break;
+    await page.waitForTimeout(300);
+  }
+  if (!['Run the e2e command please.', 'E2E-WRITE-NOTES', 'E2E-HIDDEN'].every((w) => titles.some((t) => t.includes(w)))) {
+    throw new Error(`the session list after the reload: ${JSON.stringify(titles)}`);
+  }
+  sessionCount = titles.length;
+});
+await screenshot('reloaded');
+
+await check('Zero: Ask (command palette) asks for a prompt and sends it', async () => {
+  await runCommand('Zero: Ask');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill('E2E-ASK: a question from the palette.');
+  await input.press('Enter');
+  await view.locator('.msg.user', { hasText: 'E2E-ASK' }).waitFor({ timeout: 15000 });
+  await view.locator('.msg.answer', { hasText: 'e2e-ask-ok' }).waitFor({ timeout: 30000 });
+});
+await screenshot('ask');
+
+await check('rename the session (✎): the list shows the new title', async () => {
+  await view.locator('#rename').click();
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill('Renamed by e2e');
+  await input.press('Enter');
+  await view.locator('#sessions option', { hasText: 'Renamed by e2e' }).waitFor({ state: 'attached', timeout: 15000 });
+});
+await screenshot('renamed');
+
+await check('delete the session (✕, confirmed): it leaves the list and the view', async () => {
+  await view.locator('#delete').click();
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ state: 'visible', timeout: 10000 });
+  await screenshot('delete-confirm');
+  await dialog.locator('.monaco-button', { hasText: /^Delete$/ }).click();
+  await view.locator('#sessions option', { hasText: 'Renamed by e2e' }).waitFor({ state: 'detached', timeout: 15000 });
+  await view.locator('#log .empty').waitFor({ timeout: 15000 });
+  const left = await view.locator('#sessions option').evaluateAll((os) => os.filter((o) => o.value).map((o) => o.textContent || ''));
+  if (left.length !== sessionCount - 1 || !left.some((t) => t.includes('Run the e2e command please.'))) {
+    throw new Error(`the sessions left: ${JSON.stringify(left)} (there were ${sessionCount})`);
+  }
+});
+await screenshot('deleted');
+
 await finish();

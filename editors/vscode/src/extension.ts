@@ -14,7 +14,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { resolveBinary, serverArgs, serverEnv, startFailure, type LaunchSettings } from './launch';
-import { SessionModel, type RunState } from './model';
+import { SessionModel, type PendingApproval, type RunState } from './model';
 import {
   Methods,
   type ApproveParams,
@@ -218,25 +218,36 @@ export class Controller implements vscode.Disposable {
     this.changeEmitter.fire({ session: e.session });
     if (e.session === this.current && (before !== m.runState || approvals !== m.pendingApprovals.length)) this.updateStatus();
     // Only a request still pending after the fold: a replay repeats old ones.
-    if (e.type === 'approval_requested' && m.pendingApprovals.some((a) => a.id === e.text)) this.approvalRequested(e);
+    const pending = e.type === 'approval_requested' ? m.pendingApprovals.find((a) => a.id === e.text) : undefined;
+    if (pending) this.approvalRequested(e.session, pending);
+    // The list shows a session's title (its first message) from its first run on.
+    if (e.type === 'run_started' && !this.sessions.some((x) => x.id === e.session && x.title)) void this.refreshSessions().catch(() => {});
   }
 
   private readonly notified = new Set<string>();
 
   /** Tells about an approval with a notification when the view cannot show it. */
-  private approvalRequested(e: ZeroEvent): void {
-    const id = e.text ?? '';
-    if (this.notified.has(id) || (this.viewVisible() && e.session === this.current)) return;
-    this.notified.add(id);
-    const what = e.title || e.tool || 'a tool';
+  private approvalRequested(session: string, a: PendingApproval): void {
+    if (this.notified.has(a.id) || (this.viewVisible() && session === this.current)) return;
+    this.notified.add(a.id);
+    const what = a.title || a.tool || 'a tool';
     void vscode.window.showWarningMessage(`Zero wants to run: ${what}`, 'Allow', 'Allow always', 'Deny', 'Show').then((choice) => {
-      if (choice === 'Allow') void this.approve(id, true, false);
-      else if (choice === 'Allow always') void this.approve(id, true, true);
-      else if (choice === 'Deny') void this.approve(id, false, false);
+      // The view may have answered it meanwhile: then the server refuses a second answer, quietly.
+      const still = () => this.models.get(session)?.pendingApprovals.some((p) => p.id === a.id) ?? false;
+      if (choice === 'Allow' && still()) void this.approve(a.id, true, false);
+      else if (choice === 'Allow always' && still()) void this.approve(a.id, true, true);
+      else if (choice === 'Deny' && still()) void this.approve(a.id, false, false);
       else if (choice === 'Show') {
-        void this.switchSession(e.session).then(() => vscode.commands.executeCommand('zero.chat.focus'));
+        void this.switchSession(session).then(() => vscode.commands.executeCommand('zero.chat.focus'));
       }
     });
+  }
+
+  /** The view was hidden: approvals it showed now wait unseen, so they get a notification. */
+  viewHidden(): void {
+    const id = this.current;
+    if (!id) return;
+    for (const a of this.models.get(id)?.pendingApprovals ?? []) this.approvalRequested(id, a);
   }
 
   viewVisible: () => boolean = () => false;

@@ -41,7 +41,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       if (reset || this.shown !== session) this.reset();
       else this.schedule();
     });
-    c.onDidChangeServer(() => this.postServer());
+    c.onDidChangeServer(() => {
+      this.postServer();
+      // No current session any more (it was deleted): the view empties.
+      if (this.shown !== this.c.current) this.reset();
+    });
   }
 
   get visible(): boolean {
@@ -58,6 +62,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.onDidDispose(() => (this.view = undefined));
     view.onDidChangeVisibility(() => {
       if (view.visible) this.reset();
+      else this.c.viewHidden();
     });
     void this.c.ensureStarted();
   }
