@@ -27,11 +27,15 @@ func TestClients(t *testing.T) {
 	}
 	bin := t.TempDir()
 	for _, name := range []string{"zero", "fakellm"} {
+		if name == "zero" && os.Getenv("ZERO_TEST_BIN") != "" {
+			continue
+		}
 		out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), "../cmd/"+name).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go build %s: %v\n%s", name, err, out)
 		}
 	}
+	zero := zeroBinary(t, filepath.Join(bin, "zero"))
 	files, err := filepath.Glob("*.test.mjs")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no test files: %v", err)
@@ -40,7 +44,7 @@ func TestClients(t *testing.T) {
 		t.Run(strings.TrimSuffix(f, ".test.mjs"), func(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(node, "--test", "--test-reporter=spec", f)
-			cmd.Env = append(os.Environ(), "ZERO_BIN="+filepath.Join(bin, "zero"), "FAKELLM_BIN="+filepath.Join(bin, "fakellm"))
+			cmd.Env = append(os.Environ(), "ZERO_BIN="+zero, "FAKELLM_BIN="+filepath.Join(bin, "fakellm"))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("node --test %s: %v\n%s", f, err, out)
@@ -48,4 +52,24 @@ func TestClients(t *testing.T) {
 			t.Logf("%s", out)
 		})
 	}
+}
+
+// zeroBinary is the zero the tests drive: built is the one built from this
+// checkout, unless ZERO_TEST_BIN names another (scripts/test points it at
+// the binary unpacked from the release archive, as a user installs it).
+func zeroBinary(t *testing.T, built string) string {
+	t.Helper()
+	p := os.Getenv("ZERO_TEST_BIN")
+	if p == "" {
+		return built
+	}
+	abs, err := filepath.Abs(p)
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		t.Fatalf("ZERO_TEST_BIN=%s: %v", p, err)
+	}
+	t.Logf("driving %s (ZERO_TEST_BIN)", abs)
+	return abs
 }

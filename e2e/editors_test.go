@@ -84,9 +84,12 @@ func TestEditorConfigs(t *testing.T) {
 		t.Fatalf("editors/ holds %d configurations: %v", len(files), err)
 	}
 	bin := filepath.Join(t.TempDir(), "zero")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/zero").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if os.Getenv("ZERO_TEST_BIN") == "" {
+		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/zero").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
+	bin = zeroBinary(t, bin)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
