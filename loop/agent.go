@@ -65,6 +65,16 @@ func (a *Agent) Session() *Session { return a.session }
 // LoopData is the state of the running monologue, or nil.
 func (a *Agent) LoopData() *LoopData { return a.loop }
 
+// PromptVarser is implemented by tools that supply prompt vars of their
+// own, as Agent Zero's plugins do (the text editor's default_line_count,
+// which Agent Zero's _09_text_editor_config extension passes to
+// agent.system.tool.text_editor.md). An agent's renders get the vars of
+// every tool it has, over Config.Vars; the engine's own vars and a
+// render's explicit vars win over them.
+type PromptVarser interface {
+	PromptVars() map[string]any
+}
+
 // Render renders a prompt file with the standard variables plus vars.
 func (a *Agent) Render(name string, vars map[string]any) (string, error) {
 	v := a.session.vars(a)
@@ -140,8 +150,30 @@ func (a *Agent) histAddUser(ctx context.Context, msg string, intervention bool) 
 	if intervention {
 		name = "fw.intervention.md"
 	}
-	a.histAdd(ctx, false, a.mustRender(name, map[string]any{"message": msg}))
+	// system_message and attachments are Agent Zero's other vars of these
+	// files: Zero's user messages carry neither.
+	a.histAdd(ctx, false, a.mustRender(name, map[string]any{
+		"message": msg, "system_message": []string{}, "attachments": []string{},
+	}))
 	a.lastUserMessage = msg
+}
+
+// toolNotFound is the message for a request of a tool the agent does not
+// have: fw.tool_not_found.md with tool_name, tools (the names, which Zero's
+// file lists) and tools_prompt (the tools part of the system prompt, which
+// Agent Zero's file shows, built as Agent Zero's Unknown tool builds it).
+func (a *Agent) toolNotFound(ctx context.Context, ld *LoopData, name string) string {
+	names := strings.Join(a.toolNames(), ", ")
+	vars := map[string]any{"tool_name": name, "tools": names, "tools_prompt": names}
+	var parts []string
+	err := toolsPrompt(ctx, &SystemPromptPayload{Agent: a, Loop: ld, System: &parts})
+	switch {
+	case err != nil:
+		a.session.cfg.Logger.Warn("tools prompt for an unknown tool", "err", err)
+	case len(parts) > 0:
+		vars["tools_prompt"] = parts[len(parts)-1]
+	}
+	return a.mustRender("fw.tool_not_found.md", vars)
 }
 
 func (a *Agent) histAddAI(ctx context.Context, text string) {

@@ -217,8 +217,7 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 	}
 	tool := a.tool(req.Name)
 	if tool == nil {
-		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.tool_not_found.md",
-			map[string]any{"tool_name": req.Raw, "tools": strings.Join(a.toolNames(), ", ")}))
+		return "", false, a.unusable(ctx, st, item, r.text, a.toolNotFound(ctx, ld, req.Raw))
 	}
 	st.unusable = 0
 

@@ -433,16 +433,32 @@ func (s *Session) emit(e Event) {
 	s.sink(e)
 }
 
+// vars are the vars of every render of agent a, lowest priority first:
+// Config.Vars (agent_profiles; sandbox_image when the caller knows the
+// Docker image), then the vars of a's own tools (see [PromptVarser]:
+// default_line_count from the text editor; sandbox_isolation and, for a
+// profile with its own sandbox user, sandbox_user from code execution),
+// then the engine's. os is where commands run: Linux in a Docker container
+// whatever the host is.
 func (s *Session) vars(a *Agent) map[string]any {
-	v := make(map[string]any, len(s.cfg.Vars)+8)
+	v := make(map[string]any, len(s.cfg.Vars)+12)
 	maps.Copy(v, s.cfg.Vars)
+	for _, name := range a.setup.names {
+		if pv, ok := a.setup.tools[name].(PromptVarser); ok {
+			maps.Copy(v, pv.PromptVars())
+		}
+	}
+	goos := runtime.GOOS
+	if s.cfg.Sandbox == "docker" {
+		goos = "linux"
+	}
 	maps.Copy(v, map[string]any{
 		"agent_name":   fmt.Sprintf("A%d", a.Number),
 		"agent_number": a.Number,
 		"profile":      a.Profile,
 		"workdir_path": s.cfg.Workspace,
 		"sandbox":      s.cfg.Sandbox,
-		"os":           runtime.GOOS,
+		"os":           goos,
 		"date_time":    s.cfg.Now().Format("2006-01-02 15:04:05 -07:00"),
 	})
 	return v

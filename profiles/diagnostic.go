@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"path"
@@ -22,11 +23,22 @@ type Diagnostic struct {
 func (d Diagnostic) String() string { return d.Path + ": " + d.Message }
 
 // NativeVars are the prompt vars the engine passes to every render, supplied natively where Agent
-// Zero used Python variable plugins (workdir_path from agent.system.main.tips.py, agent_profiles
-// from agent.system.tool.call_sub.py). agent.system.tools.md also gets tools.
+// Zero used Python: variable plugins beside the prompts (workdir_path from
+// agent.system.main.tips.py, agent_profiles from agent.system.tool.call_sub.py) and extensions
+// that pass a prompt its vars (default_line_count, which the text editor plugin's
+// _09_text_editor_config.py gives agent.system.tool.text_editor.md; in Zero the text_editor tool
+// supplies it, so an agent lacks it only when it lacks the tool and its prompt).
+//
+// Some renders get more: agent.system.tools.md gets tools; fw.tool_not_found.md gets tool_name,
+// tools (the names) and tools_prompt (the tools part of the system prompt, as Agent Zero passes
+// it); fw.user_message.md and fw.intervention.md get message, system_message and attachments
+// (empty lists). The environment text may use sandbox_isolation ("bubblewrap" or "none", local
+// backend), sandbox_user (the user a profile's commands run as, when it chose one) and
+// sandbox_image (the Docker image, when the caller passes it): each is passed only when known,
+// so a prompt tests it with {{if}}.
 var NativeVars = []string{
 	"agent_name", "agent_number", "profile", "workdir_path", "sandbox", "os", "date_time",
-	"agent_profiles",
+	"agent_profiles", "default_line_count",
 }
 
 // pluginVars are the vars supplied by Agent Zero's own variable plugins, for plugins whose code
@@ -39,10 +51,15 @@ var pluginVars = map[string][]string{
 var (
 	pyReturnDict = regexp.MustCompile(`(?s)return\s*\{(.*?)\}`)
 	pyDictKey    = regexp.MustCompile(`["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:`)
+	// a0Path is Agent Zero's install folder, /a0, named as a path.
+	a0Path = regexp.MustCompile(`(^|[^\w/.~-])/a0\b`)
 )
 
-// promptDiagnostics reports Agent Zero variable plugins (*.py beside the prompts) in dir, shown
-// as dirPath.
+// environmentFile is the prompt that describes where the agent runs.
+const environmentFile = "agent.system.main.environment.md"
+
+// promptDiagnostics reports, in dir (shown as dirPath), Agent Zero variable plugins (*.py beside
+// the prompts) and an environment file that describes Agent Zero's runtime instead of Zero's.
 func promptDiagnostics(dir fs.FS, dirPath string) []Diagnostic {
 	entries, err := fs.ReadDir(dir, ".")
 	if err != nil {
@@ -50,15 +67,41 @@ func promptDiagnostics(dir fs.FS, dirPath string) []Diagnostic {
 	}
 	var out []Diagnostic
 	for _, e := range entries {
-		if e.IsDir() || path.Ext(e.Name()) != ".py" {
-			continue
+		switch {
+		case e.IsDir():
+		case path.Ext(e.Name()) == ".py":
+			out = append(out, Diagnostic{
+				Path:    joinShown(dirPath, e.Name()),
+				Message: pluginMessage(dir, e.Name()),
+			})
+		case e.Name() == environmentFile:
+			if msg := environmentMessage(dir); msg != "" {
+				out = append(out, Diagnostic{Path: joinShown(dirPath, e.Name()), Message: msg})
+			}
 		}
-		out = append(out, Diagnostic{
-			Path:    joinShown(dirPath, e.Name()),
-			Message: pluginMessage(dir, e.Name()),
-		})
 	}
 	return out
+}
+
+// environmentMessage reports an environment prompt that places the agent in Agent Zero's
+// runtime, with the framework in /a0 (Agent Zero's own files add a Kali Linux Docker
+// container): nothing in Zero is at /a0, and commands run where the sandbox backend in force
+// runs them. The file is still used as written, as every prompt file is; Zero's built-in
+// environment text, which follows the backend, applies when the file is removed.
+func environmentMessage(dir fs.FS) string {
+	src, err := fs.ReadFile(dir, environmentFile)
+	if err != nil || !a0Path.Match(src) {
+		return ""
+	}
+	claim := "the framework in /a0"
+	if bytes.Contains(bytes.ToLower(src), []byte("kali")) {
+		claim += " and a Kali Linux Docker container"
+	}
+	return "Agent Zero's description of its own runtime (" + claim + "), which the model is told as " +
+		"written; in Zero there is no /a0 and commands run where the sandbox backend in force runs " +
+		"them (docker: a container of the configured image; local: the user's machine). Remove the " +
+		"file to get Zero's environment text, which follows the sandbox, or write your own with " +
+		`{{if sandbox == "docker"}}…{{else}}…{{endif}}`
 }
 
 func pluginMessage(dir fs.FS, name string) string {

@@ -326,3 +326,20 @@ func shellQuote(s string) string {
 
 // PromptFile is Agent Zero's name for the tool's prompt.
 func (*CodeExecution) PromptFile() string { return "agent.system.tool.code_exe.md" }
+
+var _ loop.PromptVarser = (*CodeExecution)(nil)
+
+// PromptVars tell the prompts how the commands are confined, for the
+// environment text: sandbox_isolation ("bubblewrap" or "none") on the
+// local backend, and sandbox_user when the profile chose the user commands
+// run as (sandbox.user).
+func (ce *CodeExecution) PromptVars() map[string]any {
+	v := map[string]any{}
+	if l, ok := ce.backend.(*sandbox.Local); ok {
+		v["sandbox_isolation"], _ = l.Isolation()
+	}
+	if ce.user != "" {
+		v["sandbox_user"] = ce.user
+	}
+	return v
+}

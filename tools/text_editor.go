@@ -128,8 +128,9 @@ func NewTextEditor(roots ...string) *TextEditor {
 }
 
 var (
-	_ loop.Tool       = (*TextEditor)(nil)
-	_ loop.ToolKinder = (*TextEditor)(nil)
+	_ loop.Tool         = (*TextEditor)(nil)
+	_ loop.ToolKinder   = (*TextEditor)(nil)
+	_ loop.PromptVarser = (*TextEditor)(nil)
 )
 
 // Name is the tool name the model calls, with a method: text_editor:read.
@@ -138,6 +139,12 @@ func (*TextEditor) Name() string { return "text_editor" }
 // Kind is "edit": the kind cannot depend on the method, and write and
 // patch change files.
 func (*TextEditor) Kind() string { return "edit" }
+
+// PromptVars gives the prompts default_line_count, the lines a read without
+// line_to shows (Agent Zero's agent.system.tool.text_editor.md uses it).
+func (*TextEditor) PromptVars() map[string]any {
+	return map[string]any{"default_line_count": textReadLines}
+}
 
 type textReadArgs struct {
 	Path     string `json:"path"`
