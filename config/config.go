@@ -102,6 +102,18 @@ type Config struct {
 	Sandbox  Sandbox `yaml:"sandbox"`
 	Approval string  `yaml:"approval"` // "sandbox" (default: auto in a container, ask for commands on the host), "auto", "ask"
 	Limits   Limits  `yaml:"limits"`
+	Memory   Memory  `yaml:"memory"`
+}
+
+// Memory configures Agent Zero's memory: recalling memories into the prompt
+// and memorizing what a conversation taught, both with the utility model.
+// It works without an embedding model (by keywords); models.embedding adds
+// search by meaning.
+type Memory struct {
+	Recall         bool `yaml:"recall"`          // default true
+	RecallInterval int  `yaml:"recall_interval"` // turns between recalls; default 3
+	Memorize       bool `yaml:"memorize"`        // default true
+	Consolidation  bool `yaml:"consolidation"`   // merge new memories with similar ones; default true
 }
 
 // Default values, exported so help texts can quote them.
@@ -133,6 +145,7 @@ func Defaults() Config {
 			OutputTimeouts: Timeouts{FirstOutput: 90, BetweenOutput: 45, Max: 300, Dialog: 5},
 		},
 		Approval: DefaultApproval,
+		Memory:   Memory{Recall: true, RecallInterval: 3, Memorize: true, Consolidation: true},
 		Limits: Limits{
 			Misformat:        DefaultMisformat,
 			Repeat:           DefaultRepeat,

@@ -173,6 +173,7 @@ sandbox:
   provision: "apt-get install -y jq"
   timeouts: {first_output: 60}
 limits: {misformat: 4, repeat: 5, subordinate_depth: 0, critical_retries: 0}
+memory: {recall: false, recall_interval: 5, consolidation: false}
 `, "")
 	e, err := Load(src)
 	if err != nil {
@@ -199,6 +200,7 @@ limits: {misformat: 4, repeat: 5, subordinate_depth: 0, critical_retries: 0}
 			OutputTimeouts: Timeouts{FirstOutput: 90, BetweenOutput: 45, Max: 300, Dialog: 5},
 		},
 		Limits: Limits{Misformat: 4, Repeat: 5, SubordinateDepth: 0, CriticalRetries: 0},
+		Memory: Memory{Recall: false, RecallInterval: 5, Memorize: true, Consolidation: false},
 	}
 	if diff := cmp.Diff(want, e.Config); diff != "" {
 		t.Errorf("Config (-want +got):\n%s", diff)

@@ -203,6 +203,12 @@ func (l *leaf) fromNode(v *yaml.Node) (any, string) {
 			return nil, "must be a whole number" + got()
 		}
 		return nil, "must be a number" + got()
+	case kindBool:
+		var b bool
+		if v.Tag != "!!bool" || v.Decode(&b) != nil {
+			return nil, "must be true or false" + got()
+		}
+		return l.validate(b)
 	case kindFloat:
 		if v.Tag != "!!int" && v.Tag != "!!float" {
 			return nil, "must be a number" + got()
@@ -225,6 +231,8 @@ func (l *leaf) kindName() string {
 		return "a number"
 	case kindList:
 		return "a list"
+	case kindBool:
+		return "true or false"
 	}
 	return "a single value"
 }

@@ -95,6 +95,11 @@ limits:
   repeat: 4                             # flag --limits.repeat
   subordinate_depth: 5                  # default
   critical_retries: 1                   # default
+memory:
+  recall: true                          # default
+  recall_interval: 3                    # default
+  memorize: true                        # default
+  consolidation: true                   # default
 `
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Print (-want +got):\n%s", diff)

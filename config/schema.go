@@ -18,6 +18,7 @@ const (
 	kindInt
 	kindFloat
 	kindList // []string: a YAML list, or comma-separated in a flag or variable
+	kindBool
 )
 
 // leaf is one configurable value.
@@ -64,6 +65,8 @@ func collect(t reflect.Type, prefix string, index []int) {
 			leaves = append(leaves, leaf{key: key, index: idx, kind: kindInt})
 		case reflect.Float64:
 			leaves = append(leaves, leaf{key: key, index: idx, kind: kindFloat})
+		case reflect.Bool:
+			leaves = append(leaves, leaf{key: key, index: idx, kind: kindBool})
 		case reflect.Slice:
 			if f.Type.Elem().Kind() != reflect.String {
 				panic("config: unsupported field type " + f.Type.String())
@@ -118,6 +121,8 @@ func rule(key string) (check func(any) string, secret bool) {
 	case "sandbox.cpus", "sandbox.pids", "limits.subordinate_depth", "limits.critical_retries":
 		return atLeast(0), false
 	case "limits.misformat", "limits.repeat":
+		return atLeast(1), false
+	case "memory.recall_interval":
 		return atLeast(1), false
 	}
 	return nil, false
@@ -236,6 +241,14 @@ func (l *leaf) fromString(s string) (any, string) {
 			return nil, "must be a number, got " + strconv.Quote(s)
 		}
 		return l.validate(f)
+	case kindBool:
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "true", "1", "yes", "on":
+			return l.validate(true)
+		case "false", "0", "no", "off":
+			return l.validate(false)
+		}
+		return nil, "must be true or false, got " + strconv.Quote(s)
 	case kindList:
 		var list []string
 		for _, item := range strings.Split(s, ",") {

@@ -81,7 +81,7 @@ test("stdio: a command runs in the sandbox, events stream before the answer, the
 
   // Loading the session back: it is a resource with its transcript, and it continues.
   const { resources } = await client.listResources();
-  assert.deepEqual(resources.map((r) => r.uri), [`zero://session/${started.session}`]);
+  assert.deepEqual(resources.map((r) => r.uri), ["zero://memories", `zero://session/${started.session}`]);
   const read = await client.readResource({ uri: `zero://session/${started.session}` });
   assert.match(read.contents[0].text, /say hello[\s\S]*echo hello[\s\S]*the output was hello-42/);
   const again = await call(client, "zero_run", { message: "what did you see", session: started.session });

@@ -84,6 +84,7 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 			}
 		}
 		slices.Sort(wanted)
+		wanted = slices.Compact(wanted) // tools sharing a file (memory_*) show it once
 		var parts []string
 		for _, file := range wanted {
 			text, err := a.Render(file, nil)

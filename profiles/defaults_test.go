@@ -44,6 +44,21 @@ var fileVars = map[string]map[string]any{
 	"fw.topic_summary.msg.md":       {"content": "user: fix the build\nai: done"},
 	"fw.msg_summary.md":             {"summary": "the user asked for \"x\"\nand got it"},
 	"fw.msg_truncated.md":           {"length": 1200},
+	"agent.system.memories.md":      {"memories": "The deploy port is 8443."},
+	"agent.system.solutions.md":     {"solutions": "# Problem\nx\n# Solution\ny"},
+	"fw.memories_deleted.md":        {"memory_count": 2},
+	"fw.memories_not_found.md":      {"query": "deploy port"},
+	"fw.memory_saved.md":            {"memory_id": "aB3dE5gH7j"},
+	"memory.consolidation.msg.md": {"area": "fragments", "current_timestamp": "2026-12-01 10:00:00", "new_memory": "x",
+		"new_memory_metadata": "{}", "similar_memories": "ID: a\nContent: y"},
+	"memory.keyword_extraction.msg.md": {"memory_content": "x"},
+	"memory.memories_filter.msg.md":    {"memories": "0: x", "history": "user: hi", "message": "hi"},
+	"memory.memories_query.msg.md":     {"history": "user: hi", "message": "hi"},
+	"memory.solutions_query.sys.md":    {"history": "user: hi"},
+	"agent.system.skills.md":           {"skills": "- release: how to cut a release"},
+	"agent.system.skills.loaded.md":    {"skills": "# release\nRun scripts/release."},
+	"agent.system.behaviour.md":        {"rules": "- answer briefly"},
+	"behaviour.merge.msg.md":           {"current_rules": "- answer briefly", "adjustments": "use tabs"},
 }
 
 func varsFor(name string) map[string]any {
@@ -129,8 +144,23 @@ func systemPrompt(t testing.TB, p *Prompts, vars map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The behaviour rules lead it (the defaults, until the agent adjusts them).
+	rules, err := p.Render("agent.system.behaviour_default.md", vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bv := maps.Clone(vars)
+	bv["rules"] = rules
+	behaviour, err := p.Render("agent.system.behaviour.md", bv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mainPart = behaviour + "\n\n" + mainPart
 	var tools strings.Builder
 	for _, name := range p.Names("agent.system.tool.*.md") {
+		if name == "agent.system.tool.skills.md" {
+			continue // skills_tool is offered only when there are skills
+		}
 		s, err := p.Render(name, vars)
 		if err != nil {
 			t.Fatal(err)

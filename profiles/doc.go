@@ -82,8 +82,10 @@
 // The engine passes these vars to every render: agent_name ("A0", "A1", …), agent_number (int),
 // profile (the profile's name), workdir_path (the workspace's absolute path), sandbox ("local"
 // or "docker"), os ("linux", …), date_time and agent_profiles (the profiles a subordinate may
-// use, one "- name: context" line each, as [FormatProfileList] writes them). Files and the
-// further vars they use:
+// use, one "- name: context" line each, as [FormatProfileList] writes them). Some are passed
+// only when known, so prompts test them with {{if}}: sandbox_isolation ("bubblewrap" or "none",
+// local backend), sandbox_image and sandbox_user (Docker backend), default_line_count (the
+// text_editor tool's). Files and the further vars they use:
 //
 // System prompt:
 //   - agent.system.main.md: the manual; includes in order agent.system.main.role.md (agent_name,
@@ -109,7 +111,10 @@
 //   - fw.warning.md (message): JSON {"system_warning": message}.
 //   - fw.msg_misformat.md, fw.msg_repeat.md, fw.msg_timeout.md: no vars.
 //   - fw.msg_critical_error.md (error_message).
-//   - fw.tool_not_found.md (tool_name, tools: the available tool names).
+//   - fw.tool_not_found.md (tool_name, tools: the available tool names, tools_prompt: the whole
+//     tools section, as Agent Zero passes it).
+//   - fw.user_message.md and fw.intervention.md also get system_message and attachments (empty
+//     lists), as Agent Zero's hist_add_user_message passes them.
 //   - agent.context.extras.md (extras): "[EXTRAS]" then the extras.
 //
 // History compression (Agent Zero's, unchanged):
@@ -118,6 +123,36 @@
 //   - fw.msg_summary.md (summary): JSON {"messages_summary": summary}, the message that stands for
 //     the summarised middle of a topic.
 //   - fw.msg_truncated.md (length): the marker left where a large message was cut.
+//
+// Memory (Agent Zero's memory plugin prompts, unchanged; see package memory):
+//   - agent.system.tool.memory.md: the one prompt of memory_save, memory_load, memory_delete and
+//     memory_forget.
+//   - agent.system.memories.md (memories), agent.system.solutions.md (solutions): the recalled
+//     memories and solutions, put into the extras.
+//   - fw.memory_saved.md (memory_id), fw.memories_not_found.md (query), fw.memories_deleted.md
+//     (memory_count): the memory tools' results.
+//   - memory.memories_query.sys.md and memory.memories_query.msg.md (message, history): the
+//     utility model writes the recall query; memory.memories_sum.sys.md and
+//     memory.solutions_sum.sys.md: it extracts what to memorize at the end of a monologue;
+//     memory.consolidation.sys.md and memory.consolidation.msg.md (area, current_timestamp,
+//     new_memory, new_memory_metadata, similar_memories): it merges a new memory with similar ones.
+//   - memory.solutions_query.sys.md (history), memory.keyword_extraction.sys.md,
+//     memory.keyword_extraction.msg.md (memory_content), memory.memories_filter.sys.md,
+//     memory.memories_filter.msg.md (memories, history, message), memory.recall_delay_msg.md:
+//     Agent Zero's, kept for profiles that include or override them; Zero does not send them.
+//
+// Behaviour (Agent Zero's, unchanged; see package memory):
+//   - agent.system.behaviour.md (rules): the rules first in the system prompt;
+//     agent.system.behaviour_default.md: the rules when none were set.
+//   - agent.system.tool.behaviour.md: the behaviour_adjustment prompt; behaviour.updated.md: its
+//     result.
+//   - behaviour.merge.sys.md and behaviour.merge.msg.md (current_rules, adjustments): the utility
+//     model merges an adjustment into the rules; behaviour.search.sys.md: Agent Zero's, unused.
+//
+// Skills (see package skills):
+//   - agent.system.tool.skills.md: the skills_tool prompt.
+//   - agent.system.skills.md (skills): the skills' names and descriptions in the system prompt;
+//     agent.system.skills.loaded.md (skills): the loaded skills' text in the extras.
 //
 // Notes from code_execution_tool and input:
 //   - fw.code.info.md (info): wraps a note as "[SYSTEM: info]".

@@ -80,6 +80,9 @@ type Options struct {
 	Store *store.Store
 	// Workspace is the workspace whose stored sessions List shows.
 	Workspace string
+	// Memory, when set, lists and searches the agent's memory for the
+	// faces (Manager.Memories).
+	Memory Memory
 	// OnDelete, when set, is called after a session was deleted, to remove
 	// what it left outside the store (its spilled tool output).
 	OnDelete func(spec SessionSpec)

@@ -61,6 +61,62 @@ var migrations = [][]string{
 			PRIMARY KEY (session, agent, id)
 		)`,
 	},
+	// 3: memory (Agent Zero's memory areas, searched by keywords with FTS5
+	// and, when an embedding model is configured, by vectors), the
+	// knowledge files imported into it, and the behaviour rules.
+	{
+		`CREATE TABLE memories (
+			id      INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: ids are given to the model
+			uid     TEXT NOT NULL UNIQUE,             -- the id the model and the user see
+			scope   TEXT NOT NULL,                    -- '' the user's memory, else a workspace
+			area    TEXT NOT NULL,
+			text    TEXT NOT NULL,
+			meta    BLOB NOT NULL,                    -- JSON object
+			created INTEGER NOT NULL,                 -- Unix nanoseconds
+			source  TEXT NOT NULL DEFAULT ''          -- the knowledge file of a chunk
+		)`,
+		`CREATE INDEX memories_scope_area ON memories (scope, area)`,
+		`CREATE INDEX memories_scope_source ON memories (scope, source)`,
+		`CREATE VIRTUAL TABLE memories_fts USING fts5(text, content='memories', content_rowid='id',
+			tokenize='porter unicode61 remove_diacritics 2')`,
+		`CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+			INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+		END`,
+		`CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+			INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+		END`,
+		`CREATE TRIGGER memories_au AFTER UPDATE OF text ON memories BEGIN
+			INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+			INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+		END`,
+		`CREATE TABLE memory_vectors (
+			id    INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+			model TEXT NOT NULL,
+			vec   BLOB NOT NULL, -- float32 little endian, unit length
+			PRIMARY KEY (id, model)
+		)`,
+		`CREATE INDEX memory_vectors_model ON memory_vectors (model)`,
+		// version counts the writes to a scope's memory, so that a process
+		// keeping its vectors in memory sees another's writes.
+		`CREATE TABLE memory_scopes (
+			scope   TEXT PRIMARY KEY,
+			version INTEGER NOT NULL DEFAULT 0
+		)`,
+		// The agent's behaviour rules (behaviour_adjustment), by scope.
+		`CREATE TABLE behaviour (
+			scope   TEXT PRIMARY KEY,
+			rules   TEXT NOT NULL,
+			updated INTEGER NOT NULL -- Unix nanoseconds
+		)`,
+		`CREATE TABLE knowledge_files (
+			scope    TEXT NOT NULL,
+			path     TEXT NOT NULL,
+			checksum TEXT NOT NULL,
+			chunks   INTEGER NOT NULL,
+			imported INTEGER NOT NULL, -- Unix nanoseconds
+			PRIMARY KEY (scope, path)
+		)`,
+	},
 }
 
 // migrate brings the schema of db up to version upto, each step in its own

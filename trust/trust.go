@@ -50,13 +50,18 @@ const (
 )
 
 // actingDirs are the folders of a workspace, relative to it, whose files
-// can act; "*" stands for every profile. Later kinds of workspace code
-// (skills with scripts, MCP server definitions) are added here.
+// can act, or go where the user's consent is asked (its knowledge is
+// parsed on this machine and imported into memory); "*" stands for every
+// profile. Later kinds of workspace code (MCP server definitions) are
+// added here.
 var actingDirs = []string{
 	".zero/extensions",
 	".zero/agents/*/extensions",
 	".zero/tools",
 	".zero/agents/*/tools",
+	".zero/skills",
+	".zero/agents/*/skills",
+	".zero/knowledge",
 }
 
 // ErrTooLarge means the acting files exceed [MaxFiles] or [MaxBytes].

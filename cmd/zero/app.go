@@ -23,8 +23,11 @@ import (
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/memory"
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
+	"github.com/zeroagent/zero/skills"
+	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/tools"
 	"github.com/zeroagent/zero/trust"
 )
@@ -87,6 +90,11 @@ type app struct {
 	snapshots map[string]string
 
 	sandboxMu sync.Mutex // the editor faces open the sandbox on first use
+
+	// mem is the memory (nil without a store); memExt its recall and
+	// memorize extensions.
+	mem    *memory.Service
+	memExt *memory.Extensions
 
 	// notice is where a terminal command tells what takes long before
 	// its output starts (stderr); nil for the editor faces.
@@ -379,6 +387,9 @@ func (a *app) close() {
 	if a.backend != nil {
 		a.backend.Close()
 	}
+	if a.memExt != nil {
+		a.memExt.Close()
+	}
 	for _, ce := range a.userCE {
 		ce.Close()
 	}
@@ -403,8 +414,11 @@ func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint
 	o := p.Spec.Models[role]
 	fromWorkspace := func(origin string) bool { return strings.Contains(origin, "project ") }
 	m := a.cfg.Models.Chat
-	if role == "utility" {
+	switch role {
+	case "utility":
 		m = a.cfg.Models.Utility
+	case "embedding":
+		m = a.cfg.Models.Embedding
 	}
 	field := func(name string) string { return a.cfg.Origin("models." + role + "." + name) }
 	// A workspace's api_key_env stands only when it is yours or empty (no
@@ -572,7 +586,19 @@ func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (l
 			return loop.Setup{}, err
 		}
 	}
+	// The workspace's extensions and skills count only when the user
+	// trusted exactly their content; extensions then run from a private
+	// copy of it (see workspaceCode).
+	code, _ := a.workspaceCode()
+	skillset := a.skills(p.Name, code != "")
 	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor(append([]string{a.ws}, a.roots...)...).WithFiles(files)}
+	if a.mem != nil {
+		all = append(all, tools.NewMemory(a.mem, a.ws).Tools()...)
+		all = append(all, tools.Behaviour{Adjuster: a.memExt})
+	}
+	if skillset.Len() > 0 {
+		all = append(all, tools.NewSkillsTool(func(*loop.Agent) skills.Catalog { return skillset }))
+	}
 	if a.ce != nil {
 		ce := a.ce
 		if u := p.Spec.Sandbox.User; u != "" {
@@ -592,11 +618,15 @@ func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (l
 			st.Tools = append(st.Tools, t)
 		}
 	}
-	// The workspace's extensions run only when the user trusted exactly
-	// their content, and then from a private copy of it (see workspaceCode).
-	code, _ := a.workspaceCode()
 	layers := hooks.Layers(code, p.Name, a.userDir)
-	st.Hooks, err = hooks.Resolve(loop.Builtins(), layers, hooks.Options{
+	reg := loop.Builtins()
+	if a.memExt != nil {
+		a.memExt.Register(reg)
+	}
+	if skillset.Len() > 0 && p.Spec.Tools.Allows("skills_tool") {
+		skills.Register(reg, func(*loop.Agent) skills.Catalog { return skillset })
+	}
+	st.Hooks, err = hooks.Resolve(reg, layers, hooks.Options{
 		Logger:  a.logger.With("component", "hooks"),
 		BaseEnv: a.env,
 		Env:     []string{"ZERO_WORKSPACE=" + a.ws},
@@ -661,7 +691,7 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 			}
 			return st, err
 		},
-		Vars: map[string]any{"agent_profiles": profiles.FormatProfileList(infos)},
+		Vars: a.promptVars(backend, infos),
 		// Long tool results are kept whole where the agent's shell can read
 		// them: a private temporary folder for the local backend, the
 		// workspace's .zero/output for a container (it sees only the
@@ -751,4 +781,124 @@ type noModel struct{}
 
 func (noModel) Stream(context.Context, llm.Request, llm.StreamFunc) (llm.Result, error) {
 	return llm.Result{}, errors.New("no model in this command")
+}
+
+// initMemory gives the app's agents Agent Zero's memory in st: the memory
+// tools, recall and memorize with the utility model, and the behaviour
+// rules. With an embedding model (models.embedding) memories are searched by
+// meaning too. startMemory starts its background work.
+func (a *app) initMemory(st *store.Store) {
+	if st == nil || a.mem != nil {
+		return
+	}
+	var emb memory.Embedder
+	ep, err := a.endpoint("embedding", &profiles.Profile{}, "")
+	switch {
+	case errors.Is(err, errNoModel): // none configured: keywords only
+	case err != nil:
+		a.warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
+	default:
+		e, err := llm.NewEmbedder(llm.EmbedderOptions{Model: ep.m.Model, BaseURL: ep.m.BaseURL, APIKey: ep.key})
+		if err != nil {
+			a.warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
+		} else {
+			emb = e
+		}
+	}
+	logger := a.logger.With("component", "memory")
+	a.mem = memory.New(memory.Options{Store: st, Embedder: emb, Logger: logger})
+	c := a.cfg.Memory
+	s := memory.DefaultSettings()
+	s.Recall, s.RecallInterval, s.Memorize, s.Consolidation = c.Recall, c.RecallInterval, c.Memorize, c.Consolidation
+	a.memExt = memory.NewExtensions(a.mem, func(*loop.Agent) string { return a.ws }, s)
+	a.memExt.Logger = logger
+	a.memExt.UserRules = func() string { return readSmall(filepath.Join(a.userDir, "behaviour.md"), memory.MaxRulesBytes) }
+}
+
+// startMemory starts the memory's background work: embedding what the
+// embedding model has not embedded yet, and importing the knowledge folders.
+func (a *app) startMemory() {
+	if a.memExt == nil {
+		return
+	}
+	if a.mem.Embeddings() {
+		a.memExt.Reembed([]string{a.ws, ""})
+	}
+	a.syncKnowledge()
+}
+
+// promptVars are the prompt variables cmd/zero supplies: the profiles a
+// subordinate may use, and on the Docker backend the image (and user) the
+// commands run in, which the environment prompts name.
+func (a *app) promptVars(backend string, infos []profiles.Info) map[string]any {
+	v := map[string]any{"agent_profiles": profiles.FormatProfileList(infos)}
+	if backend == "docker" {
+		v["sandbox_image"] = a.cfg.Sandbox.Image
+		if u := a.cfg.Sandbox.User; u != "" {
+			v["sandbox_user"] = u
+		}
+	}
+	return v
+}
+
+// skills discovers the skills an agent of profile may load (SKILL.md
+// folders), highest first: the workspace's (.zero/agents/<profile>/skills,
+// .zero/skills: only when the user trusted its code), the user's profile
+// folder's, then the user's own (~/.config/zero/skills). Problems with a
+// skill are warned about; the others load.
+func (a *app) skills(profile string, trusted bool) skills.Catalog {
+	var dirs []skills.Dir
+	if trusted {
+		dirs = append(dirs,
+			skills.Dir{Path: filepath.Join(a.ws, ".zero", "agents", profile, "skills"), Layer: "workspace profile"},
+			skills.Dir{Path: filepath.Join(a.ws, ".zero", "skills"), Layer: "workspace"})
+	}
+	dirs = append(dirs,
+		skills.Dir{Path: filepath.Join(a.userDir, "agents", profile, "skills"), Layer: "profile", FollowLinks: true},
+		skills.Dir{Path: filepath.Join(a.userDir, "skills"), Layer: "user", FollowLinks: true})
+	cat, warns := skills.Discover(dirs...)
+	for _, w := range warns {
+		a.warn.warn("skill skipped: " + w.Error())
+	}
+	return cat
+}
+
+// syncKnowledge imports, in the background, the knowledge folders into
+// memory: the user's (~/.config/zero/knowledge) and their profile's into
+// the user's memory, and a trusted workspace's .zero/knowledge (from the
+// copy of what was trusted, without its symbolic links) into the
+// workspace's.
+func (a *app) syncKnowledge() {
+	if a.memExt == nil {
+		return
+	}
+	dirs := []memory.KnowledgeDir{
+		{Path: filepath.Join(a.userDir, "knowledge"), Scope: "", Prefix: "user:"},
+		{Path: filepath.Join(a.userDir, "agents", a.cfg.Profile, "knowledge"), Scope: "", Prefix: "profile:" + a.cfg.Profile + "/"},
+	}
+	if code, st := a.workspaceCode(); code != "" {
+		links := map[string]bool{}
+		for _, f := range st.Manifest.Files {
+			if rel, ok := strings.CutPrefix(f.Path, ".zero/knowledge/"); ok && f.Link != "" {
+				links[rel] = true
+			}
+		}
+		dirs = append(dirs, memory.KnowledgeDir{Path: filepath.Join(code, ".zero", "knowledge"), Scope: a.ws, Prefix: ".zero/knowledge/", Exclude: links})
+	}
+	a.memExt.ImportInBackground(dirs)
+}
+
+// readSmall reads a file of at most limit bytes; "" when it is missing,
+// unreadable or larger.
+func readSmall(path string, limit int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil || int64(len(b)) > limit {
+		return ""
+	}
+	return string(b)
 }

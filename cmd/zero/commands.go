@@ -13,6 +13,7 @@ import (
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/sandbox"
+	"github.com/zeroagent/zero/store"
 )
 
 // openApp parses the flags of a command that takes no arguments and
@@ -96,6 +97,13 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return code
 	}
 	defer a.close() // the snapshot of trusted workspace code
+	// The memory's tools and behaviour rules are part of the prompt.
+	if path, err := storePath(); err == nil {
+		if st, err := store.Open(path); err == nil {
+			defer st.Close()
+			a.initMemory(st)
+		}
+	}
 	var warnings []string
 	sess, err := a.session(func(e loop.Event) {
 		if e.Type == loop.EventWarning {

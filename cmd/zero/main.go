@@ -29,6 +29,7 @@ Usage:
   zero doctor                check the model endpoint, the sandbox, the profiles and the config
   zero sandbox ls|rm [--all] list or remove the Docker containers Zero keeps per workspace
   zero sessions [ls|show|export|rm] list, read or delete the stored sessions
+  zero memory [ls|search|save|rm|import|export] the agent's memory and knowledge
   zero --version             print the version, the commit and its date
 
 Run 'zero COMMAND --help' for the flags of a command.
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return sandboxCommand(args[1:], stdout, stderr)
 	case "sessions":
 		return sessionsCommand(args[1:], stdout, stderr)
+	case "memory":
+		return memoryCommand(args[1:], stdout, stderr)
 	case "acp", "mcp", "lsp":
 		if face := faces[args[0]]; face != nil {
 			return face(ctx, args[1:], stdin, stdout, stderr)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,6 +91,8 @@ func (h *host) init(ctx context.Context, a *app) {
 	logger := h.logger
 	h.catalog = newCatalog(ctx, a)
 	h.store = openStore(logger)
+	a.initMemory(h.store)
+	a.startMemory()
 	h.manager = server.NewManager(server.Options{
 		NewSession: h.newSession,
 		Setup:      h.setup,
@@ -97,6 +100,7 @@ func (h *host) init(ctx context.Context, a *app) {
 		Trust:      hostTrust{h},
 		Store:      h.store,
 		Workspace:  h.ws,
+		Memory:     hostMemory{h},
 		OnDelete: func(spec server.SessionSpec) {
 			if len(spec.Roots) > 0 {
 				removeSpill(spec.Roots[0], spec.ID)
@@ -128,6 +132,8 @@ func (h *host) app(roots []string) (*app, error) {
 		return nil, err
 	}
 	a.warn.logger = h.logger
+	a.initMemory(h.store) // nil while newHost builds the first app: init does it
+	a.startMemory()
 	h.apps[key] = a
 	return a, nil
 }
@@ -243,10 +249,19 @@ func (h *host) close(grace time.Duration) {
 		h.logger.Warn("runs did not end in time; closing their shells", "grace", grace)
 	}
 	h.mu.Lock()
-	for _, a := range h.apps {
+	apps := slices.Collect(maps.Values(h.apps))
+	h.mu.Unlock()
+	// What the last runs taught is memorized before the process goes.
+	mctx, cancel := context.WithTimeout(context.Background(), memorizeGrace)
+	for _, a := range apps {
+		if a.memExt != nil && a.memExt.Wait(mctx) != nil {
+			h.logger.Warn("memorizing did not end in time; it is dropped", "grace", memorizeGrace)
+		}
+	}
+	cancel()
+	for _, a := range apps {
 		a.close()
 	}
-	h.mu.Unlock()
 	if h.store == nil {
 		return
 	}
@@ -261,6 +276,9 @@ func (h *host) close(grace time.Duration) {
 		h.logger.Warn("closing the session store", "err", err)
 	}
 }
+
+// memorizeGrace bounds the wait for memorizing when the process ends.
+const memorizeGrace = 30 * time.Second
 
 // errStoreOff is storePath's answer to ZERO_STORE=off.
 var errStoreOff = errors.New("ZERO_STORE=off: sessions are kept in memory only")

@@ -15,7 +15,12 @@ type Usage = llm.Usage
 
 // Reply is one scripted answer of the fake server.
 type Reply struct {
-	Match          string   `json:"match,omitempty"`           // if set, used for the first request whose text (all message contents joined) contains Match; replies without Match are used in order
+	Match string `json:"match,omitempty"` // if set, used for the first request whose text (all message contents joined) contains Match; replies without Match are used in order
+	// Memory marks a reply to one of Zero's memory requests to the utility
+	// model (memorizing, a recall query, a consolidation): only those take
+	// it, and only those whose text contains Match. Memory requests no
+	// such reply matches get MemoryReply.
+	Memory         bool     `json:"memory,omitempty"`
 	Reasoning      string   `json:"reasoning,omitempty"`       // streamed as reasoning deltas before the content
 	ReasoningField string   `json:"reasoning_field,omitempty"` // "reasoning_content" (default) or "reasoning"
 	Content        string   `json:"content,omitempty"`

@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -46,11 +47,16 @@ type Recorded struct {
 	Flooded       int  // bytes of the reply's Flood written (accepted by the connection, not necessarily read by the client)
 	ClientClosed  bool // the client went away before the server finished the stream
 	Reply         int  // index of the reply used, -1 if none
+	// Memory is set when the request was one of Zero's memory requests to
+	// the utility model that no scripted reply matched, answered by
+	// MemoryReply instead (Reply is then -1).
+	Memory bool
 }
 
 // Server is a scripted OpenAI-compatible server. Its methods are safe for
 // concurrent use.
 type Server struct {
+	embeds    atomic.Int64 // embedding requests answered
 	url       string
 	stop      func()
 	closeOnce sync.Once
@@ -181,18 +187,33 @@ func (s *Server) Push(replies ...Reply) {
 	s.used = append(s.used, make([]bool, len(replies))...)
 }
 
-// Requests waits until no request is being handled and returns all requests
-// received so far, in arrival order. Waiting makes fields set at the end of
-// a stream (ClientClosed, ChunksSent) reliable right after a client call
-// returned.
+// Requests waits until no request is being handled and returns the
+// requests received so far, in arrival order, except Zero's memory requests
+// to the utility model (see MemoryRequests), which come in the background
+// at their own pace. Waiting makes fields set at the end of a stream
+// (ClientClosed, ChunksSent) reliable right after a client call returned.
 func (s *Server) Requests() []Recorded {
+	return s.recorded(false)
+}
+
+// MemoryRequests is Requests for the memory requests only (memorizing,
+// recall queries, consolidations).
+func (s *Server) MemoryRequests() []Recorded {
+	return s.recorded(true)
+}
+
+func (s *Server) recorded(memory bool) []Recorded {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.inflight > 0 {
 		s.idle.Wait()
 	}
-	out := make([]Recorded, len(s.recs))
-	copy(out, s.recs)
+	var out []Recorded
+	for _, r := range s.recs {
+		if r.Memory == memory {
+			out = append(out, r)
+		}
+	}
 	return out
 }
 
@@ -216,6 +237,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && path == "/chat/completions":
 		s.chat(w, r)
+	case r.Method == http.MethodPost && path == "/embeddings":
+		s.embeddings(w, r)
 	case r.Method == http.MethodGet && path == "/models":
 		writeJSON(w, http.StatusOK, map[string]any{
 			"object": "list",
@@ -290,13 +313,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	idx := len(s.recs)
 	if err == nil {
-		rec.Reply = s.pickLocked(text.String())
+		rec.Memory = isMemoryRequest(text.String())
+		rec.Reply = s.pickLocked(text.String(), rec.Memory)
 	}
 	s.recs = append(s.recs, rec)
 	s.inflight++
 	var reply Reply
 	if rec.Reply >= 0 {
 		reply = s.replies[rec.Reply]
+	} else if err == nil && rec.Reply == pickMemory {
+		reply, rec.Reply = MemoryReply(rec.Messages), -1
+		s.recs[idx] = rec
 	}
 	s.mu.Unlock()
 
@@ -315,7 +342,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		out.status = http.StatusBadRequest
 		writeError(w, out.status, "llmtest: bad request body: "+err.Error(), "")
-	case rec.Reply < 0:
+	case rec.Reply < 0 && !(rec.Memory && err == nil):
 		out.status = http.StatusBadRequest
 		writeError(w, out.status, NoReplyMessage, "")
 	case reply.Hangup:
@@ -338,15 +365,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 // pickLocked chooses the reply for a request: the first unused reply whose
 // Match occurs in text, else the first unused reply without Match.
-func (s *Server) pickLocked(text string) int {
+func (s *Server) pickLocked(text string, memory bool) int {
 	for i, r := range s.replies {
-		if !s.used[i] && r.Match != "" && strings.Contains(text, r.Match) {
+		if !s.used[i] && r.Match != "" && r.Memory == memory && strings.Contains(text, r.Match) {
 			s.used[i] = true
 			return i
 		}
 	}
+	if memory {
+		return pickMemory
+	}
 	for i, r := range s.replies {
-		if !s.used[i] && r.Match == "" {
+		if !s.used[i] && r.Match == "" && !r.Memory {
 			s.used[i] = true
 			return i
 		}

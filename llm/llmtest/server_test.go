@@ -337,7 +337,8 @@ func TestOtherRoutes(t *testing.T) {
 	}{
 		{http.MethodGet, "/models", 200, `"id":"llmtest"`},
 		{http.MethodGet, "/chat/completions", 404, `"message":"llmtest: no route for GET /v1/chat/completions"`},
-		{http.MethodPost, "/embeddings", 404, `"type":"invalid_request_error"`},
+		{http.MethodPost, "/embeddings", 400, `"message":"llmtest: the request is not JSON`},
+		{http.MethodPost, "/audio/speech", 404, `"type":"invalid_request_error"`},
 	}
 	for _, tt := range tests {
 		req, _ := http.NewRequestWithContext(testCtx(t), tt.method, srv.URL()+tt.path, nil)

@@ -475,6 +475,8 @@ func commandsUpdate(cat server.Catalog) *sdk.SessionUpdate {
 		{Name: "pause", Description: "Hold the agent before its next model call"},
 		{Name: "resume", Description: "Let a paused agent go on"},
 		{Name: "trust", Description: "Review the workspace's code (extensions, tools) and trust exactly those files"},
+		{Name: "memory", Description: "List the agent's newest memories of this workspace, or search them",
+			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "what to look for (empty: the newest)"}}},
 	}}}
 }
 
@@ -497,6 +499,8 @@ func (a *agent) command(ctx context.Context, st *sessState, msg string) (reply s
 		return "The conversation starts over.", true
 	case "/trust":
 		return a.trustCommand(ctx, st), true
+	case "/memory":
+		return a.memoryCommand(ctx, st, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "/memory"))), true
 	case "/pause":
 		sess.Pause()
 		return "Paused: the agent stops before its next model call. Send /resume to go on.", true
@@ -544,4 +548,28 @@ func argPath(args json.RawMessage) string {
 	}
 	_ = json.Unmarshal(args, &a)
 	return a.Path
+}
+
+// memoryCommand answers /memory [query]: the newest memories of the
+// session's workspace and the user's, or the most relevant to query.
+func (a *agent) memoryCommand(ctx context.Context, st *sessState, query string) string {
+	ws := ""
+	if roots := st.sess.Spec().Roots; len(roots) > 0 {
+		ws = roots[0]
+	}
+	list, err := a.opts.Manager.Memories(ctx, server.MemoryQuery{Workspace: ws, Query: query, Limit: 20})
+	if err != nil {
+		return "Could not read the memory: " + err.Error()
+	}
+	if len(list) == 0 {
+		if query != "" {
+			return fmt.Sprintf("No memory about %q.", query)
+		}
+		return "The agent remembers nothing yet for this workspace."
+	}
+	var b strings.Builder
+	for _, m := range list {
+		fmt.Fprintf(&b, "- **%s** (%s, %s memory, %s): %s\n", m.ID, m.Area, m.Scope, m.Timestamp, loop.Clip(strings.ReplaceAll(m.Text, "\n", " "), 300))
+	}
+	return b.String()
 }

@@ -23,6 +23,9 @@
 //     which any client may use. initializationOptions {"approvals":"events"}
 //     turns showMessageRequest off altogether.
 //   - zero/sessions answers {sessions: [server.Info]}.
+//   - zero/memories {workspace?, query?, area?, limit?} answers {memories:
+//     [server.MemoryInfo]}: the newest memories of the workspace and the
+//     user's, or those most relevant to query.
 //   - exit without shutdown makes Serve return ErrExitWithoutShutdown.
 package lsp
 

@@ -47,6 +47,7 @@ var methods = map[string]method{
 	"zero/deleteSession":       (*conn).deleteSession,
 	"zero/renameSession":       (*conn).renameSession,
 	"zero/trust":               (*conn).trust,
+	"zero/memories":            (*conn).memories,
 	"workspace/executeCommand": (*conn).executeCommand,
 }
 
@@ -615,4 +616,45 @@ func (c *conn) executeCommand(_ *jsonrpc2.Conn, params json.RawMessage) (continu
 		return c.newSessionWith(arg, prefix)
 	}
 	return continuation{}, invalidParams("command", "unknown command %q (want %s, %s or %s)", *p.Command, cmdPrompt, cmdCancel, cmdNewSession)
+}
+
+// memoriesParams are zero/memories': the newest memories of a workspace
+// (the default one when empty) and the user's, or with query those most
+// relevant to it.
+type memoriesParams struct {
+	Workspace string `json:"workspace,omitempty"`
+	Query     string `json:"query,omitempty"`
+	Area      string `json:"area,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+// memoriesResult is zero/memories' result.
+type memoriesResult struct {
+	Memories []server.MemoryInfo `json:"memories"`
+}
+
+func (c *conn) memories(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
+	var p memoriesParams
+	if err := decode(params, &p, ""); err != nil {
+		return continuation{}, err
+	}
+	if p.Workspace != "" {
+		if !filepath.IsAbs(p.Workspace) {
+			return continuation{}, invalidParams("workspace", "must be an absolute path")
+		}
+		p.Workspace = filepath.Clean(p.Workspace)
+	}
+	if p.Limit < 0 {
+		return continuation{}, invalidParams("limit", "must not be negative")
+	}
+	return later(func(ctx context.Context) (any, error) {
+		list, err := c.opts.Manager.Memories(ctx, server.MemoryQuery{Workspace: p.Workspace, Query: p.Query, Area: p.Area, Limit: p.Limit})
+		if err != nil {
+			return nil, fmt.Errorf("zero/memories: %w", err)
+		}
+		if list == nil {
+			list = []server.MemoryInfo{}
+		}
+		return memoriesResult{Memories: list}, nil
+	}), nil
 }

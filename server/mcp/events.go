@@ -99,7 +99,7 @@ func answerOnce(events []compact) []compact {
 // syncResources makes resources/list show the manager's sessions; mcp-go
 // lists a static set, so it is refreshed before each listing.
 func (f *face) syncResources() {
-	var rs []mcpserver.ServerResource
+	rs := []mcpserver.ServerResource{f.memoriesResource()}
 	for _, in := range f.mgr.List() {
 		name := cmpOr(in.Title, "session "+in.ID)
 		rs = append(rs, mcpserver.ServerResource{

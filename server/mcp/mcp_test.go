@@ -79,11 +79,12 @@ func TestStartStatusCursorFlow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
 	defer cancel()
 	list, err := r.c.ListResources(ctx, mcp.ListResourcesRequest{})
-	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != "zero://session/"+session {
+	// zero://memories first (the agent's memory), then the sessions.
+	if err != nil || len(list.Resources) != 2 || list.Resources[0].URI != "zero://memories" || list.Resources[1].URI != "zero://session/"+session {
 		t.Fatalf("resources/list = %+v, %v", list, err)
 	}
 	tpl, err := r.c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
-	if err != nil || len(tpl.ResourceTemplates) != 1 {
+	if err != nil || len(tpl.ResourceTemplates) != 2 {
 		t.Fatalf("resources/templates/list = %+v, %v", tpl, err)
 	}
 	rd, err := r.c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "zero://session/" + session}})

@@ -74,6 +74,11 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 	s.AddResourceTemplate(mcp.NewResourceTemplate("zero://session/{id}", "Zero session",
 		mcp.WithTemplateDescription("Transcript of a Zero session: messages, tool calls with results, answers."),
 		mcp.WithTemplateMIMEType("text/markdown")), f.readSession)
+	r := f.memoriesResource()
+	s.AddResource(r.Resource, r.Handler)
+	s.AddResourceTemplate(mcp.NewResourceTemplate(memoriesURI+"/search/{query}", "Zero memory search",
+		mcp.WithTemplateDescription("The agent's memories most relevant to query (URL-encoded), best first (JSON)."),
+		mcp.WithTemplateMIMEType("application/json")), f.readMemories)
 	return s
 }
 

@@ -1,0 +1,556 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/loop/dirtyjson"
+	"github.com/zeroagent/zero/store"
+)
+
+// Settings are Agent Zero's memory plugin settings (its default_config.yaml),
+// under the same meaning.
+type Settings struct {
+	Recall             bool    // recall memories into the prompt
+	RecallInterval     int     // every this many turns of a monologue, from its first (3)
+	RecallHistoryLen   int     // the characters of recent history the query is made from (10,000)
+	RecallQueryPrep    bool    // the utility model writes the search query (Zero: on)
+	MemoriesMaxSearch  int     // 12
+	SolutionsMaxSearch int     // 8
+	MemoriesMaxResult  int     // 5
+	SolutionsMaxResult int     // 3
+	Threshold          float64 // 0.7
+	Memorize           bool    // memorize fragments and solutions at the end of a monologue
+	Consolidation      bool    // merge new memories with similar ones (the utility model decides)
+	ReplaceThreshold   float64 // 0.9: the least similarity for "replace" (and, without consolidation, for dropping a near duplicate)
+}
+
+// DefaultSettings are Agent Zero's, except that the utility model writes
+// the recall query: without embeddings a search by keywords needs one.
+func DefaultSettings() Settings {
+	return Settings{
+		Recall: true, RecallInterval: 3, RecallHistoryLen: 10000, RecallQueryPrep: true,
+		MemoriesMaxSearch: 12, SolutionsMaxSearch: 8, MemoriesMaxResult: 5, SolutionsMaxResult: 3,
+		Threshold: DefaultThreshold, Memorize: true, Consolidation: true, ReplaceThreshold: 0.9,
+	}
+}
+
+// Extensions are the memory plugin's built-in extensions, registered under
+// Agent Zero's names so that a user can override or disable them:
+// _50_recall_memories and _91_recall_wait (message_loop_prompts_after),
+// _50_memorize_fragments and _51_memorize_solutions (monologue_end), and
+// _20_behaviour_prompt (system_prompt).
+type Extensions struct {
+	svc *Service
+	// Workspace names the scope an agent's memories go to.
+	Workspace func(a *loop.Agent) string
+	Settings  Settings
+	Logger    *slog.Logger
+	// OnMemorized, when set, is told what memorizing saved (for tests and
+	// logs); it runs on the background goroutine.
+	OnMemorized func(area string, saved []Memory)
+	// UserRules, when set, returns the user's own behaviour rules, which
+	// every workspace's agents follow besides the workspace's.
+	UserRules func() string
+
+	mu      sync.Mutex
+	wg      sync.WaitGroup // every background task
+	memo    sync.WaitGroup // memorizing (Wait)
+	closing bool
+	stop    context.CancelFunc
+	ctx     context.Context
+}
+
+// NewExtensions returns the extensions over svc.
+func NewExtensions(svc *Service, workspace func(a *loop.Agent) string, s Settings) *Extensions {
+	ctx, stop := context.WithCancel(context.Background())
+	return &Extensions{svc: svc, Workspace: workspace, Settings: s, ctx: ctx, stop: stop, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// Register adds the extensions to r.
+func (x *Extensions) Register(r *hooks.Registry) {
+	r.Register(hooks.MessageLoopPromptsAfter, "_50_recall_memories", x.recall)
+	r.Register(hooks.MessageLoopPromptsAfter, "_91_recall_wait", x.recallWait)
+	r.Register(hooks.MonologueEnd, "_50_memorize_fragments", x.memorizeFragments)
+	r.Register(hooks.MonologueEnd, "_51_memorize_solutions", x.memorizeSolutions)
+	r.Register(hooks.SystemPrompt, "_20_behaviour_prompt", x.behaviourPrompt)
+}
+
+// Wait waits for the memorizing in progress, at most until ctx ends (`zero
+// run` waits before it exits, so what a task taught is kept).
+func (x *Extensions) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { x.memo.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops memorizing in progress and waits for it.
+func (x *Extensions) Close() {
+	x.mu.Lock()
+	x.closing = true
+	x.mu.Unlock()
+	x.stop()
+	x.wg.Wait()
+}
+
+// background runs f on its own goroutine with a context that outlives the
+// run (bounded by timeout) and ends with Close.
+func (x *Extensions) background(timeout time.Duration, f func(ctx context.Context)) bool {
+	return x.run(nil, timeout, f)
+}
+
+// run is background, also counted in also (when not nil). It reports
+// whether f was started (not after Close).
+func (x *Extensions) run(also *sync.WaitGroup, timeout time.Duration, f func(ctx context.Context)) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closing {
+		return false
+	}
+	x.wg.Add(1)
+	if also != nil {
+		also.Add(1)
+	}
+	go func() {
+		defer x.wg.Done()
+		if also != nil {
+			defer also.Done()
+		}
+		ctx, cancel := context.WithTimeout(x.ctx, timeout)
+		defer cancel()
+		f(ctx)
+	}()
+	return true
+}
+
+// Reembed embeds, in the background, the memories of scopes that have no
+// vector of the embedding model yet (Agent Zero's embedding_model_changed).
+func (x *Extensions) Reembed(scopes []string) {
+	x.background(time.Hour, func(ctx context.Context) {
+		n, err := x.svc.Embed(ctx, scopes)
+		if err != nil && ctx.Err() == nil {
+			x.Logger.Warn("memory: embedding stored memories failed; they are found by keywords", "embedded", n, "err", err)
+		} else if n > 0 {
+			x.Logger.Info("memory: embedded stored memories", "count", n)
+		}
+	})
+}
+
+// ImportInBackground syncs knowledge folders into memory in the
+// background (Agent Zero imports them when the memory opens); what each
+// did is logged.
+func (x *Extensions) ImportInBackground(dirs []KnowledgeDir) {
+	done := x.svc.importing() // searches from now on wait for it
+	started := x.background(time.Hour, func(ctx context.Context) {
+		defer done()
+		for _, d := range dirs {
+			rep, err := x.svc.Import(ctx, d)
+			if err != nil {
+				if ctx.Err() == nil {
+					x.Logger.Warn("knowledge import failed", "dir", d.Path, "err", err)
+				}
+				return
+			}
+			if rep.Added+rep.Updated+rep.Removed > 0 {
+				x.Logger.Info("knowledge imported", "dir", d.Prefix, "added", rep.Added, "updated", rep.Updated, "removed", rep.Removed, "chunks", rep.Chunks)
+			}
+			for _, sk := range rep.Skipped {
+				x.Logger.Debug("knowledge file skipped", "dir", d.Prefix, "file", sk)
+			}
+		}
+	})
+	if !started {
+		done()
+	}
+}
+
+const (
+	dataRecall = "_recall_memories_task"
+	// recallTimeout bounds one recall (Agent Zero: 30 s).
+	recallTimeout = 30 * time.Second
+	// memorizeTimeout bounds one memorizing.
+	memorizeTimeout = 3 * time.Minute
+)
+
+// recallTask is a recall in progress; done is closed when it finished.
+type recallTask struct {
+	iteration int
+	done      chan struct{}
+}
+
+// historyText is the agent's history as text, each message after its role.
+func historyText(a *loop.Agent) string {
+	var b strings.Builder
+	for _, m := range a.History.Output() {
+		fmt.Fprintf(&b, "%s: %s\n", m.Role, m.Content)
+	}
+	return b.String()
+}
+
+// recall starts, every RecallInterval turns, a search for memories and
+// solutions related to the conversation; _91_recall_wait waits for it and
+// the results go into the persistent extras ("memories", "solutions").
+func (x *Extensions) recall(ctx context.Context, p hooks.Payload) error {
+	lp, ok := p.(*loop.LoopPayload)
+	if !ok || lp.Agent == nil || !x.Settings.Recall {
+		return nil
+	}
+	a, ld := lp.Agent, lp.Loop
+	if ld.Iteration%max(1, x.Settings.RecallInterval) != 0 {
+		return nil
+	}
+	ws := x.Workspace(a)
+	scopes := []string{ws, ""}
+	hist := historyText(a)
+	if n := max(0, x.Settings.RecallHistoryLen); len(hist) > n {
+		hist = hist[len(hist)-n:]
+	}
+	msg := cmp.Or(ld.UserMessage, "None")
+	t := &recallTask{iteration: ld.Iteration, done: make(chan struct{})}
+	a.Data[dataRecall] = t
+	// The search runs while the turn goes on; its results are put into the
+	// extras by recallWait, on the agent's goroutine.
+	var memories, solutions []Hit
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recallTimeout)
+	go func() {
+		defer close(t.done)
+		defer cancel()
+		// Knowledge being imported is waited for; with nothing stored
+		// there is nothing to look for, and no utility-model call.
+		x.svc.settle(rctx)
+		if n, err := x.svc.st.CountMemories(scopes); err != nil || n == 0 {
+			return
+		}
+		query := msg + "\n\n" + hist
+		if x.Settings.RecallQueryPrep {
+			q, err := a.CallUtilityModel(rctx, a.Prompt("memory.memories_query.sys.md", nil),
+				a.Prompt("memory.memories_query.msg.md", map[string]any{"history": hist, "message": msg}))
+			if err != nil {
+				x.Logger.Warn("memory recall: the utility model wrote no query", "err", err)
+				return
+			}
+			query = strings.TrimSpace(q)
+		}
+		if len(query) <= 3 {
+			return
+		}
+		var err error
+		memories, err = x.svc.Search(rctx, Query{Text: query, Scopes: scopes, Limit: x.Settings.MemoriesMaxSearch,
+			Threshold: x.Settings.Threshold, Filter: "area == 'main' or area == 'fragments'"})
+		if err != nil {
+			x.Logger.Warn("memory recall failed", "err", err)
+			return
+		}
+		solutions, err = x.svc.Search(rctx, Query{Text: query, Scopes: scopes, Limit: x.Settings.SolutionsMaxSearch,
+			Threshold: x.Settings.Threshold, Filter: "area == 'solutions'"})
+		if err != nil {
+			x.Logger.Warn("memory recall failed", "err", err)
+		}
+	}()
+	a.Data[dataRecall+"_apply"] = func() {
+		ld.ExtrasPersistent.Delete("memories")
+		ld.ExtrasPersistent.Delete("solutions")
+		memories = memories[:min(len(memories), x.Settings.MemoriesMaxResult)]
+		solutions = solutions[:min(len(solutions), x.Settings.SolutionsMaxResult)]
+		if len(memories) > 0 {
+			ld.ExtrasPersistent.Set("memories", a.Prompt("agent.system.memories.md", map[string]any{"memories": texts(memories)}))
+		}
+		if len(solutions) > 0 {
+			ld.ExtrasPersistent.Set("solutions", a.Prompt("agent.system.solutions.md", map[string]any{"solutions": texts(solutions)}))
+		}
+		x.Logger.Debug("memory recall", "memories", len(memories), "solutions", len(solutions))
+	}
+	return nil
+}
+
+func texts(hs []Hit) string {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.Text
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// recallWait waits for the recall started this turn (or an earlier one
+// still going) and puts what it found into the extras.
+func (x *Extensions) recallWait(ctx context.Context, p hooks.Payload) error {
+	lp, ok := p.(*loop.LoopPayload)
+	if !ok || lp.Agent == nil {
+		return nil
+	}
+	a := lp.Agent
+	t, _ := a.Data[dataRecall].(*recallTask)
+	apply, _ := a.Data[dataRecall+"_apply"].(func())
+	if t == nil || apply == nil {
+		return nil
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		return nil // the run ends; the next recall starts afresh
+	}
+	delete(a.Data, dataRecall)
+	delete(a.Data, dataRecall+"_apply")
+	apply()
+	return nil
+}
+
+func (x *Extensions) memorizeFragments(ctx context.Context, p hooks.Payload) error {
+	return x.memorize(p, "memory.memories_sum.sys.md", AreaFragments)
+}
+
+func (x *Extensions) memorizeSolutions(ctx context.Context, p hooks.Payload) error {
+	return x.memorize(p, "memory.solutions_sum.sys.md", AreaSolutions)
+}
+
+// memorize asks the utility model, in the background, what of the
+// conversation is worth remembering and saves it into the workspace's
+// memory, consolidated with what is there. The run does not wait for it.
+func (x *Extensions) memorize(p hooks.Payload, system, area string) error {
+	lp, ok := p.(*loop.LoopPayload)
+	if !ok || lp.Agent == nil || !x.Settings.Memorize {
+		return nil
+	}
+	a := lp.Agent
+	if lp.Loop == nil || lp.Loop.LastResponse == "" {
+		return nil // the model said nothing this monologue (unreachable, cancelled): nothing learned
+	}
+	hist := historyText(a) // on the agent's goroutine: the history may grow after
+	if strings.TrimSpace(hist) == "" {
+		return nil
+	}
+	ws := x.Workspace(a)
+	sess := a.Session().ID()
+	x.run(&x.memo, memorizeTimeout, func(ctx context.Context) {
+		answer, err := a.CallUtilityModel(ctx, a.Prompt(system, nil), hist)
+		if err != nil {
+			x.Logger.Warn("memorize: the utility model failed", "area", area, "err", err)
+			return
+		}
+		items := parseItems(answer)
+		var saved []Memory
+		for _, text := range items {
+			meta := map[string]any{"source": "memorize", "session": sess, "agent": a.Number}
+			ms, err := x.consolidate(ctx, a, Memory{Scope: ws, Area: area, Text: text, Meta: meta})
+			if err != nil {
+				x.Logger.Warn("memorize failed", "area", area, "err", err)
+				return
+			}
+			saved = append(saved, ms...)
+		}
+		x.Logger.Debug("memorized", "area", area, "items", len(items), "saved", len(saved))
+		if x.OnMemorized != nil {
+			x.OnMemorized(area, saved)
+		}
+	})
+	return nil
+}
+
+// parseItems reads the utility model's answer: a JSON array of notes
+// (strings, or objects for solutions: {"problem", "solution"}), leniently.
+// Anything else is nothing to memorize.
+func parseItems(answer string) []string {
+	v := parseLenient(answer)
+	var list []any
+	switch x := v.(type) {
+	case []any:
+		list = x
+	case string, map[string]any:
+		list = []any{x}
+	}
+	var out []string
+	for _, it := range list {
+		var text string
+		switch x := it.(type) {
+		case string:
+			text = x
+		case map[string]any:
+			if p, s := fmt.Sprint(x["problem"]), fmt.Sprint(x["solution"]); x["problem"] != nil && x["solution"] != nil {
+				text = "# Problem\n" + p + "\n# Solution\n" + s
+			} else {
+				raw, _ := json.Marshal(x)
+				text = string(raw)
+			}
+		default:
+			continue
+		}
+		text = strings.TrimSpace(text)
+		if text == "" || len(text) > maxMemorized {
+			continue
+		}
+		out = append(out, text)
+		if len(out) == maxItems {
+			break
+		}
+	}
+	return out
+}
+
+// Bounds on what one memorizing saves: a model that talks nonsense must not
+// fill the memory.
+const (
+	maxItems      = 20
+	maxMemorized  = 8 << 10
+	maxSimilar    = 4 // shown to the utility model, as Agent Zero
+	similarSearch = 8
+)
+
+// consolidation is the utility model's decision (memory.consolidation.sys.md).
+type consolidation struct {
+	Action           string   `json:"action"`
+	MemoriesToRemove []string `json:"memories_to_remove"`
+	MemoriesToUpdate []struct {
+		ID         string `json:"id"`
+		NewContent string `json:"new_content"`
+	} `json:"memories_to_update"`
+	NewMemoryContent string `json:"new_memory_content"`
+}
+
+// consolidate saves m, merged with similar memories of its area and scope
+// as the utility model decides (merge, replace, update, keep_separate,
+// skip). The model only ever touches the memories it was shown; a
+// replace of a memory less similar than ReplaceThreshold keeps both.
+func (x *Extensions) consolidate(ctx context.Context, a *loop.Agent, m Memory) ([]Memory, error) {
+	var similar []Hit
+	if x.Settings.Consolidation || x.Settings.ReplaceThreshold > 0 {
+		var err error
+		similar, err = x.svc.Search(ctx, Query{Text: m.Text, Scopes: []string{m.Scope}, Limit: similarSearch,
+			Threshold: x.Settings.Threshold, Filter: "area == '" + m.Area + "'"})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !x.Settings.Consolidation {
+		// Agent Zero without consolidation: drop near duplicates, insert.
+		var dup []string
+		for _, h := range similar {
+			if h.Relevance >= x.Settings.ReplaceThreshold && h.Source == "" {
+				dup = append(dup, h.ID)
+			}
+		}
+		if _, err := x.svc.Delete(dup); err != nil {
+			return nil, err
+		}
+		return x.svc.Save(ctx, m)
+	}
+	similar = similar[:min(len(similar), maxSimilar)]
+	if len(similar) == 0 {
+		return x.svc.Save(ctx, m)
+	}
+	var b strings.Builder
+	shown := map[string]Hit{}
+	for _, h := range similar {
+		shown[h.ID] = h
+		fmt.Fprintf(&b, "ID: %s\nTimestamp: %s\nSimilarity: %.2f\nContent: %s\n\n", h.ID, h.Created.Local().Format(TimeFormat), h.Relevance, h.Text)
+	}
+	metaJSON, _ := json.Marshal(m.Meta)
+	answer, err := a.CallUtilityModel(ctx, a.Prompt("memory.consolidation.sys.md", nil), a.Prompt("memory.consolidation.msg.md", map[string]any{
+		"area": m.Area, "current_timestamp": time.Now().Format(TimeFormat),
+		"new_memory": m.Text, "new_memory_metadata": string(metaJSON), "similar_memories": b.String(),
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("consolidation: %w", err)
+	}
+	var c consolidation
+	if v, ok := parseLenient(answer).(map[string]any); ok {
+		raw, _ := json.Marshal(v)
+		_ = json.Unmarshal(raw, &c)
+	}
+	// Only the memories shown may go; knowledge stays (its file owns it).
+	var remove []string
+	for _, id := range c.MemoriesToRemove {
+		if h, ok := shown[id]; ok && h.Source == "" {
+			remove = append(remove, id)
+		}
+	}
+	content := strings.TrimSpace(c.NewMemoryContent)
+	if content == "" || len(content) > maxMemorized {
+		content = m.Text
+	}
+	switch c.Action {
+	case "merge":
+		if _, err := x.svc.Delete(remove); err != nil {
+			return nil, err
+		}
+		m.Meta["consolidated_from"] = remove
+		m.Text = content
+		return x.svc.Save(ctx, m)
+	case "replace":
+		var safe []string
+		for _, id := range remove {
+			if shown[id].Relevance >= x.Settings.ReplaceThreshold {
+				safe = append(safe, id)
+			}
+		}
+		if len(safe) < len(remove) { // not similar enough to replace: keep both
+			return x.svc.Save(ctx, m)
+		}
+		if _, err := x.svc.Delete(safe); err != nil {
+			return nil, err
+		}
+		m.Text = content
+		return x.svc.Save(ctx, m)
+	case "update":
+		var out []Memory
+		for _, u := range c.MemoriesToUpdate {
+			h, ok := shown[u.ID]
+			text := strings.TrimSpace(u.NewContent)
+			if !ok || h.Source != "" || text == "" || len(text) > maxMemorized {
+				continue
+			}
+			meta := h.Meta
+			meta["updated"] = time.Now().Format(TimeFormat)
+			if err := x.svc.Update(ctx, h.ID, text, meta); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			h.Text = text
+			out = append(out, h.Memory)
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+		return x.svc.Save(ctx, m)
+	default: // keep_separate, skip, or an answer that is not a decision
+		return x.svc.Save(ctx, m)
+	}
+}
+
+// parseLenient reads the first JSON array or object in a model's answer as
+// Agent Zero's DirtyJson does (code fences, prose around it, trailing
+// commas, single quotes...); nil when there is none.
+func parseLenient(answer string) any {
+	i := strings.IndexAny(answer, "[{")
+	if i < 0 {
+		return nil
+	}
+	if answer[i] == '{' {
+		v, _, err := dirtyjson.Parse(answer[i:])
+		if err != nil {
+			return nil
+		}
+		return v
+	}
+	body := answer[i:]
+	if j := strings.LastIndexByte(body, ']'); j >= 0 {
+		body = body[:j+1]
+	}
+	v, _, err := dirtyjson.Parse(`{"v": ` + body + `}`)
+	if err != nil {
+		return nil
+	}
+	return v["v"]
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package skills
+
+const openFlags = 0
