@@ -119,15 +119,8 @@ func (s *Store) UpdateMemory(id, text string, meta map[string]any) error {
 		return fmt.Errorf("update memory: metadata: %w", err)
 	}
 	err = s.do(op{name: "update memory", apply: func(b *batch) error {
-		row, err := b.queryRow(`SELECT id, scope FROM memories WHERE uid = ?`, id)
+		rowid, scope, err := memoryRow(b, id)
 		if err != nil {
-			return err
-		}
-		var rowid int64
-		var scope string
-		if err := row.Scan(&rowid, &scope); errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		} else if err != nil {
 			return err
 		}
 		if _, err := b.exec(`UPDATE memories SET text = ?, meta = ? WHERE id = ?`, text, raw, rowid); err != nil {
@@ -142,6 +135,20 @@ func (s *Store) UpdateMemory(id, text string, meta map[string]any) error {
 		return fmt.Errorf("update memory %q: %w", id, err)
 	}
 	return nil
+}
+
+// memoryRow returns the row id and scope of the memory uid, or ErrNotFound.
+func memoryRow(b *batch, uid string) (rowid int64, scope string, err error) {
+	row, err := b.queryRow(`SELECT id, scope FROM memories WHERE uid = ?`, uid)
+	if err != nil {
+		return 0, "", err
+	}
+	if err := row.Scan(&rowid, &scope); errors.Is(err, sql.ErrNoRows) {
+		return 0, "", ErrNotFound
+	} else if err != nil {
+		return 0, "", err
+	}
+	return rowid, scope, nil
 }
 
 // DeleteMemories deletes the memories with ids that exist and returns them.
@@ -311,14 +318,9 @@ func (s *Store) SetMemoryVectors(model string, vecs map[string][]float32) error 
 	err := s.do(op{name: "set memory vectors", apply: func(b *batch) error {
 		scopes := map[string]bool{}
 		for id, v := range vecs {
-			row, err := b.queryRow(`SELECT id, scope FROM memories WHERE uid = ?`, id)
-			if err != nil {
-				return err
-			}
-			var rowid int64
-			var scope string
-			if err := row.Scan(&rowid, &scope); errors.Is(err, sql.ErrNoRows) {
-				continue
+			rowid, scope, err := memoryRow(b, id)
+			if errors.Is(err, ErrNotFound) {
+				continue // deleted meanwhile
 			} else if err != nil {
 				return err
 			}

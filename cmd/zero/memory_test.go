@@ -249,3 +249,51 @@ func TestBehaviourAdjustment(t *testing.T) {
 		t.Errorf("another workspace's system prompt:\n%.400s", sys)
 	}
 }
+
+// TestMemoryCommand: zero memory save, ls, search, export, import and rm.
+func TestMemoryCommand(t *testing.T) {
+	t.Parallel()
+	home, ws := t.TempDir(), t.TempDir()
+	env := []string{"XDG_DATA_HOME=" + filepath.Join(home, "data"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config")}
+	zero := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := zeroCmd(t, env, append([]string{"memory"}, args...)...)
+		cmd.Dir = ws
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := zero("save", "--user", "I", "prefer", "short", "answers")
+	if code != 0 || !strings.HasPrefix(out, "saved ") {
+		t.Fatalf("save --user: %d %s", code, out)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(out, "saved "))
+	if out, code = zero("save", "--area", "solutions", "The", "flaky", "test", "needs", "GOFLAGS=-count=1"); code != 0 {
+		t.Fatalf("save: %d %s", code, out)
+	}
+	docs := t.TempDir()
+	mustWrite(t, filepath.Join(docs, "guide.md"), "# Guide\n\nThe staging cluster is called heron.\n")
+	if out, code = zero("import", docs); code != 0 || !strings.Contains(out, "1 added") {
+		t.Fatalf("import: %d %s", code, out)
+	}
+	out, code = zero("ls")
+	for _, want := range []string{"short answers", "user", "solutions", "workspace", "guide.md", "heron"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("ls lacks %q: %d\n%s", want, code, out)
+		}
+	}
+	if out, _ = zero("search", "staging cluster name"); !strings.Contains(out, "heron") || strings.Contains(out, "flaky") {
+		t.Errorf("search:\n%s", out)
+	}
+	if out, _ = zero("export"); strings.Count(out, "\n") != 3 || !strings.Contains(out, `"area":"solutions"`) {
+		t.Errorf("export:\n%s", out)
+	}
+	if out, code = zero("rm", id, "nosuchid"); code != 1 || !strings.Contains(out, "deleted "+id) || !strings.Contains(out, `no memory "nosuchid"`) {
+		t.Errorf("rm: %d %s", code, out)
+	}
+	if out, _ = zero("ls", "--workspace", t.TempDir()); strings.Contains(out, "flaky") || strings.Contains(out, "short answers") {
+		t.Errorf("another workspace lists this one's memory (or a deleted one):\n%s", out)
+	}
+	if _, code = zero("search"); code != 2 {
+		t.Errorf("search without a query: exit %d, want 2", code)
+	}
+}

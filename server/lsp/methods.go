@@ -473,11 +473,8 @@ func (c *conn) sessionList(_ *jsonrpc2.Conn, params json.RawMessage) (continuati
 	if err := decode(params, &p, ""); err != nil {
 		return continuation{}, err
 	}
-	if p.Workspace != "" {
-		if !filepath.IsAbs(p.Workspace) {
-			return continuation{}, invalidParams("workspace", "must be an absolute path")
-		}
-		p.Workspace = filepath.Clean(p.Workspace)
+	if err := cleanWorkspace(&p.Workspace); err != nil {
+		return continuation{}, err
 	}
 	list := c.opts.Manager.ListWith(server.ListOptions{Workspace: p.Workspace, All: p.All})
 	if list == nil {
@@ -638,11 +635,8 @@ func (c *conn) memories(_ *jsonrpc2.Conn, params json.RawMessage) (continuation,
 	if err := decode(params, &p, ""); err != nil {
 		return continuation{}, err
 	}
-	if p.Workspace != "" {
-		if !filepath.IsAbs(p.Workspace) {
-			return continuation{}, invalidParams("workspace", "must be an absolute path")
-		}
-		p.Workspace = filepath.Clean(p.Workspace)
+	if err := cleanWorkspace(&p.Workspace); err != nil {
+		return continuation{}, err
 	}
 	if p.Limit < 0 {
 		return continuation{}, invalidParams("limit", "must not be negative")
@@ -657,4 +651,16 @@ func (c *conn) memories(_ *jsonrpc2.Conn, params json.RawMessage) (continuation,
 		}
 		return memoriesResult{Memories: list}, nil
 	}), nil
+}
+
+// cleanWorkspace checks a workspace parameter ("" or absolute) and cleans it.
+func cleanWorkspace(ws *string) error {
+	if *ws == "" {
+		return nil
+	}
+	if !filepath.IsAbs(*ws) {
+		return invalidParams("workspace", "must be an absolute path")
+	}
+	*ws = filepath.Clean(*ws)
+	return nil
 }
