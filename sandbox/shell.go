@@ -100,6 +100,23 @@ func newShell(term terminal, cfg shellConfig) *Shell {
 	return s
 }
 
+// printed is what a shell that failed to start printed (bubblewrap says
+// why it cannot set up the sandbox there; the terminal may have echoed the
+// start of the init script too), for the error: the first 400 bytes, or ""
+// when it printed nothing.
+func (s *Shell) printed() string {
+	s.mu.Lock()
+	out := strings.TrimSpace(s.out.String())
+	s.mu.Unlock()
+	if out == "" {
+		return ""
+	}
+	if len(out) > 400 {
+		out = out[:400] + "…"
+	}
+	return fmt.Sprintf(" (it printed: %q)", out)
+}
+
 // handshake prepares the shell for the protocol and waits until it is ready.
 // Whatever the terminal printed before (echo of the init script, warnings)
 // is discarded.
@@ -121,9 +138,9 @@ func (s *Shell) handshake(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return fmt.Errorf("shell handshake: %w", ctx.Err())
 		case errors.Is(err, context.DeadlineExceeded):
-			return fmt.Errorf("shell handshake: %w: no answer within %v", ErrUnavailable, startupTimeout)
+			return fmt.Errorf("shell handshake: %w: no answer within %v%s", ErrUnavailable, startupTimeout, s.printed())
 		}
-		return fmt.Errorf("shell handshake: %w", err)
+		return fmt.Errorf("shell handshake: %w%s", err, s.printed())
 	}
 	s.mu.Lock()
 	discarded := s.out.take()
