@@ -205,4 +205,20 @@ func TestEmbedLater(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Fatalf("embedded again %d, %v", n, err)
 	}
+	// Another model: everything is embedded again, and the old vectors go.
+	srv := llmtest.NewServer(t)
+	other, err := llm.NewEmbedder(llm.EmbedderOptions{Model: "another-embed", BaseURL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err = memory.New(memory.Options{Store: st, Embedder: other}).Embed(ctx, []string{ws, ""}); err != nil || n != len(facts) {
+		t.Fatalf("embedded with another model %d, %v", n, err)
+	}
+	old := 0
+	for _, sc := range []string{ws, ""} {
+		st.MemoryVectors(sc, "llmtest-embed", func(string, string, []float32) { old++ })
+	}
+	if old != 0 {
+		t.Errorf("%d vectors of the earlier model left", old)
+	}
 }

@@ -151,8 +151,17 @@ func (s *Service) Embed(ctx context.Context, scopes []string) (int, error) {
 	done := 0
 	for ctx.Err() == nil {
 		ms, err := s.st.MemoriesWithoutVector(scopes, s.emb.Model(), 32)
-		if err != nil || len(ms) == 0 {
+		if err != nil {
 			return done, err
+		}
+		if len(ms) == 0 {
+			// All embedded by this model: the vectors of an earlier one go.
+			for _, sc := range scopes {
+				if _, err := s.st.DeleteOtherVectors(sc, s.emb.Model()); err != nil {
+					return done, err
+				}
+			}
+			return done, nil
 		}
 		if err := s.embed(ctx, ms); err != nil {
 			return done, fmt.Errorf("embed memories with %s: %w", s.emb.Model(), err)

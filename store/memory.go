@@ -528,3 +528,22 @@ func (s *Store) SetBehaviour(scope, rules string) error {
 	}
 	return nil
 }
+
+// DeleteOtherVectors removes the vectors of scope's memories made by other
+// embedding models than model (after a change of model, once everything is
+// embedded again), returning how many went.
+func (s *Store) DeleteOtherVectors(scope, model string) (int, error) {
+	var n int64
+	err := s.do(op{name: "delete old vectors", apply: func(b *batch) error {
+		res, err := b.exec(`DELETE FROM memory_vectors WHERE model != ? AND id IN (SELECT id FROM memories WHERE scope = ?)`, model, scope)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("delete old vectors: %w", err)
+	}
+	return int(n), nil
+}
