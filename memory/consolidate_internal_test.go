@@ -72,7 +72,7 @@ func TestConsolidation(t *testing.T) {
 		ms, err := svc.Save(ctx,
 			Memory{Scope: "/ws", Area: AreaFragments, Text: old},
 			Memory{Scope: "/ws", Area: AreaMain, Text: "The user's cat is called Miso."}, // another area: never shown
-			Memory{Scope: "", Area: AreaFragments, Text: old + " (the user's own)"},   // another scope: never shown
+			Memory{Scope: "", Area: AreaFragments, Text: old + " (the user's own)"},      // another scope: never shown
 		)
 		if err != nil {
 			t.Fatal(err)
