@@ -39,6 +39,30 @@ type Agent struct {
 	// finalTurn is set, for message_loop_end, on the turn that ends the
 	// monologue.
 	finalTurn bool
+	// found are the tools of the setup's ToolSource, by name, as of the
+	// monologue's start (see refreshTools); found names are sorted.
+	found      map[string]Tool
+	foundNames []string
+}
+
+// refreshTools takes the ToolSource's tools for the monologue to come.
+func (a *Agent) refreshTools(ctx context.Context) {
+	src := a.setup.ToolSource
+	if src == nil {
+		return
+	}
+	found := map[string]Tool{}
+	var names []string
+	for _, t := range src.Tools(ctx) {
+		n := t.Name()
+		if _, own := a.setup.tools[n]; own || found[n] != nil {
+			continue
+		}
+		found[n] = t
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	a.found, a.foundNames = found, names
 }
 
 func (s *Session) newAgent(number int, superior *Agent, setup *agentSetup) *Agent {

@@ -61,6 +61,7 @@ func (a *Agent) monologue(ctx context.Context) (answer string, err error) {
 			}
 		}
 	}()
+	a.refreshTools(ctx)
 	if err := a.call(ctx, hooks.MonologueStart, &LoopPayload{Agent: a, Loop: ld}); err != nil {
 		return "", err
 	}

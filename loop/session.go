@@ -82,9 +82,20 @@ type Setup struct {
 	// UtilityModel is used for summaries and memory; nil means Model.
 	UtilityModel Model
 	Tools        []Tool
+	// ToolSource, when set, provides tools found at run time (an MCP
+	// server's); they join Tools from the next monologue on.
+	ToolSource ToolSource
 	// Hooks are the resolved extensions (see Builtins); nil runs the
 	// built-ins only.
 	Hooks *hooks.Set
+}
+
+// ToolSource provides tools discovered while the session runs. Tools is
+// called at the start of every monologue of an agent; it may start what
+// the tools need (lazily, bounded by ctx) and should answer from a cache
+// after. A name the setup's own tools have is ignored.
+type ToolSource interface {
+	Tools(ctx context.Context) []Tool
 }
 
 // Config is what a session needs. Model and Prompts are required.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -101,19 +102,44 @@ func (a *Agent) retire() {
 // tool returns the named tool if the agent has it and may use it.
 func (a *Agent) tool(name string) Tool {
 	t := a.setup.tools[name]
+	if t == nil {
+		t = a.found[name]
+	}
+	if t == nil {
+		return nil
+	}
 	if av, ok := t.(Availability); ok && !av.AvailableTo(a) {
 		return nil
 	}
 	return t
 }
 
-// toolNames are the names of the tools the agent may use, sorted.
+// toolNames are the names of the tools the agent may use, sorted: the
+// setup's and those its ToolSource found.
 func (a *Agent) toolNames() []string {
-	names := make([]string, 0, len(a.setup.names))
+	names := make([]string, 0, len(a.setup.names)+len(a.foundNames))
 	for _, n := range a.setup.names {
 		if a.tool(n) != nil {
 			names = append(names, n)
 		}
 	}
+	for _, n := range a.foundNames {
+		if a.tool(n) != nil {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
 	return names
+}
+
+// FoundTools are the tools the setup's ToolSource provided for the
+// monologue going on (for the extension that describes them to the model).
+func (a *Agent) FoundTools() []Tool {
+	out := make([]Tool, 0, len(a.foundNames))
+	for _, n := range a.foundNames {
+		if t := a.tool(n); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
 }
