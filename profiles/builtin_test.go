@@ -105,11 +105,11 @@ func TestBuiltinProfilesRender(t *testing.T) {
 	}
 }
 
-// TestBuiltinPromptBudget keeps every built-in system prompt, agent0's above all, under Agent
-// Zero's budget of 3,000 tokens: by the len/4 estimate and by the o200k_base tokenizer.
+// TestBuiltinPromptBudget keeps every built-in system prompt, agent0's above all, under Zero's
+// budget of 3,300 tokens (see the package doc): by the len/4 estimate and by the o200k_base tokenizer.
 func TestBuiltinPromptBudget(t *testing.T) {
 	t.Parallel()
-	const budget = 3000
+	const budget = 3300
 	codec, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,96 @@
+package mcpclient
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/loop"
+)
+
+// Source is a Pool as the agents' loop.ToolSource: the servers' tools,
+// filtered by a profile's allow and deny lists (Allow, may be nil).
+type Source struct {
+	Pool  *Pool
+	Allow func(name string) bool
+	// OnError, when set, is told why a server's tools are missing.
+	OnError func(error)
+}
+
+// Tools lists the servers' tools for the monologue to come (starting the
+// servers the first time).
+func (s Source) Tools(ctx context.Context) []loop.Tool {
+	list, errs := s.Pool.List(ctx)
+	if s.OnError != nil {
+		for _, err := range errs {
+			s.OnError(err)
+		}
+	}
+	out := make([]loop.Tool, 0, len(list))
+	for _, t := range list {
+		if s.Allow == nil || s.Allow(t.FullName()) {
+			out = append(out, agentTool{pool: s.Pool, t: t})
+		}
+	}
+	return out
+}
+
+// agentTool is one server tool as a tool of the agent.
+type agentTool struct {
+	pool *Pool
+	t    Tool
+}
+
+func (a agentTool) Name() string { return a.t.FullName() }
+
+// Kind is "other": what a server's tool does is the server's business.
+func (agentTool) Kind() string { return "other" }
+
+func (a agentTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	res, err := a.pool.Call(ctx, a.t.Server, a.t.Name, call.Args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return loop.ToolResult{}, ctx.Err()
+		}
+		// The server failing is something the model can work around.
+		return loop.ToolResult{IsError: true, Text: fmt.Sprintf("the MCP tool %s failed: %v", a.t.FullName(), err)}, nil
+	}
+	return loop.ToolResult{Text: res.Text, IsError: res.IsError}, nil
+}
+
+// Register adds _12_mcp_prompt (system_prompt): the MCP tools the agent
+// has, with their descriptions and input schemas, in Agent Zero's format,
+// rendered with agent.system.mcp_tools.md.
+func Register(r *hooks.Registry) {
+	r.Register(hooks.SystemPrompt, "_12_mcp_prompt", mcpPrompt)
+}
+
+func mcpPrompt(_ context.Context, p hooks.Payload) error {
+	sp, ok := p.(*loop.SystemPromptPayload)
+	if !ok || sp.Agent == nil {
+		return nil
+	}
+	var b strings.Builder
+	server := ""
+	for _, t := range sp.Agent.FoundTools() {
+		at, ok := t.(agentTool)
+		if !ok {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("## \"Remote (MCP Server) Agent Tools\" available:\n\n")
+		}
+		if at.t.Server != server {
+			server = at.t.Server
+			fmt.Fprintf(&b, "### %s\n", server)
+		}
+		fmt.Fprintf(&b, "\n### %s:\n%s\n\n#### Input schema for tool_args:\n%s\n\n", at.t.FullName(), strings.TrimSpace(at.t.Description), at.t.InputSchema)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	text := sp.Agent.Prompt("agent.system.mcp_tools.md", map[string]any{"tools": strings.TrimSpace(b.String())})
+	*sp.System = append(*sp.System, text)
+	return nil
+}

@@ -1,0 +1,427 @@
+// Package mcpclient lets the agent use MCP servers' tools, as Agent Zero's
+// MCP handler does: each server's tools are tools of the agent named
+// server.tool, described to the model with their input schema, and called
+// through the usual tool path (approvals, events, extensions, output
+// capping). A Pool keeps one connection per server for a session, started
+// when the tools are first needed, all servers in parallel, started again
+// after a failure, and closed with the session. Servers speak stdio (a
+// command) or streamable HTTP (a URL), through mcp-go's client.
+package mcpclient
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	mcpc "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Server is one MCP server, in the shape Claude Desktop's and Cursor's
+// configurations have: Command (with Args, Env, Dir) for stdio, or URL
+// (with Headers) for streamable HTTP.
+type Server struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     []string // KEY=VALUE, added to Options.BaseEnv
+	Dir     string
+	URL     string
+	Headers map[string]string
+	// Allow and Deny filter the server's tools by name (path.Match
+	// patterns); an empty Allow allows all.
+	Allow, Deny []string
+}
+
+// Options configures a Pool.
+type Options struct {
+	InitTimeout time.Duration // starting and listing one server; default 10 s (Agent Zero's)
+	CallTimeout time.Duration // one tool call; default 120 s (Agent Zero's)
+	BaseEnv     []string      // the environment of stdio servers, before their own Env
+	Logger      *slog.Logger
+	// Version is Zero's, given to the servers as the client's.
+	Version string
+}
+
+// Tool is a tool of a server as the agent sees it.
+type Tool struct {
+	Server      string          // the server's name
+	Name        string          // the tool's name on the server
+	Description string          // as the server describes it
+	InputSchema json.RawMessage // the JSON schema of its arguments
+}
+
+// FullName is the tool's name for the agent: server.tool.
+func (t Tool) FullName() string { return t.Server + "." + t.Name }
+
+// Pool holds the connections of one session to its MCP servers.
+type Pool struct {
+	opts    Options
+	servers []Server
+
+	mu     sync.Mutex
+	conns  map[string]*conn
+	closed bool
+}
+
+// conn is one server's connection, or the error starting it.
+type conn struct {
+	srv    Server
+	client *mcpc.Client // nil until started, or after it failed
+	tools  []Tool
+	err    error     // the last start's error
+	failed time.Time // when it last failed to start, for a pause before trying again
+	start  sync.Mutex
+}
+
+// ValidName reports whether name can name a server: letters, digits, _ and -.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Normalize makes a configured server name usable in tool names: lower
+// case, anything but letters, digits, _ and - replaced by _ (Agent Zero
+// normalizes them too).
+func Normalize(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}
+
+// NewPool returns a pool over servers (their names normalized; a server
+// without a command or URL, or whose name repeats another's, is left out
+// with an error). Nothing starts until Tools or Call.
+func NewPool(servers []Server, o Options) (*Pool, []error) {
+	o.InitTimeout = cmp.Or(o.InitTimeout, 10*time.Second)
+	o.CallTimeout = cmp.Or(o.CallTimeout, 120*time.Second)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	p := &Pool{opts: o, conns: map[string]*conn{}}
+	var errs []error
+	for _, s := range servers {
+		s.Name = Normalize(s.Name)
+		switch {
+		case !validName.MatchString(s.Name):
+			errs = append(errs, fmt.Errorf("mcp server %q: a name needs letters or digits", s.Name))
+		case p.conns[s.Name] != nil:
+			errs = append(errs, fmt.Errorf("mcp server %q is configured twice; the first is used", s.Name))
+		case (s.Command == "") == (s.URL == ""):
+			errs = append(errs, fmt.Errorf("mcp server %q needs either a command (stdio) or a url (streamable HTTP)", s.Name))
+		default:
+			p.servers = append(p.servers, s)
+			p.conns[s.Name] = &conn{srv: s}
+		}
+	}
+	return p, errs
+}
+
+// Servers are the pool's servers.
+func (p *Pool) Servers() []Server { return slices.Clone(p.servers) }
+
+// ErrClosed is returned by a closed Pool.
+var ErrClosed = errors.New("mcp: the session's servers are closed")
+
+// List returns the tools of every server, starting those not started yet,
+// in parallel, and the errors of those that could not start (their tools
+// are left out). Started servers answer from what they listed.
+func (p *Pool) List(ctx context.Context) ([]Tool, []error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, []error{ErrClosed}
+	}
+	conns := make([]*conn, 0, len(p.servers))
+	for _, s := range p.servers {
+		conns = append(conns, p.conns[s.Name])
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() { _, _ = p.ensure(ctx, c) })
+	}
+	wg.Wait()
+	var tools []Tool
+	var errs []error
+	for _, c := range conns {
+		c.start.Lock()
+		if c.client != nil {
+			tools = append(tools, c.tools...)
+		} else if c.err != nil {
+			errs = append(errs, c.err)
+		}
+		c.start.Unlock()
+	}
+	return tools, errs
+}
+
+// retryPause is how long a server that failed to start is left alone
+// before the next List tries it again (a Call always tries).
+const retryPause = 30 * time.Second
+
+// ensure starts c unless it runs, returning its client.
+func (p *Pool) ensure(ctx context.Context, c *conn) (*mcpc.Client, error) {
+	return p.ensureRetry(ctx, c, false)
+}
+
+func (p *Pool) ensureRetry(ctx context.Context, c *conn, always bool) (*mcpc.Client, error) {
+	c.start.Lock()
+	defer c.start.Unlock()
+	if c.client != nil {
+		return c.client, nil
+	}
+	if !always && c.err != nil && time.Since(c.failed) < retryPause {
+		return nil, c.err
+	}
+	cl, tools, err := p.connect(ctx, c.srv)
+	if err != nil {
+		c.err, c.failed = fmt.Errorf("mcp server %s: %w", c.srv.Name, err), time.Now()
+		p.opts.Logger.Warn("mcp server did not start", "server", c.srv.Name, "err", err)
+		return nil, c.err
+	}
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		cl.Close()
+		return nil, ErrClosed
+	}
+	c.client, c.tools, c.err = cl, tools, nil
+	cl.OnConnectionLost(func(err error) { p.drop(c, cl, err) })
+	p.opts.Logger.Info("mcp server started", "server", c.srv.Name, "tools", len(tools))
+	return cl, nil
+}
+
+// drop forgets a connection that failed, so the next use starts it again.
+func (p *Pool) drop(c *conn, cl *mcpc.Client, why error) {
+	c.start.Lock()
+	defer c.start.Unlock()
+	if c.client != cl {
+		return
+	}
+	c.client = nil
+	cl.Close()
+	p.opts.Logger.Warn("mcp server connection lost; it starts again on the next call", "server", c.srv.Name, "err", why)
+}
+
+// connect starts and initializes a server and lists its tools.
+func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)
+	defer cancel()
+	var cl *mcpc.Client
+	var err error
+	if s.Command != "" {
+		env := append(slices.Clone(p.opts.BaseEnv), s.Env...)
+		cmdFunc := func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			// Not tied to ctx: the server outlives the call that started it.
+			cmd := exec.Command(command, args...)
+			cmd.Env, cmd.Dir = env, s.Dir
+			return cmd, nil
+		}
+		cl, err = mcpc.NewStdioMCPClientWithOptions(s.Command, env, s.Args,
+			transport.WithCommandFunc(cmdFunc), transport.WithCommandLogger(p.opts.Logger.With("mcp_server", s.Name)))
+	} else {
+		var opts []transport.StreamableHTTPCOption
+		if len(s.Headers) > 0 {
+			opts = append(opts, transport.WithHTTPHeaders(s.Headers))
+		}
+		cl, err = mcpc.NewStreamableHttpClient(s.URL, opts...)
+		if err == nil {
+			err = cl.Start(ctx)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "zero", Version: cmp.Or(p.opts.Version, "dev")}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := cl.Initialize(ctx, init); err != nil {
+		cl.Close()
+		return nil, nil, fmt.Errorf("initialize: %w%s", err, stderrTail(cl))
+	}
+	var tools []Tool
+	var cursor mcp.Cursor
+	for page := 0; page < 100; page++ {
+		req := mcp.ListToolsRequest{}
+		req.Params.Cursor = cursor
+		res, err := cl.ListTools(ctx, req)
+		if err != nil {
+			cl.Close()
+			return nil, nil, fmt.Errorf("tools/list: %w", err)
+		}
+		for _, t := range res.Tools {
+			if !allowed(s, t.Name) {
+				continue
+			}
+			schema, _ := json.Marshal(t.InputSchema)
+			if len(t.RawInputSchema) > 0 {
+				schema = t.RawInputSchema
+			}
+			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: t.Description, InputSchema: schema})
+		}
+		if res.NextCursor == "" || res.NextCursor == cursor {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	return cl, tools, nil
+}
+
+// stderrTail is the end of what a stdio server printed, for an error.
+func stderrTail(cl *mcpc.Client) string {
+	r, ok := mcpc.GetStderr(cl)
+	if !ok {
+		return ""
+	}
+	buf := make([]byte, 2048)
+	n, _ := r.Read(buf)
+	if s := strings.TrimSpace(string(buf[:n])); s != "" {
+		return fmt.Sprintf(" (the server printed: %q)", s)
+	}
+	return ""
+}
+
+// allowed applies a server's tool filter.
+func allowed(s Server, tool string) bool {
+	match := func(patterns []string) bool {
+		return slices.ContainsFunc(patterns, func(p string) bool {
+			ok, _ := path.Match(p, tool)
+			return ok || p == tool
+		})
+	}
+	if len(s.Allow) > 0 && !match(s.Allow) {
+		return false
+	}
+	return !match(s.Deny)
+}
+
+// Result is what a tool call returned.
+type Result struct {
+	Text    string
+	IsError bool
+}
+
+// Call calls a tool of a server, starting the server (again) if it does not
+// run. A call that fails because the connection broke is tried once more on
+// a fresh start: a crashed server comes back on the next call.
+func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]any) (Result, error) {
+	p.mu.Lock()
+	c := p.conns[server]
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return Result{}, ErrClosed
+	}
+	if c == nil {
+		return Result{}, fmt.Errorf("mcp: no server %q", server)
+	}
+	for attempt := 0; ; attempt++ {
+		cl, err := p.ensureRetry(ctx, c, true)
+		if err != nil {
+			return Result{}, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+		req := mcp.CallToolRequest{}
+		req.Params.Name = tool
+		req.Params.Arguments = args
+		res, err := cl.CallTool(cctx, req)
+		cancel()
+		if err == nil {
+			return Result{Text: resultText(res), IsError: res.IsError}, nil
+		}
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		if attempt == 0 && broken(err) {
+			p.drop(c, cl, err)
+			continue
+		}
+		return Result{}, fmt.Errorf("mcp %s.%s: %w", server, tool, err)
+	}
+}
+
+// broken tells a failed transport (the server died, the connection
+// dropped) from an error the server answered.
+func broken(err error) bool {
+	if _, ok := errors.AsType[*transport.Error](err); ok {
+		return true
+	}
+	s := err.Error()
+	for _, w := range []string{"EOF", "closed", "broken pipe", "connection reset", "transport", "file already closed", "process exited"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// resultText renders a tool result's content as text: text as it is, the
+// rest named by kind (images and audio are not shown to the model).
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch v := c.(type) {
+		case mcp.TextContent:
+			parts = append(parts, v.Text)
+		case mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image, %s]", v.MIMEType))
+		case mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio, %s]", v.MIMEType))
+		case mcp.EmbeddedResource:
+			if t, ok := v.Resource.(mcp.TextResourceContents); ok {
+				parts = append(parts, t.Text)
+			} else {
+				parts = append(parts, "[resource]")
+			}
+		case mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s]", v.URI))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		raw, _ := json.Marshal(res.StructuredContent)
+		parts = append(parts, string(raw))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Close closes every connection (stopping stdio servers).
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	conns := make([]*conn, 0, len(p.conns))
+	for _, c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.start.Lock()
+		if c.client != nil {
+			c.client.Close()
+			c.client = nil
+		}
+		c.start.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package mcpclient_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/mcpclient"
+	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/tools"
+)
+
+// TestMain runs this test binary as a stdio MCP server when asked to: the
+// tests start it as a real server process.
+func TestMain(m *testing.M) {
+	if log := os.Getenv("FAKE_MCP_SERVER"); log != "" {
+		serveFake(log)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveFake is a stdio MCP server with tools echo, fail, crash and hidden;
+// every start is recorded in the file log.
+func serveFake(log string) {
+	f, _ := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	fmt.Fprintf(f, "start %d\n", os.Getpid())
+	f.Close()
+	s := server.NewMCPServer("fake", "1.0")
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."), mcp.WithString("text", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("echo: " + req.GetString("text", "") + " env=" + os.Getenv("FAKE_VAR")), nil
+		})
+	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fails.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultError("it failed on purpose"), nil
+		})
+	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exits the server.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(mcp.NewTool("hidden", mcp.WithDescription("Denied by the configuration.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("you should not see this"), nil
+		})
+	_ = server.ServeStdio(s)
+}
+
+func fakeServer(t *testing.T, name string) (mcpclient.Server, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "starts")
+	return mcpclient.Server{Name: name, Command: exe, Env: []string{"FAKE_MCP_SERVER=" + log, "FAKE_VAR=from-config"}, Deny: []string{"hid*"}}, log
+}
+
+func starts(t *testing.T, log string) int {
+	t.Helper()
+	b, _ := os.ReadFile(log)
+	return strings.Count(string(b), "start ")
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestPool(t *testing.T) {
+	srv, log := fakeServer(t, "Fake Server")
+	broken := mcpclient.Server{Name: "broken", Command: filepath.Join(t.TempDir(), "no-such-command")}
+	p, errs := mcpclient.NewPool([]mcpclient.Server{srv, broken, {Name: "neither"}, srv}, mcpclient.Options{InitTimeout: 10 * time.Second})
+	defer p.Close()
+	if len(errs) != 2 {
+		t.Errorf("configuration errors: %v", errs)
+	}
+	if starts(t, log) != 0 {
+		t.Fatal("a server started before it was needed")
+	}
+	tools, errs := p.List(ctx(t))
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.FullName())
+	}
+	if strings.Join(names, ",") != "fake_server.crash,fake_server.echo,fake_server.fail" && strings.Join(names, ",") != "fake_server.echo,fake_server.fail,fake_server.crash" {
+		// The server's order; hidden is denied.
+		for _, n := range names {
+			if strings.Contains(n, "hidden") {
+				t.Errorf("a denied tool is listed: %v", names)
+			}
+		}
+		if len(names) != 3 {
+			t.Errorf("tools: %v", names)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken") {
+		t.Errorf("the broken server's error: %v", errs)
+	}
+	if _, _ = p.List(ctx(t)); starts(t, log) != 1 {
+		t.Errorf("listing again started the server again: %d starts", starts(t, log))
+	}
+
+	res, err := p.Call(ctx(t), "fake_server", "echo", map[string]any{"text": "hi"})
+	if err != nil || res.Text != "echo: hi env=from-config" || res.IsError {
+		t.Fatalf("echo: %+v, %v", res, err)
+	}
+	if res, err = p.Call(ctx(t), "fake_server", "fail", nil); err != nil || !res.IsError || !strings.Contains(res.Text, "on purpose") {
+		t.Fatalf("fail: %+v, %v", res, err)
+	}
+	// A crash: the call fails (or is retried on a fresh start and crashes
+	// again); the next call starts the server again and works.
+	if _, err = p.Call(ctx(t), "fake_server", "crash", nil); err == nil {
+		t.Fatal("a crashing tool did not fail")
+	}
+	if res, err = p.Call(ctx(t), "fake_server", "echo", map[string]any{"text": "again"}); err != nil || res.Text != "echo: again env=from-config" {
+		t.Fatalf("after the crash: %+v, %v", res, err)
+	}
+	if n := starts(t, log); n < 2 {
+		t.Errorf("the server was not started again after its crash: %d starts", n)
+	}
+	if _, err = p.Call(ctx(t), "nosuch", "echo", nil); err == nil {
+		t.Error("a call to an unknown server did not fail")
+	}
+	p.Close()
+	if _, err = p.Call(ctx(t), "fake_server", "echo", nil); !errors.Is(err, mcpclient.ErrClosed) {
+		t.Errorf("a call after Close: %v", err)
+	}
+}
+
+// scripted is an in-process model answering from a list.
+type scripted struct {
+	replies []string
+	sent    [][]llm.Message
+}
+
+func (m *scripted) Stream(_ context.Context, req llm.Request, fn llm.StreamFunc) (llm.Result, error) {
+	m.sent = append(m.sent, req.Messages)
+	if len(m.sent) > len(m.replies) {
+		return llm.Result{}, errors.New("no reply scripted")
+	}
+	r := m.replies[len(m.sent)-1]
+	// The loop may stop the stream once the tool request is complete: the
+	// error then says so, and the result carries what was sent.
+	if err := fn(llm.Delta{Kind: llm.Content, Text: r}); err != nil && !errors.Is(err, llm.ErrStop) {
+		return llm.Result{}, err
+	}
+	return llm.Result{Content: r}, nil
+}
+
+// TestAgentUsesServerTools: the servers' tools are in the system prompt
+// (name, description, input schema) and the agent calls them by
+// server.tool through the loop; a profile's filter takes tools away.
+func TestAgentUsesServerTools(t *testing.T) {
+	srv, _ := fakeServer(t, "fake")
+	p, _ := mcpclient.NewPool([]mcpclient.Server{srv}, mcpclient.Options{})
+	defer p.Close()
+	model := &scripted{replies: []string{
+		`{"thoughts": ["echo"], "headline": "Echo", "tool_name": "fake.echo", "tool_args": {"text": "from the agent"}}`,
+		`{"thoughts": ["done"], "headline": "Answer", "tool_name": "response", "tool_args": {"text": "done"}}`,
+	}}
+	reg := loop.Builtins()
+	mcpclient.Register(reg)
+	set, err := hooks.Resolve(reg, nil, hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	sess := loop.NewSession("m", loop.Config{Setup: loop.Setup{
+		Model: model, Prompts: profiles.New(), Hooks: set, Tools: []loop.Tool{tools.Response{}},
+		ToolSource: mcpclient.Source{Pool: p, Allow: func(name string) bool { return name != "fake.fail" }},
+	}}, func(e loop.Event) {
+		if e.Type == loop.EventToolResult {
+			results = append(results, e.Text)
+		}
+	})
+	if _, err := sess.Run(ctx(t), "use the server"); err != nil {
+		t.Fatal(err)
+	}
+	sys := model.sent[0][0].Content
+	for _, want := range []string{`"Remote (MCP Server) Agent Tools"`, "### fake.echo:", "Echo the text back.", `"text"`} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("the system prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(sys, "fake.fail") || strings.Contains(sys, "fake.hidden") {
+		t.Error("the system prompt lists a filtered tool")
+	}
+	if len(results) == 0 || results[0] != "echo: from the agent env=from-config" {
+		t.Errorf("tool results: %q", results)
+	}
+}
