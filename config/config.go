@@ -1,9 +1,11 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -103,6 +105,24 @@ type Config struct {
 	Approval string  `yaml:"approval"` // "sandbox" (default: auto in a container, ask for commands on the host), "auto", "ask"
 	Limits   Limits  `yaml:"limits"`
 	Memory   Memory  `yaml:"memory"`
+	Search   Search  `yaml:"search"`
+	// DocumentQuery configures the document_query tool.
+	DocumentQuery DocumentQuery `yaml:"document_query"`
+}
+
+// Search configures the search_engine tool.
+type Search struct {
+	URL     string `yaml:"url"`     // a SearXNG-compatible endpoint; "" = not configured
+	Timeout int    `yaml:"timeout"` // seconds; 0 = 20
+}
+
+// DocumentQuery configures the document_query tool.
+type DocumentQuery struct {
+	// AllowPrivate lets it fetch URLs of loopback, private and link-local
+	// addresses (an intranet wiki); off, a model cannot make Zero, on this
+	// machine, reach the services only this machine reaches.
+	AllowPrivate bool `yaml:"allow_private"`
+	Timeout      int  `yaml:"timeout"` // seconds; 0 = 60
 }
 
 // Memory configures Agent Zero's memory: recalling memories into the prompt
@@ -177,6 +197,10 @@ func ProjectFile(workspace string) string { return filepath.Join(workspace, ".ze
 type Effective struct {
 	Config // the merged values, defaults filled in
 
+	// MCPServers are the MCP servers of the user's config.yaml (mcp_servers),
+	// by name; a workspace's are reported by Ignored and never started.
+	MCPServers map[string]MCPServer
+
 	origins map[string]string // dotted key -> origin
 	getenv  func(string) string
 	files   []fileStatus // the files consulted, for Print
@@ -246,12 +270,22 @@ func Load(src Sources) (*Effective, error) {
 			return nil, fmt.Errorf("config: read %s file: %w", f.layer, err)
 		}
 		e.files = append(e.files, fileStatus{layer: f.layer, path: f.path, found: true})
-		m, ferrs := parseFile(f.layer, f.path, data)
+		fp := parse(f.layer, f.path, data)
+		m := fp.out
 		if f.layer == "project" {
 			e.ignored = tighten(m, vals)
+			// A workspace's MCP servers would start programs on this
+			// machine: they are reported, never started.
+			for _, name := range slices.Sorted(maps.Keys(fp.servers)) {
+				s := fp.servers[name]
+				e.ignored = append(e.ignored, Ignored{Key: "mcp_servers." + name, Value: cmp.Or(s.Command, s.URL), Origin: s.Origin,
+					Kept: "no server", Why: "a workspace's MCP servers would run programs on this machine; configure the ones you want in your own config.yaml"})
+			}
+		} else {
+			e.MCPServers = fp.servers
 		}
 		apply(m)
-		errs = append(errs, ferrs...)
+		errs = append(errs, fp.errs...)
 	}
 
 	m, eerrs := fromEnv(getenv)

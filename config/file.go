@@ -18,45 +18,56 @@ import (
 type fileParser struct {
 	layer, path string
 	out         map[string]setting
+	servers     map[string]MCPServer // mcp_servers, read apart from the schema
 	errs        []error
 }
 
 // parseFile reads one config file. It returns every valid value it found and every problem, so
 // one run shows the user all that needs fixing.
 func parseFile(layer, path string, data []byte) (map[string]setting, []error) {
+	p := parse(layer, path, data)
+	return p.out, p.errs
+}
+
+// parse reads one config file into a parser's results.
+func parse(layer, path string, data []byte) *fileParser {
 	p := &fileParser{layer: layer, path: path, out: map[string]setting{}}
+	p.read(data)
+	return p
+}
+
+func (p *fileParser) read(data []byte) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) { // empty, or comments only
-			return p.out, nil
+			return
 		}
 		p.syntaxError(data, err)
-		return p.out, p.errs
+		return
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
 		p.syntaxError(data, err)
-		return p.out, p.errs
+		return
 	default:
 		p.fail(next.Line, "", "holds a second YAML document (after ---); put everything in one")
-		return p.out, p.errs
+		return
 	}
 	if len(doc.Content) == 0 {
-		return p.out, nil
+		return
 	}
 	root := resolve(doc.Content[0])
 	if isNull(root) {
-		return p.out, nil
+		return
 	}
 	if root.Kind != yaml.MappingNode {
 		p.fail(root.Line, "", "must be a mapping of keys such as models:, profile:, sandbox:, got "+describe(root))
-		return p.out, p.errs
+		return
 	}
 	p.mapping(root, "")
-	return p.out, p.errs
 }
 
 func (p *fileParser) fail(line int, key, msg string) {
@@ -124,6 +135,10 @@ func (p *fileParser) mergeSources(v *yaml.Node, prefix string) []pair {
 func (p *fileParser) entry(k, v *yaml.Node, prefix string) {
 	key := join(prefix, k.Value)
 	v = resolve(v)
+	if key == "mcp_servers" {
+		p.mcpServers(v)
+		return
+	}
 	if children, ok := sections[key]; ok {
 		switch {
 		case isNull(v):

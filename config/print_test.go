@@ -100,6 +100,12 @@ memory:
   recall_interval: 3                    # default
   memorize: true                        # default
   consolidation: true                   # default
+search:
+  url: ""                               # default
+  timeout: 0                            # default
+document_query:
+  allow_private: false                  # default
+  timeout: 0                            # default
 `
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Print (-want +got):\n%s", diff)

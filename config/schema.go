@@ -124,6 +124,10 @@ func rule(key string) (check func(any) string, secret bool) {
 		return atLeast(1), false
 	case "memory.recall_interval":
 		return atLeast(1), false
+	case "search.url":
+		return checkURL, false
+	case "search.timeout", "document_query.timeout":
+		return atLeast(0), false
 	}
 	return nil, false
 }

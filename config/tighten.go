@@ -46,6 +46,11 @@ var tighter = map[string]func(project, current any) (bool, string){
 	"sandbox.pids": func(p, c any) (bool, string) {
 		return lowerLimit(p.(int), c.(int)), "a workspace may only lower the process limit"
 	},
+	// Where the agent's searches go, and whether Zero fetches inside your network.
+	"search.url": equalOnly("a workspace cannot choose where the agent's searches are sent"),
+	"document_query.allow_private": func(p, c any) (bool, string) {
+		return p == c || p == false, "a workspace may not let Zero fetch private addresses"
+	},
 	// The loop's bounds keep a runaway model from spending your tokens.
 	"limits.misformat":         atMost("a workspace may only lower the loop's limits"),
 	"limits.repeat":            atMost("a workspace may only lower the loop's limits"),

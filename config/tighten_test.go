@@ -50,6 +50,10 @@ func TestWorkspaceCannotLoosenPolicy(t *testing.T) {
 		{"key variable chosen", "", "models:\n  chat:\n    api_key_env: HOME\n", "models.chat.api_key_env", "OPENAI_API_KEY", true},
 		{"key variable over the user's", "models:\n  chat:\n    api_key_env: MY_KEY\n", "models:\n  chat:\n    api_key_env: AWS_SECRET_ACCESS_KEY\n", "models.chat.api_key_env", "MY_KEY", true},
 		{"no key sent", "", "models:\n  chat:\n    api_key_env: \"\"\n", "models.chat.api_key_env", "", false},
+		{"search endpoint chosen", "", "search:\n  url: http://evil.example/search\n", "search.url", "", true},
+		{"search endpoint over the user's", "search:\n  url: http://127.0.0.1:8888\n", "search:\n  url: http://evil.example\n", "search.url", "http://127.0.0.1:8888", true},
+		{"private fetches allowed", "", "document_query:\n  allow_private: true\n", "document_query.allow_private", false, true},
+		{"private fetches refused", "document_query:\n  allow_private: true\n", "document_query:\n  allow_private: false\n", "document_query.allow_private", false, false},
 		{"the user's key variable repeated", "models:\n  chat:\n    api_key_env: MY_KEY\n", "models:\n  chat:\n    api_key_env: MY_KEY\n", "models.chat.api_key_env", "MY_KEY", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,6 +83,10 @@ type Options struct {
 	// Memory, when set, lists and searches the agent's memory for the
 	// faces (Manager.Memories).
 	Memory Memory
+	// OnClose, when set, is called after a session was closed (by Close,
+	// Delete or CloseAll), to let go of what the session held outside the
+	// engine (its MCP servers).
+	OnClose func(spec SessionSpec)
 	// OnDelete, when set, is called after a session was deleted, to remove
 	// what it left outside the store (its spilled tool output).
 	OnDelete func(spec SessionSpec)
@@ -482,6 +486,9 @@ func (m *Manager) closeSession(s *Session) {
 		if err := st.Release(s.ID(), pid); err != nil {
 			m.opts.Logger.Warn("release session", "session", s.ID(), "err", err)
 		}
+	}
+	if m.opts.OnClose != nil {
+		m.opts.OnClose(s.Spec())
 	}
 	m.opts.Logger.Info("session closed", "session", s.ID())
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/mcpclient"
 	"github.com/zeroagent/zero/memory"
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
@@ -90,6 +92,9 @@ type app struct {
 	snapshots map[string]string
 
 	sandboxMu sync.Mutex // the editor faces open the sandbox on first use
+
+	// pools are the MCP server connections of each session (mcpPool).
+	pools map[string]*mcpclient.Pool
 
 	// mem is the memory (nil without a store); memExt its recall and
 	// memorize extensions.
@@ -390,6 +395,13 @@ func (a *app) close() {
 	if a.memExt != nil {
 		a.memExt.Close()
 	}
+	a.mu.Lock()
+	pools := a.pools
+	a.pools = nil
+	a.mu.Unlock()
+	for _, p := range pools {
+		p.Close()
+	}
 	for _, ce := range a.userCE {
 		ce.Close()
 	}
@@ -562,13 +574,13 @@ func shownURL(s string) string {
 // models, the tools it may use and its extensions. withModel false skips
 // the model clients (for `zero prompt`).
 func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
-	return a.setupFor(name, "", nil, withModel)
+	return a.setupFor("", name, "", nil, withModel)
 }
 
 // setupFor is setup with the chat model chosen in the editor ("" for the
 // configured one) and the editor's file access for text_editor (nil for
 // the disk).
-func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (loop.Setup, error) {
+func (a *app) setupFor(sid, name, model string, files tools.Files, withModel bool) (loop.Setup, error) {
 	p, err := a.loader.Load(name)
 	if err != nil {
 		return loop.Setup{}, err
@@ -599,6 +611,15 @@ func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (l
 	if skillset.Len() > 0 {
 		all = append(all, tools.NewSkillsTool(func(*loop.Agent) skills.Catalog { return skillset }))
 	}
+	// Documents and the web, as far as the agent's sandbox reaches.
+	online := a.networked()
+	all = append(all, tools.NewDocumentQuery(tools.DocumentQueryOptions{
+		Roots: append([]string{a.ws}, a.roots...), Network: online,
+		AllowPrivate: a.cfg.DocumentQuery.AllowPrivate, Timeout: time.Duration(a.cfg.DocumentQuery.Timeout) * time.Second,
+	}))
+	if a.cfg.Search.URL != "" {
+		all = append(all, tools.NewSearchEngine(tools.SearchOptions{URL: a.cfg.Search.URL, Network: online, Timeout: time.Duration(a.cfg.Search.Timeout) * time.Second}))
+	}
 	if a.ce != nil {
 		ce := a.ce
 		if u := p.Spec.Sandbox.User; u != "" {
@@ -625,6 +646,12 @@ func (a *app) setupFor(name, model string, files tools.Files, withModel bool) (l
 	}
 	if skillset.Len() > 0 && p.Spec.Tools.Allows("skills_tool") {
 		skills.Register(reg, func(*loop.Agent) skills.Catalog { return skillset })
+	}
+	// The MCP servers of the user's configuration: one pool per session,
+	// shared by its agents; their tools pass the profile's filter.
+	if pool := a.mcpPool(sid); pool != nil && withModel {
+		st.ToolSource = mcpclient.Source{Pool: pool, Allow: p.Spec.Tools.Allows, OnError: func(err error) { a.warn.warn(err.Error()) }}
+		mcpclient.Register(reg)
 	}
 	st.Hooks, err = hooks.Resolve(reg, layers, hooks.Options{
 		Logger:  a.logger.With("component", "hooks"),
@@ -654,7 +681,7 @@ type sessionOpts struct {
 
 // sessionFor builds a session as the editor asked.
 func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
-	st, err := a.setupFor(cmp.Or(o.profile, a.cfg.Profile), o.model, o.files, withModel)
+	st, err := a.setupFor(o.id, cmp.Or(o.profile, a.cfg.Profile), o.model, o.files, withModel)
 	if err != nil {
 		return nil, err
 	}
@@ -681,7 +708,7 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 	sess := loop.NewSession(id, loop.Config{
 		Setup: st,
 		Subordinate: func(profile string) (loop.Setup, error) {
-			st, err := a.setupFor(profile, "", o.files, withModel)
+			st, err := a.setupFor(o.id, profile, "", o.files, withModel)
 			if errors.Is(err, profiles.ErrNoProfile) {
 				names := make([]string, len(infos))
 				for i, in := range infos {
@@ -901,4 +928,69 @@ func readSmall(path string, limit int64) string {
 		return ""
 	}
 	return string(b)
+}
+
+// networked reports whether the agent's commands reach the network: a
+// container unless its network is "none", bubblewrap only with
+// sandbox.network: host, unconfined commands always. The tools that fetch
+// in Zero's own process (document_query, search_engine) follow it.
+func (a *app) networked() bool {
+	if l, ok := a.backend.(*sandbox.Local); ok {
+		if mode, _ := l.Isolation(); mode == sandbox.IsolationBubblewrap {
+			return a.cfg.Sandbox.Network == "host"
+		}
+		return true
+	}
+	return a.cfg.Sandbox.Network != "none"
+}
+
+// mcpPool is the pool of MCP servers of session sid (created on first use;
+// nil without a session or without servers). The servers are those of the
+// user's config.yaml that are not disabled; they run on this machine with
+// the agent's environment (no model keys) plus their own env.
+func (a *app) mcpPool(sid string) *mcpclient.Pool {
+	if sid == "" || len(a.cfg.MCPServers) == 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p := a.pools[sid]; p != nil {
+		return p
+	}
+	var servers []mcpclient.Server
+	for _, name := range a.cfg.MCPServerNames() {
+		c := a.cfg.MCPServers[name]
+		if c.Disabled {
+			continue
+		}
+		s := mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, Dir: c.Cwd, URL: c.URL, Headers: c.Headers,
+			Allow: c.Tools.Allow, Deny: c.Tools.Deny}
+		for _, k := range slices.Sorted(maps.Keys(c.Env)) {
+			s.Env = append(s.Env, k+"="+c.Env[k])
+		}
+		servers = append(servers, s)
+	}
+	if len(servers) == 0 {
+		return nil
+	}
+	p, errs := mcpclient.NewPool(servers, mcpclient.Options{BaseEnv: a.env, Logger: a.logger.With("component", "mcp"), Version: version})
+	for _, err := range errs {
+		a.warn.warn(err.Error())
+	}
+	if a.pools == nil {
+		a.pools = map[string]*mcpclient.Pool{}
+	}
+	a.pools[sid] = p
+	return p
+}
+
+// closePool closes the MCP servers of session sid.
+func (a *app) closePool(sid string) {
+	a.mu.Lock()
+	p := a.pools[sid]
+	delete(a.pools, sid)
+	a.mu.Unlock()
+	if p != nil {
+		p.Close()
+	}
 }

@@ -101,6 +101,11 @@ func (h *host) init(ctx context.Context, a *app) {
 		Store:      h.store,
 		Workspace:  h.ws,
 		Memory:     hostMemory{h},
+		OnClose: func(spec server.SessionSpec) {
+			if a, err := h.app(rootsOr(spec.Roots, h.ws)); err == nil {
+				a.closePool(spec.ID)
+			}
+		},
 		OnDelete: func(spec server.SessionSpec) {
 			if len(spec.Roots) > 0 {
 				removeSpill(spec.Roots[0], spec.ID)
@@ -223,7 +228,7 @@ func (h *host) setup(ctx context.Context, spec server.SessionSpec) (loop.Setup, 
 	if err != nil {
 		return loop.Setup{}, err
 	}
-	return a.setupFor(cmp.Or(spec.Profile, a.cfg.Profile), spec.Model, files(spec.Files), true)
+	return a.setupFor(spec.ID, cmp.Or(spec.Profile, a.cfg.Profile), spec.Model, files(spec.Files), true)
 }
 
 // files turns the editor's file access into the text editor's (nil stays
@@ -416,4 +421,12 @@ func (c *catalog) add(names []string) {
 			c.models = append(c.models, server.Choice{ID: n, Name: n})
 		}
 	}
+}
+
+// rootsOr is roots, or the default workspace when there are none.
+func rootsOr(roots []string, ws string) []string {
+	if len(roots) == 0 {
+		return []string{ws}
+	}
+	return roots
 }
