@@ -41,6 +41,21 @@ type SessionSpec struct {
 	// Journal, set by the manager when it has a store, must be passed to
 	// the loop session's Config.Journal: it records the agents' histories.
 	Journal loop.HistoryJournal `json:"-"`
+	// MCPServers are MCP servers the editor passed for this session (ACP's
+	// mcpServers), besides the configured ones. They are not stored: they
+	// may carry tokens, and the editor passes them again when it loads.
+	MCPServers []MCPServer `json:"-"`
+}
+
+// MCPServer is an MCP server an editor passed: Command (Args, Env) for
+// stdio, or URL (Headers) for streamable HTTP.
+type MCPServer struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     []string // KEY=VALUE
+	URL     string
+	Headers map[string]string
 }
 
 // FileAccess reads and writes text files through the editor, so the agent

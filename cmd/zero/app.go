@@ -93,8 +93,10 @@ type app struct {
 
 	sandboxMu sync.Mutex // the editor faces open the sandbox on first use
 
-	// pools are the MCP server connections of each session (mcpPool).
-	pools map[string]*mcpclient.Pool
+	// pools are the MCP server connections of each session (mcpPool);
+	// editorMCP the servers an editor passed for a session.
+	pools     map[string]*mcpclient.Pool
+	editorMCP map[string][]mcpclient.Server
 
 	// mem is the memory (nil without a store); memExt its recall and
 	// memorize extensions.
@@ -677,10 +679,19 @@ type sessionOpts struct {
 	id, profile, model string // "" for the configured profile and model
 	files              tools.Files
 	journal            loop.HistoryJournal // records the histories in the store
+	mcp                []mcpclient.Server  // MCP servers the editor passed
 }
 
 // sessionFor builds a session as the editor asked.
 func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
+	if len(o.mcp) > 0 {
+		a.mu.Lock()
+		if a.editorMCP == nil {
+			a.editorMCP = map[string][]mcpclient.Server{}
+		}
+		a.editorMCP[o.id] = o.mcp
+		a.mu.Unlock()
+	}
 	st, err := a.setupFor(o.id, cmp.Or(o.profile, a.cfg.Profile), o.model, o.files, withModel)
 	if err != nil {
 		return nil, err
@@ -945,11 +956,13 @@ func (a *app) networked() bool {
 }
 
 // mcpPool is the pool of MCP servers of session sid (created on first use;
-// nil without a session or without servers). The servers are those of the
-// user's config.yaml that are not disabled; they run on this machine with
-// the agent's environment (no model keys) plus their own env.
+// nil without a session or without servers). The servers are those the
+// editor passed for the session (ACP's mcpServers: the user's editor
+// configuration) and those of the user's config.yaml that are not
+// disabled; stdio ones run on this machine with the agent's environment
+// (no model keys) plus their own env.
 func (a *app) mcpPool(sid string) *mcpclient.Pool {
-	if sid == "" || len(a.cfg.MCPServers) == 0 {
+	if sid == "" {
 		return nil
 	}
 	a.mu.Lock()
@@ -957,7 +970,8 @@ func (a *app) mcpPool(sid string) *mcpclient.Pool {
 	if p := a.pools[sid]; p != nil {
 		return p
 	}
-	var servers []mcpclient.Server
+	// The editor's servers first: a name both have is the editor's.
+	servers := slices.Clone(a.editorMCP[sid])
 	for _, name := range a.cfg.MCPServerNames() {
 		c := a.cfg.MCPServers[name]
 		if c.Disabled {
@@ -989,6 +1003,7 @@ func (a *app) closePool(sid string) {
 	a.mu.Lock()
 	p := a.pools[sid]
 	delete(a.pools, sid)
+	delete(a.editorMCP, sid)
 	a.mu.Unlock()
 	if p != nil {
 		p.Close()

@@ -202,6 +202,9 @@ func (a *agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession: true,
+			// The editor's MCP servers (session/new mcpServers) join the
+			// agent's tools: stdio, and streamable HTTP.
+			McpCapabilities: sdk.McpCapabilities{Http: true},
 			// Resource links and embedded text resources join the message
 			// as context; images and audio are not understood.
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
@@ -255,7 +258,7 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	spec := server.SessionSpec{Roots: rs}
+	spec := server.SessionSpec{Roots: rs, MCPServers: mcpServers(p.McpServers)}
 	var files *editorFiles
 	a.mu.Lock()
 	if a.clientCaps.Fs.ReadTextFile && a.clientCaps.Fs.WriteTextFile {
@@ -578,4 +581,27 @@ func (f *editorFiles) WriteTextFile(ctx context.Context, path, content string) e
 		return fsError("write", path, err)
 	}
 	return nil
+}
+
+// mcpServers turns the editor's MCP servers into the manager's (SSE and
+// ACP-transport servers are not supported and left out).
+func mcpServers(in []sdk.McpServer) []server.MCPServer {
+	var out []server.MCPServer
+	for _, m := range in {
+		switch {
+		case m.Stdio != nil:
+			s := server.MCPServer{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args}
+			for _, e := range m.Stdio.Env {
+				s.Env = append(s.Env, e.Name+"="+e.Value)
+			}
+			out = append(out, s)
+		case m.Http != nil:
+			s := server.MCPServer{Name: m.Http.Name, URL: m.Http.Url, Headers: map[string]string{}}
+			for _, h := range m.Http.Headers {
+				s.Headers[h.Name] = h.Value
+			}
+			out = append(out, s)
+		}
+	}
+	return out
 }

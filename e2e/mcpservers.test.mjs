@@ -1,0 +1,36 @@
+// An ACP editor's MCP servers (session/new mcpServers, as Zed passes the
+// user's) join the agent's tools, with the ACP SDK as the client: here the
+// server is zero itself (`zero mcp`), and the scripted model calls one of
+// its tools through the agent.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Readable, Writable } from "node:stream";
+import { client, ndJsonStream, methods } from "@agentclientprotocol/sdk";
+import { ZERO_BIN, tempDir, toolReply, answer, startModel, spawnZero, until } from "./lib.mjs";
+
+test("ACP: the editor's stdio MCP server is used by the agent as server.tool", async (t) => {
+  const url = await startModel(t, [
+    { match: "MCP-ACP", content: toolReply("list through the server", "inner.zero_sessions", {}) },
+    { match: "sessions.", content: answer("listed through MCP") },
+  ]);
+  const ws = tempDir(t);
+  const proc = spawnZero(t, ["acp"], { url, cwd: ws });
+  const updates = [];
+  const app = client({ name: "zero-e2e" }).onNotification(methods.client.session.update, ({ params }) => { updates.push(params); });
+  const conn = app.connect(ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout)));
+  t.after(() => conn.close());
+  const init = await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+  assert.equal(init.agentCapabilities.mcpCapabilities?.http, true);
+  const s = await conn.agent.request(methods.agent.session.new, {
+    cwd: ws,
+    mcpServers: [{ name: "inner", command: ZERO_BIN, args: ["mcp"], env: [{ name: "ZERO_STORE", value: "off" }] }],
+  });
+  const res = await conn.agent.request(methods.agent.session.prompt, { sessionId: s.sessionId, prompt: [{ type: "text", text: "MCP-ACP: list the sessions" }] });
+  assert.equal(res.stopReason, "end_turn", proc.stderrText());
+  const ours = updates.filter((u) => u.sessionId === s.sessionId).map((u) => u.update);
+  // The server's answer ("0 sessions.") came back as the tool's output, and
+  // the model was only scripted to answer after it.
+  const output = ours.filter((u) => u.sessionUpdate === "tool_call_update").map((u) => JSON.stringify(u)).join("");
+  assert.match(output, /sessions/, `the MCP tool's result: ${JSON.stringify(ours)}`);
+  await until(() => ours.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text.includes("listed through MCP")), 5000, "the answer");
+});
