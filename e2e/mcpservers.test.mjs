@@ -32,5 +32,7 @@ test("ACP: the editor's stdio MCP server is used by the agent as server.tool", a
   // the model was only scripted to answer after it.
   const output = ours.filter((u) => u.sessionUpdate === "tool_call_update").map((u) => JSON.stringify(u)).join("");
   assert.match(output, /sessions/, `the MCP tool's result: ${JSON.stringify(ours)}`);
-  await until(() => ours.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text.includes("listed through MCP")), 5000, "the answer");
+  const said = () => updates.filter((u) => u.sessionId === s.sessionId && u.update.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.update.content.text).join("");
+  await until(() => said().includes("listed through MCP"), 10000, "the answer");
 });

@@ -75,6 +75,7 @@ func (s *Session) newAgent(number int, superior *Agent, setup *agentSetup) *Agen
 		session:  s,
 		setup:    setup,
 	}
+	a.History.mask = s.maskFunc()
 	if a.hooks().Has(hooks.AgentInit) {
 		if err := a.hooks().Call(context.Background(), hooks.AgentInit, &AgentPayload{Agent: a}); err != nil {
 			a.warn("", fmt.Sprintf("agent_init: %v", err))
@@ -153,8 +154,10 @@ func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // histAdd adds a message to the history after hist_add_before extensions.
 // A failing extension is reported and the content kept as it was: history
-// never loses a message.
+// never loses a message. Secrets are masked before the extensions see the
+// content (and again by History.Add, after them).
 func (a *Agent) histAdd(ctx context.Context, ai bool, content string) {
+	content = a.session.mask(content)
 	if a.hooks().Has(hooks.HistAddBefore) {
 		p := &HistAddPayload{Agent: a, AI: ai, Content: content}
 		hctx, cancel := cleanupCtx(ctx)
@@ -179,7 +182,7 @@ func (a *Agent) histAddUser(ctx context.Context, msg string, intervention bool) 
 	a.histAdd(ctx, false, a.mustRender(name, map[string]any{
 		"message": msg, "system_message": []string{}, "attachments": []string{},
 	}))
-	a.lastUserMessage = msg
+	a.lastUserMessage = a.session.mask(msg)
 }
 
 // toolNotFound is the message for a request of a tool the agent does not
@@ -201,6 +204,7 @@ func (a *Agent) toolNotFound(ctx context.Context, ld *LoopData, name string) str
 }
 
 func (a *Agent) histAddAI(ctx context.Context, text string) {
+	text = a.session.mask(text)
 	if a.loop != nil {
 		a.loop.LastResponse = text
 	}
@@ -214,7 +218,7 @@ func (a *Agent) histAddWarning(ctx context.Context, msg string) {
 // histAddToolResult adds a tool result, capped to Limits.ToolResult (head
 // and tail kept), as the JSON object Agent Zero stores.
 func (a *Agent) histAddToolResult(ctx context.Context, tool, result string) {
-	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: a.boundResult(tool, result)}
+	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: a.boundResult(tool, a.session.mask(result))}
 	if a.hooks().Has(hooks.HistAddToolResult) {
 		hctx, cancel := cleanupCtx(ctx)
 		defer cancel()
@@ -266,23 +270,26 @@ func (a *Agent) boundResult(tool, result string) string {
 
 // CallUtilityModel asks the utility model (summaries, memory) a one-off
 // question, around the util_model_call_before/after extension points.
+// Secrets are masked in what is sent (before the extensions see it, and
+// again after them) and in the answer.
 func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (string, error) {
-	p := &UtilModelCallPayload{Agent: a, System: system, Message: message}
+	s := a.session
+	p := &UtilModelCallPayload{Agent: a, System: s.mask(system), Message: s.mask(message)}
 	if err := a.call(ctx, hooks.UtilModelCallBefore, p); err != nil {
-		return "", err
+		return "", s.maskError(err)
 	}
-	res, err := a.setup.UtilityModel.Stream(ctx, llm.Request{Messages: []llm.Message{
+	res, err := a.setup.UtilityModel.Stream(ctx, llm.Request{Messages: s.maskMessages([]llm.Message{
 		{Role: llm.System, Content: p.System},
 		{Role: llm.User, Content: p.Message},
-	}}, func(llm.Delta) error { return nil })
+	})}, func(llm.Delta) error { return nil })
 	if err != nil {
-		return "", fmt.Errorf("utility model: %w", err)
+		return "", s.maskError(fmt.Errorf("utility model: %w", err))
 	}
-	p.Response, p.after = res.Content, true
+	p.Response, p.after = s.mask(res.Content), true
 	if err := a.call(ctx, hooks.UtilModelCallAfter, p); err != nil {
-		return "", err
+		return "", s.maskError(err)
 	}
-	return p.Response, nil
+	return s.mask(p.Response), nil
 }
 
 // IterationNo is the agent's total number of message-loop turns, across
@@ -311,7 +318,7 @@ func (a *Agent) Prompt(name string, vars map[string]any) string {
 }
 
 // SystemPrompt assembles the system prompt the agent would be sent now, by
-// running the system_prompt extensions (for `zero prompt`).
+// running the system_prompt extensions (for `zero prompt`), secrets masked.
 func (a *Agent) SystemPrompt(ctx context.Context) (string, error) {
 	ld := newLoopData(a.lastUserMessage)
 	if a.loop != nil {
@@ -321,5 +328,5 @@ func (a *Agent) SystemPrompt(ctx context.Context) (string, error) {
 	if err := a.call(ctx, hooks.SystemPrompt, &SystemPromptPayload{Agent: a, Loop: ld, System: &system}); err != nil {
 		return "", err
 	}
-	return strings.Join(system, "\n\n"), nil
+	return a.session.mask(strings.Join(system, "\n\n")), nil
 }

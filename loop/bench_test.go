@@ -9,6 +9,7 @@ import (
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/secrets"
 )
 
 // instantModel answers every request at once: turns-1 no-op tool requests,
@@ -36,7 +37,9 @@ func (m *instantModel) Stream(_ context.Context, _ llm.Request, fn llm.StreamFun
 // in-process model that answers instantly and a no-op tool, with a history
 // of about size messages. Runs of 10 turns start from a fresh session whose
 // history is pre-filled outside the timer, so the history stays near size.
-func benchmarkTurns(b *testing.B, size int) {
+func benchmarkTurns(b *testing.B, size int) { benchmarkTurnsWith(b, size, nil) }
+
+func benchmarkTurnsWith(b *testing.B, size int, set *secrets.Set) {
 	const turnsPerRun = 10
 	noop := make([]string, turnsPerRun)
 	for i := range noop {
@@ -52,7 +55,7 @@ func benchmarkTurns(b *testing.B, size int) {
 	for done := 0; done < b.N; done += turnsPerRun {
 		b.StopTimer()
 		model := &instantModel{turns: turnsPerRun, noop: noop, final: final}
-		sess := loop.NewSession("bench", loop.Config{Setup: loop.Setup{Model: model, Prompts: prompts, Tools: tools}, Workspace: "/work"}, func(loop.Event) {})
+		sess := loop.NewSession("bench", loop.Config{Setup: loop.Setup{Model: model, Prompts: prompts, Tools: tools}, Workspace: "/work", Secrets: set}, func(loop.Event) {})
 		for i := range size {
 			sess.Agent0().History.Add(i%2 == 1, filler)
 		}

@@ -19,6 +19,7 @@ func Builtins() *hooks.Registry {
 	r.Register(hooks.MessageLoopStart, "_10_iteration_no", iterationNo)
 	r.Register(hooks.SystemPrompt, "_10_main_prompt", mainPrompt)
 	r.Register(hooks.SystemPrompt, "_11_tools_prompt", toolsPrompt)
+	r.Register(hooks.SystemPrompt, "_13_secrets_prompt", secretsPrompt)
 	r.Register(hooks.MessageLoopPromptsBefore, "_90_organize_history_wait", organizeHistoryWait)
 	r.Register(hooks.MessageLoopPromptsAfter, "_60_include_current_datetime", includeCurrentDatetime)
 	r.Register(hooks.MessageLoopEnd, "_10_organize_history", organizeHistory)
@@ -99,6 +100,37 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 		return fmt.Errorf("tools prompt: %w", err)
 	}
 	*sp.System = append(*sp.System, text)
+	return nil
+}
+
+// secretsPrompt adds agent.system.secrets.md with the names of the secrets
+// the agent may use (Config.Secrets; never their values), when there are
+// any. Zero has no plain variables (Agent Zero's "vars" part of the file):
+// they are passed empty, so that part is left out.
+func secretsPrompt(_ context.Context, p hooks.Payload) error {
+	sp, ok := p.(*SystemPromptPayload)
+	if !ok || sp.Agent == nil {
+		return nil
+	}
+	a := sp.Agent
+	set := a.session.cfg.Secrets
+	if set == nil {
+		return nil
+	}
+	text, err := cached(sp.Loop, "secrets", func() (string, error) {
+		names := set.Prompt()
+		if names == "" {
+			return "", nil
+		}
+		text, err := a.Render("agent.system.secrets.md", map[string]any{"secrets": names, "vars": ""})
+		return strings.TrimSpace(text), err
+	})
+	if err != nil {
+		return fmt.Errorf("secrets prompt: %w", err)
+	}
+	if text != "" {
+		*sp.System = append(*sp.System, text)
+	}
 	return nil
 }
 

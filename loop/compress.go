@@ -650,7 +650,7 @@ func (a *Agent) checkFits(system, extras string, messages int) error {
 	if total <= window {
 		return nil
 	}
-	e := &ContextFullError{Window: window, Prompt: total, System: sys, Role: "system", Start: quote(system), Tokens: sys}
+	e := &ContextFullError{Window: window, Prompt: total, System: sys, Role: "system", Start: quote(a.session.mask(system)), Tokens: sys}
 	units, _ := a.History.countedView()
 	for _, u := range units {
 		if u.kind != SummaryDropped && u.tokens > e.Tokens {

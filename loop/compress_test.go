@@ -18,6 +18,7 @@ import (
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/secrets"
 )
 
 // countWords is the sessions' token counter in these tests: merging
@@ -143,6 +144,7 @@ type compressOpts struct {
 	disabled []string // "point/name" of built-ins to disable
 	// onEvent sees every event after the recorder.
 	onEvent func(loop.Event)
+	secrets *secrets.Set
 }
 
 func newCompressEnv(t testing.TB, o compressOpts) *compressEnv {
@@ -186,6 +188,7 @@ func newCompressEnv(t testing.TB, o compressOpts) *compressEnv {
 		Limits:      loop.Limits{ContextTokens: o.window, CriticalRetryDelay: time.Millisecond},
 		CountTokens: countWords,
 		Journal:     env.journal,
+		Secrets:     o.secrets,
 		Now:         func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
 	}, func(e loop.Event) {
 		env.rec.sink(e)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/secrets"
 )
 
 // reply is one scripted model answer.
@@ -177,6 +179,10 @@ type setup struct {
 	limits   loop.Limits
 	// subordinate resolves subordinates' profiles (nil: the superior's setup).
 	subordinate func(profile string) (loop.Setup, error)
+	secrets     *secrets.Set
+	logger      *slog.Logger
+	utility     loop.Model   // nil: the chat model
+	prompts     loop.Prompts // nil: the default set
 }
 
 // newSession builds a session over the fake model and the real default
@@ -203,13 +209,20 @@ func newSession(t testing.TB, s setup) (*loop.Session, *recorder) {
 	if tools == nil {
 		tools = []loop.Tool{responseTool}
 	}
+	prompts := s.prompts
+	if prompts == nil {
+		prompts = profiles.New()
+	}
 	sess = loop.NewSession("test", loop.Config{
 		Setup: loop.Setup{
-			Model:   s.model,
-			Prompts: profiles.New(),
-			Tools:   tools,
-			Hooks:   set,
+			Model:        s.model,
+			UtilityModel: s.utility,
+			Prompts:      prompts,
+			Tools:        tools,
+			Hooks:        set,
 		},
+		Secrets:     s.secrets,
+		Logger:      s.logger,
 		Subordinate: s.subordinate,
 		Workspace:   t.TempDir(),
 		Limits:      s.limits,

@@ -38,6 +38,9 @@ type History struct {
 	agent   int
 	count   func(string) int
 	journal HistoryJournal
+	// mask, when set, masks secrets in every message and summary added
+	// or restored (Config.Secrets).
+	mask func(string) string
 
 	mu     sync.Mutex
 	msgs   []HistoryMessage
@@ -64,6 +67,9 @@ func newHistory(agent int, count func(string) int, journal HistoryJournal) *Hist
 func (h *History) Add(ai bool, content string) {
 	if content == "" {
 		content = "empty" // some providers reject empty messages
+	}
+	if h.mask != nil {
+		content = h.mask(content)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -309,6 +315,9 @@ func (h *History) place(s HistorySummary) error {
 // addSummary lays a new summary over the history (numbering it), journals
 // it and rebuilds the output.
 func (h *History) addSummary(s HistorySummary) (HistorySummary, error) {
+	if h.mask != nil {
+		s.Content = h.mask(s.Content)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s.ID = len(h.sums) + 1
@@ -420,6 +429,14 @@ func (h *History) restore(st HistoryState) error {
 	}
 	r.msgs = slices.Clone(st.Messages)
 	sums := slices.Clone(st.Summaries)
+	if h.mask != nil { // stored before a secret was known, say
+		for i := range r.msgs {
+			r.msgs[i].Content = h.mask(r.msgs[i].Content)
+		}
+		for i := range sums {
+			sums[i].Content = h.mask(sums[i].Content)
+		}
+	}
 	slices.SortFunc(sums, func(a, b HistorySummary) int { return a.ID - b.ID })
 	for i, s := range sums {
 		if s.ID != i+1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop/dirtyjson"
+	"github.com/zeroagent/zero/secrets"
 )
 
 // monologueState holds the counters that bound a monologue.
@@ -117,7 +118,7 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 		a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
 		return err
 	case errors.As(err, &rep):
-		p := &ErrorFormatPayload{Agent: a, Message: err.Error()}
+		p := &ErrorFormatPayload{Agent: a, Message: a.session.mask(err.Error())}
 		if herr := a.call(ctx, hooks.ErrorFormat, p); herr != nil {
 			return herr
 		}
@@ -136,7 +137,7 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 		return err
 	}
 	st.critical++
-	msg := err.Error()
+	msg := a.session.mask(err.Error())
 	p := &ErrorFormatPayload{Agent: a, Message: msg}
 	if herr := a.call(ctx, hooks.ErrorFormat, p); herr == nil {
 		msg = p.Message
@@ -350,68 +351,35 @@ type modelReply struct {
 // headline and response deltas as they arrive, and stops the stream at the
 // first complete, valid tool request.
 func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message, item string) (modelReply, error) {
-	cp := &ModelCallPayload{Agent: a, Messages: msgs}
-	if err := a.call(ctx, hooks.ChatModelCallBefore, cp); err != nil {
-		return modelReply{}, err
+	s := a.session
+	cp := &ModelCallPayload{Agent: a, Messages: s.maskMessages(msgs)}
+	if a.hooks().Has(hooks.ChatModelCallBefore) {
+		if err := a.call(ctx, hooks.ChatModelCallBefore, cp); err != nil {
+			return modelReply{}, err
+		}
+		cp.Messages = s.maskMessages(cp.Messages) // what an extension put there
 	}
-	var (
-		parser    = dirtyjson.NewParser()
-		full      strings.Builder
-		reasoning strings.Builder
-		view      = streamView{item: item}
-		h         = a.hooks()
-	)
-	pctx, endPhase := a.session.beginPhase(ctx)
+	r := &replyStream{a: a, ld: ld, h: a.hooks(), parser: dirtyjson.NewParser(), view: streamView{item: item}}
+	if set := s.cfg.Secrets; set != nil {
+		r.reasoningMask, r.contentMask = set.NewStream(), set.NewStream()
+	}
+	pctx, endPhase := s.beginPhase(ctx)
 	res, err := a.setup.Model.Stream(pctx, llm.Request{Messages: cp.Messages}, func(d llm.Delta) error {
 		if err := context.Cause(pctx); err != nil {
 			return err
 		}
-		chunk := d.Text
-		if d.Kind == llm.Reasoning {
-			if h.Has(hooks.ReasoningStreamChunk) {
-				p := &StreamChunkPayload{Agent: a, Loop: ld, Chunk: chunk, Full: reasoning.String() + chunk}
-				if err := h.Call(pctx, hooks.ReasoningStreamChunk, p); err != nil {
-					return err
-				}
-				chunk = p.Chunk
-			}
-			reasoning.WriteString(chunk)
-			if chunk != "" {
-				a.emit(Event{Type: EventReasoningDelta, Item: item, Text: chunk})
-			}
-			if h.Has(hooks.ReasoningStream) {
-				return h.Call(pctx, hooks.ReasoningStream, &StreamPayload{Agent: a, Loop: ld, Text: reasoning.String()})
-			}
-			return nil
-		}
-		if h.Has(hooks.ResponseStreamChunk) {
-			p := &StreamChunkPayload{Agent: a, Loop: ld, Chunk: chunk, Full: full.String() + chunk}
-			if err := h.Call(pctx, hooks.ResponseStreamChunk, p); err != nil {
-				return err
-			}
-			chunk = p.Chunk
-		}
-		full.WriteString(chunk)
-		parser.Feed(chunk)
-		root, _ := parser.Value().(map[string]any)
-		view.headlineOpen = parser.Reading("headline")
-		a.emitStreamed(root, &view)
-		if root != nil && h.Has(hooks.ResponseStream) && full.Len() >= 25 {
-			if err := h.Call(pctx, hooks.ResponseStream, &StreamPayload{Agent: a, Loop: ld, Text: full.String(), Parsed: root}); err != nil {
-				return err
-			}
-		}
-		if parser.Done() {
-			if _, err := validateToolRequest(root); err == nil {
-				return llm.ErrStop
-			}
-		}
-		return nil
+		return r.delta(pctx, d)
 	})
 	intervened := Intervened(pctx)
 	endPhase()
+	if err == nil {
+		err = r.flush(ctx, true)
+	} else {
+		r.flush(ctx, false)
+	}
 
-	reply := full.String()
+	parser := r.parser
+	reply := r.full.String()
 	if parser.Done() {
 		reply = parser.Consumed()
 	}
@@ -423,21 +391,130 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 			}
 			return modelReply{}, context.Cause(ctx)
 		case intervened:
-			a.deliver(ctx, reply, a.session.takeIntervention())
+			a.deliver(ctx, reply, s.takeIntervention())
 			return modelReply{}, ErrIntervened
 		}
 		return modelReply{}, fmt.Errorf("model call: %w", err)
 	}
 	a.emitUsage(item, cp.Messages, res)
-	cp.Response, cp.Reasoning, cp.after = res.Content, res.Reasoning, true
+	cp.Response, cp.Reasoning, cp.after = s.mask(res.Content), s.mask(res.Reasoning), true
 	if err := a.call(ctx, hooks.ChatModelCallAfter, cp); err != nil {
 		return modelReply{}, err
 	}
 	if reply == "" && res.Content != "" {
-		reply = res.Content // a model that streamed nothing but answered
+		reply = s.mask(res.Content) // a model that streamed nothing but answered
 		parser.Feed(reply)
 	}
 	return modelReply{text: reply, parsed: parser.Value(), done: parser.Done(), finish: res.FinishReason}, nil
+}
+
+// replyStream is the state of one streamed model reply.
+type replyStream struct {
+	a         *Agent
+	ld        *LoopData
+	h         *hooks.Set
+	parser    *dirtyjson.Parser
+	full      strings.Builder // the answer so far
+	reasoning strings.Builder
+	view      streamView
+	// reasoningMask and contentMask mask secrets in what the model
+	// streams (Config.Secrets; nil without): a hostile or confused model
+	// may write a value, even split across deltas.
+	reasoningMask, contentMask *secrets.Stream
+}
+
+// delta takes one streamed delta: masked first, then the extensions, the
+// events and the parser see it.
+func (r *replyStream) delta(ctx context.Context, d llm.Delta) error {
+	chunk := d.Text
+	if d.Kind == llm.Reasoning {
+		if r.reasoningMask != nil {
+			if chunk = r.reasoningMask.Write(chunk); chunk == "" {
+				return nil
+			}
+		}
+		return r.onReasoning(ctx, chunk)
+	}
+	if r.contentMask != nil {
+		if chunk = r.contentMask.Write(chunk); chunk == "" {
+			return nil
+		}
+	}
+	return r.onContent(ctx, chunk)
+}
+
+// flush ends the secrets masks. When the stream went well (live), what they
+// held back goes through the usual steps; otherwise it is only kept.
+func (r *replyStream) flush(ctx context.Context, live bool) error {
+	if r.contentMask == nil {
+		return nil
+	}
+	reasoning, content := r.reasoningMask.Flush(), r.contentMask.Flush()
+	if !live {
+		r.reasoning.WriteString(reasoning)
+		r.full.WriteString(content)
+		r.parser.Feed(content)
+		return nil
+	}
+	if reasoning != "" {
+		if err := r.onReasoning(ctx, reasoning); err != nil {
+			return err
+		}
+	}
+	if content != "" && !r.parser.Done() { // after the request it is not needed
+		if err := r.onContent(ctx, content); err != nil && !errors.Is(err, llm.ErrStop) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *replyStream) onReasoning(ctx context.Context, chunk string) error {
+	a, h := r.a, r.h
+	if h.Has(hooks.ReasoningStreamChunk) {
+		p := &StreamChunkPayload{Agent: a, Loop: r.ld, Chunk: chunk, Full: r.reasoning.String() + chunk}
+		if err := h.Call(ctx, hooks.ReasoningStreamChunk, p); err != nil {
+			return err
+		}
+		chunk = p.Chunk
+	}
+	r.reasoning.WriteString(chunk)
+	if chunk != "" {
+		a.emit(Event{Type: EventReasoningDelta, Item: r.view.item, Text: chunk})
+	}
+	if h.Has(hooks.ReasoningStream) {
+		return h.Call(ctx, hooks.ReasoningStream, &StreamPayload{Agent: a, Loop: r.ld, Text: r.reasoning.String()})
+	}
+	return nil
+}
+
+// onContent takes a chunk of the answer; it returns llm.ErrStop once a
+// complete, valid tool request has arrived.
+func (r *replyStream) onContent(ctx context.Context, chunk string) error {
+	a, h, parser := r.a, r.h, r.parser
+	if h.Has(hooks.ResponseStreamChunk) {
+		p := &StreamChunkPayload{Agent: a, Loop: r.ld, Chunk: chunk, Full: r.full.String() + chunk}
+		if err := h.Call(ctx, hooks.ResponseStreamChunk, p); err != nil {
+			return err
+		}
+		chunk = p.Chunk
+	}
+	r.full.WriteString(chunk)
+	parser.Feed(chunk)
+	root, _ := parser.Value().(map[string]any)
+	r.view.headlineOpen = parser.Reading("headline")
+	a.emitStreamed(root, &r.view)
+	if root != nil && h.Has(hooks.ResponseStream) && r.full.Len() >= 25 {
+		if err := h.Call(ctx, hooks.ResponseStream, &StreamPayload{Agent: a, Loop: r.ld, Text: r.full.String(), Parsed: root}); err != nil {
+			return err
+		}
+	}
+	if parser.Done() {
+		if _, err := validateToolRequest(root); err == nil {
+			return llm.ErrStop
+		}
+	}
+	return nil
 }
 
 func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
@@ -508,7 +585,10 @@ func (a *Agent) emitStreamed(root map[string]any, v *streamView) {
 // and intervention checkpoints, in Agent Zero's order: the arguments are
 // shown (tool_output_update per argument, so an extension can mask them),
 // then tool_execute_before may rewrite or block them, the tool runs, and
-// tool_execute_after sees the result.
+// tool_execute_after sees the result. Secrets' aliases in the arguments
+// become values only for the tool itself, after the extensions and the
+// approval gate; its output, result and error are masked before anything
+// else sees them (see secrets.go).
 func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, tool Tool, req toolRequest) (string, bool, error) {
 	call := &ToolCall{ID: a.session.newItem("tool"), Name: req.Name, Method: req.Method, Args: req.Args, Agent: a, Loop: ld}
 	ld.CurrentTool = call
@@ -537,12 +617,21 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	if err := a.call(ctx, hooks.ToolExecuteBefore, bp); err != nil {
 		return "", false, err
 	}
+	if set := a.session.cfg.Secrets; set != nil && bp.Block == "" {
+		// The gate may ask a person: it shows aliases, whatever an
+		// extension did, and is not asked about a call that cannot run.
+		bp.Args, _ = set.MaskValue(bp.Args).(map[string]any)
+		_, bp.Block = a.expandArgs(bp.Args)
+	}
 	if gate := a.session.currentGate(); gate != nil && bp.Block == "" {
 		if err := gate(ctx, bp); err != nil {
 			return "", false, err
 		}
 	}
 	call.Args = bp.Args
+	if bp.Block == "" {
+		call.Args, bp.Block = a.expandArgs(bp.Args) // the values, for the tool only
+	}
 	if bp.Block != "" {
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: bp.Block})
 		a.histAddToolResult(ctx, req.Raw, bp.Block)
@@ -560,6 +649,13 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	res, err := tool.Execute(pctx, call)
 	intervened := Intervened(pctx)
 	endPhase()
+	if a.session.cfg.Secrets != nil {
+		fctx, cancel := cleanupCtx(ctx)
+		call.flushOutput(fctx)
+		cancel()
+		a.session.maskResult(&res)
+		err = a.session.maskError(err)
+	}
 	ld.CurrentTool = nil
 
 	if ctx.Err() != nil { // cancelled: record what the tool did, then stop
@@ -586,8 +682,11 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		res.Text = call.Output()
 	}
 	ap := &ToolAfterPayload{Agent: a, ToolName: req.Name, Result: &res}
-	if err := a.call(ctx, hooks.ToolExecuteAfter, ap); err != nil {
-		return "", false, err
+	if a.hooks().Has(hooks.ToolExecuteAfter) {
+		if err := a.call(ctx, hooks.ToolExecuteAfter, ap); err != nil {
+			return "", false, err
+		}
+		a.session.maskResult(&res) // what an extension put there
 	}
 	status := ToolCompleted
 	if res.IsError {

@@ -11,8 +11,8 @@ import (
 )
 
 // The payloads of the extension points. Built-in extensions type-assert the
-// payload they get; script extensions see ScriptInput as JSON and may answer
-// with the changes their point allows (ApplyScript).
+// payload they get; script extensions see ScriptInput as JSON, with secrets
+// masked, and may answer with the changes their point allows (ApplyScript).
 
 // agentInfo is the part of every script payload that says who is calling.
 type agentInfo struct {
@@ -62,10 +62,10 @@ type AgentPayload struct {
 }
 
 func (p *AgentPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		Response string `json:"response,omitempty"`
-	}{p.Agent.info(), p.Response}
+	}{p.Agent.info(), p.Response})
 }
 
 func (p *AgentPayload) ApplyScript(answer json.RawMessage) error {
@@ -84,7 +84,7 @@ type LoopPayload struct {
 
 func (p *LoopPayload) ScriptInput() any {
 	ld := p.Loop
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		Iteration        int            `json:"iteration"`
 		IterationNo      int            `json:"iteration_no"`
@@ -93,7 +93,7 @@ func (p *LoopPayload) ScriptInput() any {
 		ExtrasTemporary  map[string]any `json:"extras_temporary"`
 		ExtrasPersistent map[string]any `json:"extras_persistent"`
 	}{p.Agent.info(), ld.Iteration, IterationNo(p.Agent), ld.UserMessage, ld.LastResponse,
-		ld.ExtrasTemporary.Map(), ld.ExtrasPersistent.Map()}
+		ld.ExtrasTemporary.Map(), ld.ExtrasPersistent.Map()})
 }
 
 func (p *LoopPayload) ApplyScript(answer json.RawMessage) error {
@@ -122,11 +122,11 @@ type SystemPromptPayload struct {
 }
 
 func (p *SystemPromptPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		Iteration int      `json:"iteration"`
 		System    []string `json:"system"`
-	}{p.Agent.info(), p.Loop.Iteration, *p.System}
+	}{p.Agent.info(), p.Loop.Iteration, *p.System})
 }
 
 func (p *SystemPromptPayload) ApplyScript(answer json.RawMessage) error {
@@ -153,12 +153,12 @@ type ModelCallPayload struct {
 }
 
 func (p *ModelCallPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		Messages  []llm.Message `json:"messages"`
 		Response  string        `json:"response,omitempty"`
 		Reasoning string        `json:"reasoning,omitempty"`
-	}{p.Agent.info(), p.Messages, p.Response, p.Reasoning}
+	}{p.Agent.info(), p.Messages, p.Response, p.Reasoning})
 }
 
 func (p *ModelCallPayload) ApplyScript(answer json.RawMessage) error {
@@ -195,11 +195,11 @@ type StreamChunkPayload struct {
 }
 
 func (p *StreamChunkPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		Chunk string `json:"chunk"`
 		Full  string `json:"full"`
-	}{p.Agent.info(), p.Chunk, p.Full}
+	}{p.Agent.info(), p.Chunk, p.Full})
 }
 
 func (p *StreamChunkPayload) ApplyScript(answer json.RawMessage) error {
@@ -226,11 +226,11 @@ type StreamPayload struct {
 }
 
 func (p *StreamPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		Text   string         `json:"text"`
 		Parsed map[string]any `json:"parsed,omitempty"`
-	}{p.Agent.info(), p.Text, p.Parsed}
+	}{p.Agent.info(), p.Text, p.Parsed})
 }
 
 func (p *StreamPayload) ApplyScript(answer json.RawMessage) error {
@@ -247,11 +247,11 @@ type HistAddPayload struct {
 }
 
 func (p *HistAddPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		AI      bool   `json:"ai"`
 		Content string `json:"content"`
-	}{p.Agent.info(), p.AI, p.Content}
+	}{p.Agent.info(), p.AI, p.Content})
 }
 
 func (p *HistAddPayload) ApplyScript(answer json.RawMessage) error {
@@ -278,12 +278,12 @@ type ToolBeforePayload struct {
 }
 
 func (p *ToolBeforePayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		ToolName string         `json:"tool_name"`
 		Method   string         `json:"method,omitempty"`
 		ToolArgs map[string]any `json:"tool_args"`
-	}{p.Agent.info(), p.ToolName, p.Method, p.Args}
+	}{p.Agent.info(), p.ToolName, p.Method, p.Args})
 }
 
 func (p *ToolBeforePayload) ApplyScript(answer json.RawMessage) error {
@@ -314,11 +314,11 @@ type ToolOutputPayload struct {
 }
 
 func (p *ToolOutputPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		ToolName string `json:"tool_name"`
 		Content  string `json:"content"`
-	}{p.Agent.info(), p.ToolName, p.Content}
+	}{p.Agent.info(), p.ToolName, p.Content})
 }
 
 func (p *ToolOutputPayload) ApplyScript(answer json.RawMessage) error {
@@ -339,13 +339,13 @@ type ToolAfterPayload struct {
 }
 
 func (p *ToolAfterPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		ToolName  string `json:"tool_name"`
 		Result    string `json:"result"`
 		BreakLoop bool   `json:"break_loop"`
 		IsError   bool   `json:"is_error"`
-	}{p.Agent.info(), p.ToolName, p.Result.Text, p.Result.BreakLoop, p.Result.IsError}
+	}{p.Agent.info(), p.ToolName, p.Result.Text, p.Result.BreakLoop, p.Result.IsError})
 }
 
 func (p *ToolAfterPayload) ApplyScript(answer json.RawMessage) error {
@@ -368,12 +368,12 @@ type ToolResultPayload struct {
 }
 
 func (p *ToolResultPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		ToolName   string         `json:"tool_name"`
 		ToolResult string         `json:"tool_result"`
 		Data       map[string]any `json:"data,omitempty"`
-	}{p.Agent.info(), p.ToolName, p.ToolResult, p.Data}
+	}{p.Agent.info(), p.ToolName, p.ToolResult, p.Data})
 }
 
 func (p *ToolResultPayload) ApplyScript(answer json.RawMessage) error {
@@ -408,10 +408,10 @@ type ErrorFormatPayload struct {
 }
 
 func (p *ErrorFormatPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		Message string `json:"message"`
-	}{p.Agent.info(), p.Message}
+	}{p.Agent.info(), p.Message})
 }
 
 func (p *ErrorFormatPayload) ApplyScript(answer json.RawMessage) error {
@@ -434,12 +434,12 @@ type UtilModelCallPayload struct {
 }
 
 func (p *UtilModelCallPayload) ScriptInput() any {
-	return struct {
+	return p.Agent.scriptInput(struct {
 		agentInfo
 		System   string `json:"system"`
 		Message  string `json:"message"`
 		Response string `json:"response,omitempty"`
-	}{p.Agent.info(), p.System, p.Message, p.Response}
+	}{p.Agent.info(), p.System, p.Message, p.Response})
 }
 
 func (p *UtilModelCallPayload) ApplyScript(answer json.RawMessage) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/secrets"
 )
 
 // Model streams one chat completion (implemented by *llm.Client).
@@ -128,6 +129,11 @@ type Config struct {
 	// Journal, when set, records every change to the agents' histories
 	// (see [HistoryJournal]); a store keeps sessions across restarts with it.
 	Journal HistoryJournal
+	// Secrets are the values the agent may use by alias, §§secret(NAME),
+	// and the values (Zero's own keys) that are only masked; nil: none. The
+	// engine keeps every value out of what it shows, stores, logs and
+	// sends to a model (see secrets.go); Logger is wrapped to mask too.
+	Secrets *secrets.Set
 }
 
 // Session is one conversation (Agent Zero's AgentContext): agent 0, its
@@ -185,6 +191,8 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	} else if set := cfg.Secrets; set != nil {
+		cfg.Logger = slog.New(secrets.NewHandler(cfg.Logger.Handler(), func() *secrets.Set { return set }))
 	}
 	if sink == nil {
 		sink = func(Event) {}
@@ -296,7 +304,7 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	tooLarge := s.checkMessage(msg)
 	shown := msg
 	if tooLarge != nil {
-		shown = Clip(msg, 4<<10)
+		shown = s.clipMasked(msg, 4<<10)
 	}
 	a.emit(Event{Type: EventRunStarted, Item: item, Text: shown})
 	var answer string
@@ -327,7 +335,7 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 		a.warn(item, fmt.Sprintf("message not delivered, the run had ended: %q", m))
 	}
 	a.emit(end)
-	return answer, err
+	return s.mask(answer), s.maskError(err)
 }
 
 // Warn reports a warning (for example a failing extension script) as an
@@ -435,6 +443,9 @@ func (s *Session) newItem(kind string) string {
 }
 
 func (s *Session) emit(e Event) {
+	if set := s.cfg.Secrets; set != nil {
+		maskEvent(set, &e)
+	}
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	s.seq++

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/secrets"
 )
 
 // Tool is something the model can call by name. Agent Zero's tool set lives
@@ -53,19 +55,56 @@ type ToolCall struct {
 	Agent  *Agent
 	Loop   *LoopData
 
-	progress headTail // what the tool printed, bounded
-	streamed int      // bytes sent as tool_output_delta
+	// order serialises Progress, so its output keeps the calls' order
+	// (the secrets stream needs it); mu guards progress, which Output may
+	// read meanwhile (an extension at tool_output_update, say).
+	order    sync.Mutex
+	mu       sync.Mutex
+	progress headTail        // what the tool printed, bounded
+	streamed int             // bytes sent as tool_output_delta
+	secrets  *secrets.Stream // masks the output (Config.Secrets), made on first use
 }
 
-// Progress reports live output of the tool: tool_output_update extensions
-// may rewrite it (to mask a secret, say), then it is streamed to the editor
-// as tool_output_delta and kept, bounded, so that an intervention can save
-// what the tool produced so far. A flood of output is streamed up to
-// Limits.LiveOutput bytes, then only summarised, so memory stays bounded.
+// Progress reports live output of the tool: secrets are masked (a value
+// split across calls too, so the end of a call's text may be held back
+// until the next one or the tool's end), tool_output_update extensions may
+// rewrite it, then it is streamed to the editor as tool_output_delta and
+// kept, bounded, so that an intervention can save what the tool produced so
+// far. A flood of output is streamed up to Limits.LiveOutput bytes, then
+// only summarised, so memory stays bounded. Progress may be called from
+// several goroutines; the output keeps the order of the calls.
 func (c *ToolCall) Progress(ctx context.Context, text string) {
 	if text == "" {
 		return
 	}
+	c.order.Lock()
+	defer c.order.Unlock()
+	if set := c.Agent.session.cfg.Secrets; set != nil {
+		if c.secrets == nil {
+			c.secrets = set.NewStream()
+		}
+		if text = c.secrets.Write(text); text == "" {
+			return
+		}
+	}
+	c.show(ctx, text)
+}
+
+// flushOutput shows what the secrets stream still holds, once the tool
+// has returned.
+func (c *ToolCall) flushOutput(ctx context.Context) {
+	c.order.Lock()
+	defer c.order.Unlock()
+	if c.secrets == nil {
+		return
+	}
+	if text := c.secrets.Flush(); text != "" {
+		c.show(ctx, text)
+	}
+}
+
+// show is Progress after masking.
+func (c *ToolCall) show(ctx context.Context, text string) {
 	a := c.Agent
 	if a.hooks().Has(hooks.ToolOutputUpdate) {
 		p := &ToolOutputPayload{Agent: a, ToolName: c.Name, Content: text}
@@ -77,10 +116,12 @@ func (c *ToolCall) Progress(ctx context.Context, text string) {
 			text = p.Content
 		}
 	}
+	c.mu.Lock()
 	if c.progress.max == 0 {
 		c.progress.max = a.session.cfg.Limits.ToolResult
 	}
 	c.progress.WriteString(text)
+	c.mu.Unlock()
 	if limit := a.session.cfg.Limits.LiveOutput; c.streamed < limit {
 		if n := limit - c.streamed; len(text) > n {
 			text = text[:runeFloor(text, n)] + "\n[... live output stops here; the result keeps the end ...]\n"
@@ -92,7 +133,11 @@ func (c *ToolCall) Progress(ctx context.Context, text string) {
 
 // Output returns what the tool reported through Progress, its head and
 // tail when it was long.
-func (c *ToolCall) Output() string { return c.progress.String() }
+func (c *ToolCall) Output() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.progress.String()
+}
 
 // Render renders a prompt file of the agent's profile (fw.code.*.md, ...).
 func (c *ToolCall) Render(name string, vars map[string]any) (string, error) {

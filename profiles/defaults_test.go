@@ -59,6 +59,7 @@ var fileVars = map[string]map[string]any{
 	"agent.system.skills.loaded.md":    {"skills": "# release\nRun scripts/release."},
 	"agent.system.behaviour.md":        {"rules": "- answer briefly"},
 	"agent.system.mcp_tools.md":        {"tools": "### github.search_issues:\nSearch issues."},
+	"agent.system.secrets.md":          {"secrets": "# the deploy token\nAPI_TOKEN", "vars": ""},
 	"behaviour.merge.msg.md":           {"current_rules": "- answer briefly", "adjustments": "use tabs"},
 }
 

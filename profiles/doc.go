@@ -104,6 +104,9 @@
 //   - agent.system.response_tool_tips.md, agent.system.main.communication_additions.md: no vars;
 //     Agent Zero profiles include them.
 //   - agent.system.datetime.md (date_time).
+//   - agent.system.secrets.md (secrets: the names of the agent's secrets with their comments, as
+//     secrets.Set.Prompt writes them; vars: Agent Zero's plain variables, always empty in Zero):
+//     added only when there are secrets.
 //
 // Messages built by the engine:
 //   - fw.user_message.md (message): JSON {"user": message}.

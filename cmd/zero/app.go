@@ -28,6 +28,7 @@ import (
 	"github.com/zeroagent/zero/memory"
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
+	"github.com/zeroagent/zero/secrets"
 	"github.com/zeroagent/zero/skills"
 	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/tools"
@@ -97,6 +98,8 @@ type app struct {
 	// editorMCP the servers an editor passed for a session.
 	pools     map[string]*mcpclient.Pool
 	editorMCP map[string][]mcpclient.Server
+	// secretSet is the agents' secrets (see secrets), loaded once.
+	secretSet *secrets.Set
 
 	// mem is the memory (nil without a store); memExt its recall and
 	// memorize extensions.
@@ -751,6 +754,7 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 		},
 		Journal: o.journal,
 		Logger:  a.logger.With("component", "loop"),
+		Secrets: a.secrets(),
 	}, sink)
 	a.warn.attach(sess)
 	return sess, nil

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/secrets"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -254,7 +255,7 @@ func chatLogger() (*slog.Logger, func()) {
 	if err != nil {
 		return slog.New(slog.DiscardHandler), func() {}
 	}
-	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})), func() { f.Close() }
+	return slog.New(secrets.NewHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level}), logSecrets.Load)), func() { f.Close() }
 }
 
 // isTTY reports whether w is a terminal, whatever NO_COLOR says.

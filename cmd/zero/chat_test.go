@@ -228,6 +228,12 @@ func (ct *chatTerm) wait() int {
 	case <-time.After(chatWait):
 		ct.t.Fatal("zero chat did not end")
 	}
+	// What it printed last may still be on its way from the terminal: the
+	// reader ends once the terminal is empty and closed (EIO).
+	select {
+	case <-ct.readDone:
+	case <-time.After(2 * time.Second):
+	}
 	var ee *exec.ExitError
 	switch {
 	case ct.exitErr == nil:

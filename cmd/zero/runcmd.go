@@ -22,6 +22,7 @@ import (
 
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/secrets"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -324,7 +325,7 @@ func newLogger(stderr io.Writer) *slog.Logger {
 	if v := os.Getenv("ZERO_LOG"); v != "" {
 		_ = level.UnmarshalText([]byte(v))
 	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(secrets.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), logSecrets.Load))
 }
 
 func newID() string {

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/zeroagent/zero/secrets"
+)
+
+// logSecrets are the values every log line of this process is masked
+// with: the user's secrets.env and Zero's own keys (see newLogger).
+var logSecrets atomic.Pointer[secrets.Set]
+
+// secrets are the secrets of the app's agents: the user's
+// ~/.config/zero/secrets.env and, once the workspace is trusted, its
+// .zero/secrets.env. The model sees only their names; §§secret(NAME) in a
+// tool's arguments becomes the value just before the tool runs, and every
+// value is masked wherever it would show. Zero's own keys (the model keys,
+// ZERO_MCP_TOKEN) are masked too, and never given to the agent.
+func (a *app) secrets() *secrets.Set {
+	a.mu.Lock()
+	if a.secretSet != nil {
+		defer a.mu.Unlock()
+		return a.secretSet
+	}
+	a.mu.Unlock()
+	files := []string{filepath.Join(a.userDir, "secrets.env")}
+	if st, err := a.trustState(); err == nil && st.Runs() {
+		files = append(files, filepath.Join(a.ws, ".zero", "secrets.env"))
+	}
+	set, errs := secrets.Load(files...)
+	for _, err := range errs {
+		a.warn.warn(err.Error())
+	}
+	for _, name := range append(keyVariables(a.cfg, a.loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
+		set = set.With(name, os.Getenv(name))
+	}
+	// Log lines are masked with the user's secrets and the keys (the
+	// process's logger is shared by every workspace).
+	user, _ := secrets.Load(files[0])
+	for _, name := range append(keyVariables(a.cfg, a.loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
+		user = user.With(name, os.Getenv(name))
+	}
+	logSecrets.Store(user)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.secretSet == nil {
+		a.secretSet = set
+	}
+	return a.secretSet
+}

@@ -1,0 +1,253 @@
+package loop
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/secrets"
+)
+
+// Secrets ([Config.Secrets]) are kept out of everything the engine shows,
+// stores, logs or sends, by the engine itself: no extension can disable it.
+// The model sees names only (the built-in _13_secrets_prompt), and writes
+// §§secret(NAME) where it needs a value; the value is put in place of the
+// alias in a tool's arguments just before the tool runs, after the
+// tool_execute_before extensions and the approval gate, which see aliases
+// only (an unknown alias refuses the call, before the gate is asked).
+// Going the other way, every text that comes back is masked:
+//
+//   - a tool's live output through a [secrets.Stream] per call (a value
+//     split across Progress chunks is masked whole), before the
+//     tool_output_update extensions, the kept output and the
+//     tool_output_delta events; its result, diffs and error before
+//     tool_execute_after and history;
+//   - the model's reasoning and answer through a Stream each, before the
+//     *_stream_chunk extensions, the kept reply and the parser, so the tool
+//     request, its thoughts and the history hold aliases;
+//   - every history message and summary, before hist_add_before, and in
+//     History itself (a tool's own History.Add, a restored state);
+//   - what the utility model is asked and answers.
+//
+// And, as backstops whatever the path: every message sent to the chat
+// model, the arguments the gate sees, every event ([Session.emit]), every
+// payload given to an extension script, the answer and the error Run
+// returns, and every log line (the session's logger is wrapped in
+// [secrets.NewHandler]).
+//
+// What the tool does with a value is its own business: a tool that stores
+// its arguments (a memory, a file it writes) stores the value. Values
+// shorter than [secrets.MinMasked] are substituted but never masked; see
+// package secrets for the forms of a value masking does not find.
+//
+// With a nil Set none of this runs: every step starts with a nil check
+// and allocates nothing.
+
+// maskFunc returns the session's Mask, or nil without secrets.
+func (s *Session) maskFunc() func(string) string {
+	if s.cfg.Secrets == nil {
+		return nil
+	}
+	return s.cfg.Secrets.Mask
+}
+
+// mask returns text with every secret value replaced by its alias.
+func (s *Session) mask(text string) string {
+	if s.cfg.Secrets == nil {
+		return text
+	}
+	return s.cfg.Secrets.Mask(text)
+}
+
+// clipMasked is Clip of the masked text, without masking all of a text
+// that may be huge: a value cut by the clip is masked as the end of a
+// stream is (see [secrets.Stream.Flush]).
+func (s *Session) clipMasked(text string, n int) string {
+	set := s.cfg.Secrets
+	if set == nil || len(text) <= n {
+		return Clip(s.mask(text), n)
+	}
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	st := set.NewStream()
+	return st.Write(text[:n]) + st.Flush() + "…"
+}
+
+// maskMessages returns msgs with every content masked; msgs itself when
+// nothing changed (it is never modified: it may be the history's output).
+func (s *Session) maskMessages(msgs []llm.Message) []llm.Message {
+	set := s.cfg.Secrets
+	if set == nil {
+		return msgs
+	}
+	var out []llm.Message
+	for i, m := range msgs {
+		if c := set.Mask(m.Content); c != m.Content {
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			out[i].Content = c
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
+// maskEvent masks every text field of e.
+func maskEvent(set *secrets.Set, e *Event) {
+	e.Text = set.Mask(e.Text)
+	e.Error = set.Mask(e.Error)
+	e.Title = set.Mask(e.Title)
+	e.Tool = set.Mask(e.Tool)
+	e.Method = set.Mask(e.Method)
+	e.Kind = set.Mask(e.Kind)
+	e.Profile = set.Mask(e.Profile)
+	if len(e.Args) > 0 {
+		e.Args = maskJSON(set, e.Args)
+	}
+	e.Diffs = maskDiffs(set, e.Diffs)
+}
+
+// maskJSON masks a JSON document. Masking its text finds values inside
+// strings (escaped too) and keeps it valid; a value found outside a string
+// (a number equal to a secret) would break it, so the document is then
+// decoded and its strings masked one by one.
+func maskJSON(set *secrets.Set, raw json.RawMessage) json.RawMessage {
+	text := string(raw)
+	masked := set.Mask(text)
+	if masked == text {
+		return raw
+	}
+	if json.Valid([]byte(masked)) {
+		return json.RawMessage(masked)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		out, _ := json.Marshal(masked) // not JSON at all: shown as a string
+		return out
+	}
+	out, err := json.Marshal(set.MaskValue(v))
+	if err != nil {
+		out, _ = json.Marshal(masked)
+	}
+	return out
+}
+
+// maskDiffs returns diffs with their paths and texts masked, a copy when
+// anything changed (the tool's own slice is left alone).
+func maskDiffs(set *secrets.Set, diffs []FileDiff) []FileDiff {
+	var out []FileDiff
+	for i, d := range diffs {
+		m := FileDiff{Path: set.Mask(d.Path), OldText: d.OldText, NewText: set.Mask(d.NewText)}
+		if d.OldText != nil {
+			if old := set.Mask(*d.OldText); old != *d.OldText {
+				m.OldText = &old
+			}
+		}
+		if m == d {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(diffs)
+		}
+		out[i] = m
+	}
+	if out == nil {
+		return diffs
+	}
+	return out
+}
+
+// maskResult masks what a tool returned: its text and diffs.
+func (s *Session) maskResult(res *ToolResult) {
+	set := s.cfg.Secrets
+	if set == nil {
+		return
+	}
+	res.Text = set.Mask(res.Text)
+	res.Diffs = maskDiffs(set, res.Diffs)
+}
+
+// maskedError is an error whose text held a secret: Error is the masked
+// text, and errors.Is and errors.As still see the original.
+type maskedError struct {
+	err error
+	msg string
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// maskError returns err with its text masked (err itself when its text
+// holds no secret).
+func (s *Session) maskError(err error) error {
+	if err == nil || s.cfg.Secrets == nil {
+		return err
+	}
+	text := err.Error()
+	if masked := s.cfg.Secrets.Mask(text); masked != text {
+		return &maskedError{err: err, msg: masked}
+	}
+	return err
+}
+
+// scriptInput masks the payload an extension script gets on its stdin.
+func (a *Agent) scriptInput(v any) any {
+	set := a.session.cfg.Secrets
+	if set == nil {
+		return v
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return v // the hooks package reports it
+	}
+	return maskJSON(set, raw)
+}
+
+// expandArgs puts the secrets' values in place of their aliases in the
+// arguments a tool is about to run with. An alias of no secret the agent
+// may use gives refused, the message for the model, and the tool must not
+// run.
+func (a *Agent) expandArgs(args map[string]any) (expanded map[string]any, refused string) {
+	set := a.session.cfg.Secrets
+	if set == nil {
+		return args, ""
+	}
+	out, missing := set.Expand(args)
+	if len(missing) > 0 {
+		return nil, unknownSecrets(set, missing)
+	}
+	expanded, _ = out.(map[string]any)
+	return expanded, ""
+}
+
+// unknownSecrets is the message for a tool request that names secrets that
+// do not exist: like a blocked tool's, it goes to the model as the result.
+func unknownSecrets(set *secrets.Set, missing []string) string {
+	aliases := func(names []string) string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = secrets.Alias(n)
+		}
+		return strings.Join(out, ", ")
+	}
+	word := "alias"
+	if len(missing) > 1 {
+		word = "aliases"
+	}
+	msg := "Not run: unknown secret " + word + " " + aliases(missing) + ". "
+	if names := set.Names(); len(names) > 0 {
+		msg += "The secrets you may use are " + aliases(names) + "; use one of them exactly, or do without."
+	} else {
+		msg += "No secrets are available in this session; do without."
+	}
+	return msg
+}
