@@ -58,7 +58,7 @@ func serveFake(log string) {
 	_ = server.ServeStdio(s)
 }
 
-func fakeServer(t *testing.T, name string) (mcpclient.Server, string) {
+func fakeServer(t testing.TB, name string) (mcpclient.Server, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
