@@ -283,6 +283,19 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 // Get returns the session with id, loading it from the store when an
 // earlier process left it there.
 func (m *Manager) Get(id string) (*Session, error) {
+	return m.GetWith(id, GetOptions{})
+}
+
+// GetOptions are what an editor adds to a session it loads.
+type GetOptions struct {
+	// MCPServers are the editor's MCP servers (ACP session/load), used
+	// when the session is loaded from the store; a session already open
+	// keeps the servers it has.
+	MCPServers []MCPServer
+}
+
+// GetWith is Get with what the editor adds when the session is loaded.
+func (m *Manager) GetWith(id string, o GetOptions) (*Session, error) {
 	m.mu.Lock()
 	s := m.sessions[id]
 	m.mu.Unlock()
@@ -292,13 +305,13 @@ func (m *Manager) Get(id string) (*Session, error) {
 	if m.opts.Store == nil {
 		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
 	}
-	return m.load(context.Background(), id)
+	return m.load(context.Background(), id, o)
 }
 
 // load brings a stored session back: its settings, the tail of its event
 // log, and agent 0's history. A run its process did not live to end is
 // ended in the log and noted in the history.
-func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
+func (m *Manager) load(ctx context.Context, id string, o GetOptions) (*Session, error) {
 	m.loadMu.Lock()
 	defer m.loadMu.Unlock()
 	m.mu.Lock()
@@ -349,7 +362,7 @@ func (m *Manager) load(ctx context.Context, id string) (*Session, error) {
 		last := r.hist.Messages[len(r.hist.Messages)-1]
 		r.note = &loop.HistoryMessage{N: last.N + 1, Topic: last.Topic, Content: interruptedNote}
 	}
-	spec := SessionSpec{ID: id, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model}
+	spec := SessionSpec{ID: id, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model, MCPServers: o.MCPServers}
 	s = newSession(spec, newStoreLog(st, id, m.opts.LogLimit, tail, last), rec.Created)
 	s.runs, s.title = rec.Runs, rec.Title
 	s.updated.Store(rec.Updated.UnixNano())

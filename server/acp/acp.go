@@ -292,21 +292,22 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 // LoadSession replays the session's event log as session/update
 // notifications, then answers.
 func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	opts, err := a.reattach(ctx, string(p.SessionId), true)
+	opts, err := a.reattach(ctx, string(p.SessionId), true, mcpServers(p.McpServers))
 	return sdk.LoadSessionResponse{ConfigOptions: opts}, err
 }
 
 // ResumeSession reattaches to a session without replaying it.
 func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	opts, err := a.reattach(ctx, string(p.SessionId), false)
+	opts, err := a.reattach(ctx, string(p.SessionId), false, mcpServers(p.McpServers))
 	return sdk.ResumeSessionResponse{ConfigOptions: opts}, err
 }
 
 // reattach connects this client to a session (load replays it first,
 // resume does not), sends the slash commands, asks again for approvals
-// still pending, and returns the session's config options.
-func (a *agent) reattach(ctx context.Context, id string, replay bool) ([]sdk.SessionConfigOption, error) {
-	sess, err := a.opts.Manager.Get(id)
+// still pending, and returns the session's config options. The editor's
+// MCP servers are the session's when it is loaded from the store.
+func (a *agent) reattach(ctx context.Context, id string, replay bool, mcp []server.MCPServer) ([]sdk.SessionConfigOption, error) {
+	sess, err := a.opts.Manager.GetWith(id, server.GetOptions{MCPServers: mcp})
 	if err != nil {
 		return nil, rpcError(id, err)
 	}
