@@ -279,7 +279,7 @@ func Load(src Sources) (*Effective, error) {
 			for _, name := range slices.Sorted(maps.Keys(fp.servers)) {
 				s := fp.servers[name]
 				e.ignored = append(e.ignored, Ignored{Key: "mcp_servers." + name, Value: cmp.Or(s.Command, s.URL), Origin: s.Origin,
-					Kept: "no server", Why: "a workspace's MCP servers would run programs on this machine; configure the ones you want in your own config.yaml"})
+					Kept: "no server", Why: "a workspace's MCP servers go in its .mcp.json, which starts them once you trust the workspace (zero trust); or configure them in your own config.yaml"})
 			}
 		} else {
 			e.MCPServers = fp.servers

@@ -38,7 +38,7 @@ func TestMCPServers(t *testing.T) {
 	for _, i := range e.Ignored() {
 		ignored = append(ignored, i.String())
 	}
-	if len(ignored) != 1 || !strings.Contains(ignored[0], "mcp_servers.evil") || !strings.Contains(ignored[0], "run programs on this machine") {
+	if len(ignored) != 1 || !strings.Contains(ignored[0], "mcp_servers.evil") || !strings.Contains(ignored[0], ".mcp.json") {
 		t.Errorf("the workspace's server is not reported: %q", ignored)
 	}
 

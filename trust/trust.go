@@ -52,8 +52,7 @@ const (
 // actingDirs are the folders of a workspace, relative to it, whose files
 // can act, or go where the user's consent is asked (its knowledge is
 // parsed on this machine and imported into memory); "*" stands for every
-// profile. Later kinds of workspace code (MCP server definitions) are
-// added here.
+// profile; a file (.mcp.json) stands for itself.
 var actingDirs = []string{
 	".zero/extensions",
 	".zero/agents/*/extensions",
@@ -62,6 +61,7 @@ var actingDirs = []string{
 	".zero/skills",
 	".zero/agents/*/skills",
 	".zero/knowledge",
+	".mcp.json", // MCP servers (Claude Code's and Cursor's file): programs started on this machine
 }
 
 // ErrTooLarge means the acting files exceed [MaxFiles] or [MaxBytes].

@@ -974,7 +974,8 @@ func (a *app) mcpPool(sid string) *mcpclient.Pool {
 	if p := a.pools[sid]; p != nil {
 		return p
 	}
-	// The editor's servers first: a name both have is the editor's.
+	// The editor's servers first (a name repeated is the first's), then
+	// the user's, then a trusted workspace's .mcp.json.
 	servers := slices.Clone(a.editorMCP[sid])
 	for _, name := range a.cfg.MCPServerNames() {
 		c := a.cfg.MCPServers[name]
@@ -987,6 +988,12 @@ func (a *app) mcpPool(sid string) *mcpclient.Pool {
 			s.Env = append(s.Env, k+"="+c.Env[k])
 		}
 		servers = append(servers, s)
+	}
+	a.mu.Unlock()
+	servers = append(servers, a.workspaceMCP()...) // takes a.mu itself
+	a.mu.Lock()
+	if p := a.pools[sid]; p != nil { // made meanwhile
+		return p
 	}
 	if len(servers) == 0 {
 		return nil

@@ -112,3 +112,37 @@ func TestMCPServerFromConfig(t *testing.T) {
 		t.Errorf("the MCP tool's result did not reach the model:\n%s", got)
 	}
 }
+
+// TestWorkspaceMCPJSON: a workspace's .mcp.json (Claude Code's file) starts
+// nothing until the user trusted the workspace; zero trust lists it for
+// review, and then its servers join the agent's tools.
+func TestWorkspaceMCPJSON(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		reply("WS-1", "response", `{"text": "one"}`),
+		reply("WS-2", "response", `{"text": "two"}`),
+	)
+	home, ws := t.TempDir(), t.TempDir()
+	mcpJSON := `{"mcpServers": {"wsinner": {"command": "` + os.Args[0] + `", "args": ["mcp"], "env": {"ZERO_TEST_RUN_MAIN": "1", "ZERO_STORE": "off"}}}}`
+	mustWrite(t, filepath.Join(ws, ".mcp.json"), mcpJSON)
+	env := []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "ZERO_SANDBOX=local"}
+	run := func(msg string) string {
+		t.Helper()
+		if out, err := zeroCmd(t, env, "run", "--workspace", ws, msg).CombinedOutput(); err != nil {
+			t.Fatalf("zero run: %v\n%s", err, out)
+		}
+		reqs := srv.Requests()
+		return reqs[len(reqs)-1].Messages[0].Content
+	}
+	if sys := run("WS-1: hello"); strings.Contains(sys, "wsinner.") {
+		t.Fatal("an untrusted workspace's .mcp.json server was started")
+	}
+	out, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), ".mcp.json") {
+		t.Fatalf("zero trust does not list .mcp.json: %v\n%s", err, out)
+	}
+	if sys := run("WS-2: hello"); !strings.Contains(sys, "### wsinner.zero_sessions:") {
+		t.Errorf("the trusted workspace's MCP server is not there:\n%s", sys)
+	}
+}
