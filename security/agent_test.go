@@ -278,7 +278,10 @@ func TestUnconfinedCannotReadZeroEnviron(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := newBox(t, shell("cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c "+secretKey+" | sed 's/^/readable-environs:/'"), answer("done"))
+	// The probe looks for most of the key: the whole key in the model's
+	// reply would be masked to §§secret(OPENAI_API_KEY), which the agent
+	// may not use (TestSecretsNeverLeave), and the probe would not run.
+	b := newBox(t, shell("cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c "+secretKey[:len(secretKey)-4]+" | sed 's/^/readable-environs:/'"), answer("done"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := b.cmd(ctx, []string{"PATH=" + bin, "ZERO_APPROVAL=auto"}, "run", "--json", "--workspace", b.ws, "probe")
