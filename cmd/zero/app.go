@@ -638,6 +638,7 @@ func (a *app) setupFor(sid, name, model string, files tools.Files, withModel boo
 		ce := tools.NewCodeExecution(nil, tools.Timeouts{})
 		all = append(all, ce, ce.InputTool())
 	}
+	all = append(all, a.userTools(p, code, sid, all)...)
 	for _, t := range all {
 		// The response tool stays: without it an agent could never answer.
 		if t.Name() == "response" || p.Spec.Tools.Allows(t.Name()) {
@@ -1019,4 +1020,61 @@ func (a *app) closePool(sid string) {
 	if p != nil {
 		p.Close()
 	}
+}
+
+// userTools are the executables users dropped into tools folders, as
+// tools (Agent Zero's profile tools), first found first: a trusted
+// workspace's (.zero/agents/<profile>/tools, .zero/tools, from the copy of
+// what was trusted) and the user's profile folder's run in the sandbox; the
+// user's own ~/.config/zero/tools run on this machine. A name the agent's
+// built-in tools have is skipped, and a tool without its prompt file
+// (agent.system.tool.NAME.md) is reported: the model would not know it.
+func (a *app) userTools(p *profiles.Profile, code, sid string, builtin []loop.Tool) []loop.Tool {
+	taken := map[string]bool{}
+	for _, t := range builtin {
+		taken[t.Name()] = true
+	}
+	var sb tools.UserToolRunner = tools.SandboxRunner{Backend: a.backend, Dir: filepath.Join(a.ws, ".zero", "output", cmp.Or(sid, "prompt"))}
+	var dirs []struct {
+		dir    string
+		runner tools.UserToolRunner
+	}
+	add := func(dir string, r tools.UserToolRunner) {
+		dirs = append(dirs, struct {
+			dir    string
+			runner tools.UserToolRunner
+		}{dir, r})
+	}
+	if code != "" {
+		add(filepath.Join(code, ".zero", "agents", p.Name, "tools"), sb)
+		add(filepath.Join(code, ".zero", "tools"), sb)
+	}
+	add(filepath.Join(a.userDir, "agents", p.Name, "tools"), sb)
+	add(filepath.Join(a.userDir, "tools"), tools.HostRunner{Dir: a.ws, Env: a.env})
+	shownPath := func(s string) string { // the workspace's file, not the trusted copy's
+		if code == "" {
+			return s
+		}
+		return strings.Replace(s, code, a.ws, 1)
+	}
+	var out []loop.Tool
+	for _, d := range dirs {
+		found, skipped := tools.FindUserTools(d.dir, d.runner)
+		for _, s := range skipped {
+			a.warn.warn("tool skipped: " + shownPath(s))
+		}
+		for _, t := range found {
+			shown := shownPath(t.Path())
+			switch {
+			case taken[t.Name()]:
+				a.warn.warn(fmt.Sprintf("tool %s (%s) is skipped: a tool of that name comes first", t.Name(), shown))
+				continue
+			case len(p.Prompts.Names("agent.system.tool."+t.Name()+".md")) == 0:
+				a.warn.warn(fmt.Sprintf("tool %s (%s) has no prompt file agent.system.tool.%s.md: the model is not told about it", t.Name(), shown, t.Name()))
+			}
+			taken[t.Name()] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zeroagent/zero/internal/dockertest"
+	"github.com/zeroagent/zero/llm/llmtest"
+)
+
+func writeExe(t *testing.T, path, content string) {
+	t.Helper()
+	mustWrite(t, path, content)
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUserTools: an executable in the user's ~/.config/zero/tools is a tool
+// (on this machine) that gets its JSON arguments on stdin and answers with
+// JSON; a workspace's .zero/tools counts only once trusted, and then runs
+// in the sandbox (here bubblewrap or the bare machine: it is told).
+func TestUserTools(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		reply("UT-1", "greet", `{"name": "Ada"}`),
+		reply("greeted", "response", `{"text": "done one"}`),
+		reply("UT-2", "wstool", `{"n": 7}`),
+		reply("wstool-ran", "response", `{"text": "done two"}`),
+	)
+	home, ws := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(home, "config", "zero")
+	writeExe(t, filepath.Join(cfg, "tools", "greet"), "#!/bin/sh\nin=$(cat)\nprintf '{\"result\": \"greeted: %s\"}' \"$(echo \"$in\" | sed 's/\"/ /g')\"\n")
+	mustWrite(t, filepath.Join(cfg, "prompts", "agent.system.tool.greet.md"), "### greet\ngreets someone; args: name\n")
+	writeExe(t, filepath.Join(ws, ".zero", "tools", "wstool"), "#!/bin/sh\ncat\necho\necho wstool-ran\n")
+	mustWrite(t, filepath.Join(ws, ".zero", "prompts", "agent.system.tool.wstool.md"), "### wstool\nthe workspace's own tool\n")
+	env := []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "ZERO_SANDBOX=local", "ZERO_APPROVAL=auto"}
+	run := func(msg string) (string, []llmtest.Recorded) {
+		t.Helper()
+		out, err := zeroCmd(t, env, "run", "--workspace", ws, msg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zero run: %v\n%s", err, out)
+		}
+		return string(out), srv.Requests()
+	}
+	out, reqs := run("UT-1: greet Ada")
+	sys := reqs[len(reqs)-2].Messages[0].Content
+	if !strings.Contains(sys, "### greet") || strings.Contains(sys, "### wstool") {
+		t.Errorf("the system prompt's tools (greet, and not the untrusted wstool):\n%s", sys)
+	}
+	got := chatText(reqs, len(reqs)-1)
+	if !strings.Contains(got, "greeted:") || !strings.Contains(got, "name : Ada") || !strings.Contains(got, "tool : greet") {
+		t.Errorf("the tool did not get its JSON arguments:\n%s\n%s", got, out)
+	}
+	if tout, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(tout), ".zero/tools/wstool") {
+		t.Fatalf("zero trust: %v\n%s", err, tout)
+	}
+	out, reqs = run("UT-2: use the workspace's tool")
+	got = chatText(reqs, len(reqs)-1)
+	if !strings.Contains(got, `\"n\":7`) || !strings.Contains(got, "wstool-ran") {
+		t.Errorf("the trusted workspace's tool did not run with its arguments:\n%s\n%s", got, out)
+	}
+	// It ran from a copy in the session's output folder, which is gone.
+	if entries, _ := filepath.Glob(filepath.Join(ws, ".zero", "output", "*", "tool-*")); len(entries) != 0 {
+		t.Errorf("the tool's run folder stayed: %v", entries)
+	}
+}
+
+// TestUserToolInDocker is issue 14's "a user tool in a profile folder runs
+// in the Docker sandbox with its JSON arguments".
+func TestUserToolInDocker(t *testing.T) {
+	t.Parallel()
+	image := dockertest.Image(t)
+	srv := llmtest.NewServer(t,
+		reply("UD-1", "whereami", `{"probe": "container"}`),
+		reply("ID=", "response", `{"text": "found it"}`),
+	)
+	home, ws := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(home, "config", "zero")
+	mustWrite(t, filepath.Join(cfg, "config.yaml"), "sandbox:\n  backend: docker\n  image: "+image+"\n  network: none\n")
+	prof := filepath.Join(cfg, "agents", "agent0")
+	writeExe(t, filepath.Join(prof, "tools", "whereami"), "#!/bin/sh\ngrep '^ID=' /etc/os-release\ntest -f /.dockerenv && echo in-docker\ncat\n")
+	mustWrite(t, filepath.Join(prof, "prompts", "agent.system.tool.whereami.md"), "### whereami\nsays where it runs\n")
+	env := []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "ZERO_APPROVAL=auto"}
+	zero := func(args ...string) ([]byte, error) {
+		cmd := zeroCmd(t, env, args...)
+		cmd.Env = append(cmd.Env, "ZERO_SANDBOX=") // the user's config decides
+		return cmd.CombinedOutput()
+	}
+	t.Cleanup(func() { _, _ = zero("sandbox", "rm", "--workspace", ws) })
+	out, err := zero("run", "--workspace", ws, "UD-1: where does it run?")
+	if err != nil {
+		t.Fatalf("zero run: %v\n%s", err, out)
+	}
+	reqs := srv.Requests()
+	got := chatText(reqs, len(reqs)-1)
+	if !strings.Contains(got, "in-docker") || !strings.Contains(got, `\"probe\":\"container\"`) {
+		t.Errorf("the profile's tool did not run in the container with its arguments:\n%s\n%s", got, out)
+	}
+}
