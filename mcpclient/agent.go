@@ -27,11 +27,14 @@ func (s Source) Tools(ctx context.Context) []loop.Tool {
 			s.OnError(err)
 		}
 	}
-	out := make([]loop.Tool, 0, len(list))
+	out := make([]loop.Tool, 0, len(list)+1)
 	for _, t := range list {
 		if s.Allow == nil || s.Allow(t.FullName()) {
 			out = append(out, agentTool{pool: s.Pool, t: t})
 		}
+	}
+	if len(s.Pool.servers) > 0 && (s.Allow == nil || s.Allow("mcp_resources")) {
+		out = append(out, resourceTool{pool: s.Pool})
 	}
 	return out
 }

@@ -37,7 +37,15 @@ func serveFake(log string) {
 	f, _ := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	fmt.Fprintf(f, "start %d\n", os.Getpid())
 	f.Close()
-	s := server.NewMCPServer("fake", "1.0")
+	s := server.NewMCPServer("fake", "1.0", server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+	s.AddResource(mcp.NewResource("fake://notes", "notes", mcp.WithResourceDescription("The team's notes.")),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "the notes say 42"}}, nil
+		})
+	s.AddPrompt(mcp.NewPrompt("greet", mcp.WithPromptDescription("A greeting."), mcp.WithArgument("name")),
+		func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("greet", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello "+req.Params.Arguments["name"]))}), nil
+		})
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."), mcp.WithString("text", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("echo: " + req.GetString("text", "") + " env=" + os.Getenv("FAKE_VAR")), nil
@@ -201,5 +209,26 @@ func TestAgentUsesServerTools(t *testing.T) {
 	}
 	if len(results) == 0 || results[0] != "echo: from the agent env=from-config" {
 		t.Errorf("tool results: %q", results)
+	}
+}
+
+// TestResourcesAndPrompts: a server's resources and prompts are reachable
+// through the pool (and the mcp_resources tool).
+func TestResourcesAndPrompts(t *testing.T) {
+	srv, _ := fakeServer(t, "fake")
+	p, _ := mcpclient.NewPool([]mcpclient.Server{srv}, mcpclient.Options{})
+	defer p.Close()
+	cat, err := p.Catalog(ctx(t), "fake")
+	if err != nil || !strings.Contains(cat, "fake://notes") || !strings.Contains(cat, "greet(name)") {
+		t.Fatalf("catalog: %q, %v", cat, err)
+	}
+	if text, err := p.ReadResource(ctx(t), "fake", "fake://notes"); err != nil || text != "the notes say 42" {
+		t.Errorf("read: %q, %v", text, err)
+	}
+	if text, err := p.GetPrompt(ctx(t), "fake", "greet", map[string]string{"name": "Ada"}); err != nil || !strings.Contains(text, "hello Ada") {
+		t.Errorf("prompt: %q, %v", text, err)
+	}
+	if _, err := p.Catalog(ctx(t), "nope"); err == nil || !strings.Contains(err.Error(), "the servers are: fake") {
+		t.Errorf("an unknown server: %v", err)
 	}
 }

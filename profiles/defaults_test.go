@@ -160,8 +160,8 @@ func systemPrompt(t testing.TB, p *Prompts, vars map[string]any) string {
 	mainPart = behaviour + "\n\n" + mainPart
 	var tools strings.Builder
 	for _, name := range p.Names("agent.system.tool.*.md") {
-		if name == "agent.system.tool.skills.md" || name == "agent.system.tool.search_engine.md" {
-			continue // offered only when there are skills, or a search endpoint
+		if name == "agent.system.tool.skills.md" || name == "agent.system.tool.search_engine.md" || name == "agent.system.tool.mcp_resources.md" {
+			continue // offered only when there are skills, a search endpoint, MCP servers
 		}
 		s, err := p.Render(name, vars)
 		if err != nil {

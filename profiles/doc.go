@@ -165,6 +165,8 @@
 //
 // MCP servers' tools:
 //   - agent.system.mcp_tools.md (tools): the tools of the MCP servers, with their input schemas.
+//   - agent.system.tool.mcp_resources.md: Zero's mcp_resources tool (the servers' resources and
+//     prompts), offered when there are MCP servers.
 //
 // Notes from code_execution_tool and input:
 //   - fw.code.info.md (info): wraps a note as "[SYSTEM: info]".

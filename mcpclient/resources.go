@@ -1,0 +1,167 @@
+package mcpclient
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	mcpc "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/zeroagent/zero/loop"
+)
+
+// client returns a started server's client, starting it if needed.
+func (p *Pool) client(ctx context.Context, server string) (*mcpc.Client, error) {
+	p.mu.Lock()
+	c := p.conns[server]
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if c == nil {
+		var names []string
+		for _, s := range p.servers {
+			names = append(names, s.Name)
+		}
+		return nil, fmt.Errorf("no MCP server %q; the servers are: %s", server, strings.Join(names, ", "))
+	}
+	cl, err := p.ensureRetry(ctx, c, true)
+	if err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// Catalog lists a server's resources and prompts, as text for the model.
+func (p *Pool) Catalog(ctx context.Context, server string) (string, error) {
+	cl, err := p.client(ctx, server)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancel()
+	var b strings.Builder
+	if res, err := cl.ListResources(ctx, mcp.ListResourcesRequest{}); err == nil {
+		fmt.Fprintf(&b, "## resources of %s\n", server)
+		for _, r := range res.Resources {
+			fmt.Fprintf(&b, "- %s: %s %s\n", r.URI, r.Name, strings.TrimSpace(r.Description))
+		}
+	}
+	if res, err := cl.ListPrompts(ctx, mcp.ListPromptsRequest{}); err == nil {
+		fmt.Fprintf(&b, "## prompts of %s\n", server)
+		for _, pr := range res.Prompts {
+			var args []string
+			for _, a := range pr.Arguments {
+				args = append(args, a.Name)
+			}
+			fmt.Fprintf(&b, "- %s(%s): %s\n", pr.Name, strings.Join(args, ", "), strings.TrimSpace(pr.Description))
+		}
+	}
+	if b.Len() == 0 {
+		return fmt.Sprintf("%s offers no resources and no prompts", server), nil
+	}
+	return b.String(), nil
+}
+
+// ReadResource reads a resource of a server as text.
+func (p *Pool) ReadResource(ctx context.Context, server, uri string) (string, error) {
+	cl, err := p.client(ctx, server)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancel()
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = uri
+	res, err := cl.ReadResource(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, c := range res.Contents {
+		switch v := c.(type) {
+		case mcp.TextResourceContents:
+			parts = append(parts, v.Text)
+		case mcp.BlobResourceContents:
+			parts = append(parts, fmt.Sprintf("[binary %s, %d bytes base64]", v.MIMEType, len(v.Blob)))
+		}
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+// GetPrompt fills a prompt of a server with arguments, as text.
+func (p *Pool) GetPrompt(ctx context.Context, server, name string, args map[string]string) (string, error) {
+	cl, err := p.client(ctx, server)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancel()
+	req := mcp.GetPromptRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := cl.GetPrompt(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, m := range res.Messages {
+		text := "[non-text content]"
+		if t, ok := m.Content.(mcp.TextContent); ok {
+			text = t.Text
+		}
+		fmt.Fprintf(&b, "%s: %s\n", m.Role, text)
+	}
+	return b.String(), nil
+}
+
+// resourceTool is mcp_resources: the servers' resources and prompts.
+type resourceTool struct{ pool *Pool }
+
+func (resourceTool) Name() string       { return "mcp_resources" }
+func (resourceTool) Kind() string       { return "read" }
+func (resourceTool) PromptFile() string { return "agent.system.tool.mcp_resources.md" }
+
+func (t resourceTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	str := func(k string) string { s, _ := call.Args[k].(string); return s }
+	server := str("server")
+	var text string
+	var err error
+	switch call.Method {
+	case "", "list":
+		if server == "" {
+			var names []string
+			for _, s := range t.pool.servers {
+				names = append(names, s.Name)
+			}
+			return loop.ToolResult{IsError: true, Text: "mcp_resources:list needs tool_args.server, one of: " + strings.Join(names, ", ")}, nil
+		}
+		text, err = t.pool.Catalog(ctx, server)
+	case "read":
+		if server == "" || str("uri") == "" {
+			return loop.ToolResult{IsError: true, Text: "mcp_resources:read needs tool_args.server and tool_args.uri"}, nil
+		}
+		text, err = t.pool.ReadResource(ctx, server, str("uri"))
+	case "prompt":
+		args := map[string]string{}
+		if m, ok := call.Args["arguments"].(map[string]any); ok {
+			for k, v := range m {
+				args[k] = fmt.Sprint(v)
+			}
+		}
+		if server == "" || str("name") == "" {
+			return loop.ToolResult{IsError: true, Text: "mcp_resources:prompt needs tool_args.server and tool_args.name (and arguments)"}, nil
+		}
+		text, err = t.pool.GetPrompt(ctx, server, str("name"), args)
+	default:
+		return loop.ToolResult{IsError: true, Text: "mcp_resources has the methods list, read and prompt"}, nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return loop.ToolResult{}, ctx.Err()
+		}
+		return loop.ToolResult{IsError: true, Text: fmt.Sprintf("mcp_resources: %v", err)}, nil
+	}
+	return loop.ToolResult{Text: text}, nil
+}
