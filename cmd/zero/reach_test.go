@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/server"
 )
 
 // TestSearchAndDocuments: search_engine asks the SearXNG endpoint of the
@@ -144,5 +145,19 @@ func TestWorkspaceMCPJSON(t *testing.T) {
 	}
 	if sys := run("WS-2: hello"); !strings.Contains(sys, "### wsinner.zero_sessions:") {
 		t.Errorf("the trusted workspace's MCP server is not there:\n%s", sys)
+	}
+}
+
+// TestAskPolicyCoversMCPTools: with approval ask, an MCP server's tool
+// (server.tool) is asked about like a command; Zero's own tools without a
+// dot are not caught by that rule.
+func TestAskPolicyCoversMCPTools(t *testing.T) {
+	for tool, want := range map[string]server.Decision{
+		"inner.zero_sessions": server.Ask, "github.create_issue": server.Ask,
+		"memory_save": server.Auto, "response": server.Auto, "code_execution_tool": server.Ask,
+	} {
+		if got := askPolicy.Decide(tool, "", ""); got != want {
+			t.Errorf("approval ask, %s: %v, want %v", tool, got, want)
+		}
 	}
 }

@@ -18,6 +18,7 @@ var askPolicy = server.Policy{Default: server.Auto, Rules: []server.Rule{
 	{Tool: "input", Decision: server.Ask},
 	{Tool: "text_editor:write", Decision: server.Ask},
 	{Tool: "text_editor:patch", Decision: server.Ask},
+	{Tool: "*.*", Decision: server.Ask}, // an MCP server's tool (server.tool): what it does is the server's business
 }}
 
 // termGate asks the person at the terminal before a call the policy wants
