@@ -167,6 +167,9 @@ type SandboxRunner struct {
 }
 
 func (r SandboxRunner) Run(ctx context.Context, exe string, input []byte) (string, int, error) {
+	if r.Backend == nil {
+		return "", 0, errors.New("no sandbox is open to run it in")
+	}
 	var b [8]byte
 	rand.Read(b[:])
 	run := filepath.Join(r.Dir, "tool-"+hex.EncodeToString(b[:]))
