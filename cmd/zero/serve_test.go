@@ -34,6 +34,7 @@ func TestHostPolicy(t *testing.T) {
 			{Tool: "input", Decision: server.Ask},
 			{Tool: "text_editor:write", Decision: server.Ask},
 			{Tool: "text_editor:patch", Decision: server.Ask},
+			{Tool: "*.*", Decision: server.Ask},
 		}}},
 	}
 	for _, tt := range tests {
