@@ -58,6 +58,9 @@ func doctorCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		a.checkTrust(),
 		a.checkStore(),
 	}
+	if r, ok := a.checkMCP(ctx); ok {
+		results = append(results, r)
+	}
 	failed := false
 	for _, r := range results {
 		mark := "✓"
@@ -289,5 +292,46 @@ func (a *app) checkStore() checkResult {
 		return r
 	}
 	r.ok, r.detail = true, fmt.Sprintf("%d of this workspace stored in %s", len(list), path)
+	// The memory lives in the same file.
+	if n, err := st.CountMemories([]string{a.ws, ""}); err == nil {
+		search := "by keywords (models.embedding is not set)"
+		if m := a.cfg.Models.Embedding.Model; m != "" {
+			search = "by keywords and by meaning with " + m
+		}
+		r.detail += fmt.Sprintf("; %d memories of this workspace and yours, searched %s", n, search)
+	}
 	return r
+}
+
+// checkMCP starts the MCP servers a session would get (the user's
+// config.yaml, a trusted workspace's .mcp.json) and lists their tools;
+// ok false when there are none to check.
+func (a *app) checkMCP(ctx context.Context) (checkResult, bool) {
+	p := a.mcpPool("doctor")
+	if p == nil {
+		return checkResult{}, false
+	}
+	defer a.closePool("doctor")
+	r := checkResult{name: "MCP servers"}
+	tools, errs := p.List(ctx)
+	per := map[string]int{}
+	for _, t := range tools {
+		per[t.Server]++
+	}
+	var parts []string
+	for _, s := range p.Servers() {
+		parts = append(parts, fmt.Sprintf("%s (%d tools)", s.Name, per[s.Name]))
+	}
+	r.detail = strings.Join(parts, ", ")
+	if len(errs) > 0 {
+		var msgs []string
+		for _, err := range errs {
+			msgs = append(msgs, err.Error())
+		}
+		r.detail += "; " + strings.Join(msgs, "; ")
+		r.fix = "check the server's command, args, env or url in mcp_servers of your config.yaml (or the workspace's .mcp.json)"
+		return r, true
+	}
+	r.ok = true
+	return r, true
 }

@@ -161,3 +161,28 @@ func TestAskPolicyCoversMCPTools(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorChecksMCPServers: zero doctor starts the configured MCP servers
+// and says which answer, with their tools, and which do not, and why.
+func TestDoctorChecksMCPServers(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	home, ws := t.TempDir(), t.TempDir()
+	cfg := "mcp_servers:\n  inner:\n    command: " + os.Args[0] + "\n    args: [mcp]\n    env: {ZERO_TEST_RUN_MAIN: \"1\", ZERO_STORE: \"off\"}\n" +
+		"  missing:\n    command: " + filepath.Join(ws, "no-such-server") + "\n"
+	mustWrite(t, filepath.Join(home, "config", "zero", "config.yaml"), cfg)
+	env := []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL(), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "ZERO_SANDBOX=local"}
+	out, err := zeroCmd(t, env, "doctor", "--workspace", ws).CombinedOutput()
+	if err == nil {
+		t.Errorf("zero doctor with a broken MCP server should fail:\n%s", out)
+	}
+	for _, want := range []string{"✗ MCP servers: ", "inner (", "missing (0 tools)", "mcp server missing", "fix: check the server's command"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("zero doctor lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "inner (0 tools)") {
+		t.Errorf("the working server listed no tools:\n%s", out)
+	}
+}
