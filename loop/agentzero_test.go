@@ -317,6 +317,9 @@ func TestEnvironmentBubblewrap(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Close() })
 	if mode, why := b.Isolation(); mode != sandbox.IsolationBubblewrap {
+		if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" { // CI: bubblewrap is there and must work
+			t.Fatalf("bubblewrap is required (ZERO_REQUIRE_DOCKER=1) and does not work: %s", why)
+		}
 		t.Skipf("bubblewrap does not work here: %s", why)
 	}
 	for _, name := range []string{"default", "hacker"} {

@@ -324,7 +324,7 @@ func TestDocumentQueryRefusals(t *testing.T) {
 	writeFile(t, filepath.Join(outside, "secret.md"), "the secret is 42")
 	writeFile(t, filepath.Join(ws, "ok.md"), "fine")
 	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(ws, "link.md")); err != nil {
-		t.Skip("no symlinks:", err)
+		t.Fatal(err)
 	}
 	if err := os.Symlink(outside, filepath.Join(ws, "dirlink")); err != nil {
 		t.Fatal(err)
