@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	mcpc "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -53,6 +54,15 @@ type Options struct {
 	// Version is Zero's, given to the servers as the client's.
 	Version string
 }
+
+// Bounds on what a server sends: its tools go into every system prompt,
+// its results into the history, and a server may be careless or hostile.
+const (
+	MaxToolsPerServer = 200
+	MaxDescription    = 4 << 10  // bytes of a tool's description
+	MaxSchema         = 16 << 10 // bytes of a tool's input schema
+	MaxResult         = 4 << 20  // bytes of a result's text
+)
 
 // Tool is a tool of a server as the agent sees it.
 type Tool struct {
@@ -268,21 +278,39 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 			return nil, nil, fmt.Errorf("tools/list: %w", err)
 		}
 		for _, t := range res.Tools {
-			if !allowed(s, t.Name) {
+			if !allowed(s, t.Name) || !validToolName.MatchString(t.Name) || len(tools) == MaxToolsPerServer {
 				continue
 			}
 			schema, _ := json.Marshal(t.InputSchema)
 			if len(t.RawInputSchema) > 0 {
 				schema = t.RawInputSchema
 			}
-			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: t.Description, InputSchema: schema})
+			if len(schema) > MaxSchema {
+				schema = json.RawMessage(`{"type": "object", "description": "(the server's schema is too large to show)"}`)
+			}
+			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: clip(t.Description, MaxDescription), InputSchema: schema})
 		}
-		if res.NextCursor == "" || res.NextCursor == cursor {
+		if res.NextCursor == "" || res.NextCursor == cursor || len(tools) == MaxToolsPerServer {
 			break
 		}
 		cursor = res.NextCursor
 	}
 	return cl, tools, nil
+}
+
+// validToolName is what a server's tool may be called to be a tool of the
+// agent: no ':' (it would read as a method), no space or control character.
+var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// clip cuts s to at most n bytes (on a rune boundary), marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + " […cut]"
 }
 
 // stderrTail is the end of what a stdio server printed, for an error.
@@ -399,7 +427,7 @@ func resultText(res *mcp.CallToolResult) string {
 		raw, _ := json.Marshal(res.StructuredContent)
 		parts = append(parts, string(raw))
 	}
-	return strings.Join(parts, "\n")
+	return clip(strings.Join(parts, "\n"), MaxResult)
 }
 
 // Close closes every connection (stopping stdio servers).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,14 @@ func serveFake(log string) {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("you should not see this"), nil
 		})
+	s.AddTool(mcp.NewTool("flood", mcp.WithDescription(strings.Repeat("d", 100<<10))),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(strings.Repeat("x", 10<<20)), nil
+		})
+	s.AddTool(mcp.NewTool("bad:name", mcp.WithDescription("would read as a method")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("no"), nil
+		})
 	_ = server.ServeStdio(s)
 }
 
@@ -104,16 +113,10 @@ func TestPool(t *testing.T) {
 	for _, tl := range tools {
 		names = append(names, tl.FullName())
 	}
-	if strings.Join(names, ",") != "fake_server.crash,fake_server.echo,fake_server.fail" && strings.Join(names, ",") != "fake_server.echo,fake_server.fail,fake_server.crash" {
-		// The server's order; hidden is denied.
-		for _, n := range names {
-			if strings.Contains(n, "hidden") {
-				t.Errorf("a denied tool is listed: %v", names)
-			}
-		}
-		if len(names) != 3 {
-			t.Errorf("tools: %v", names)
-		}
+	// hidden is denied by the filter, bad:name is not a tool name.
+	slices.Sort(names)
+	if got := strings.Join(names, ","); got != "fake_server.crash,fake_server.echo,fake_server.fail,fake_server.flood" {
+		t.Errorf("tools: %s", got)
 	}
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken") {
 		t.Errorf("the broken server's error: %v", errs)
@@ -230,5 +233,30 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 	if _, err := p.Catalog(ctx(t), "nope"); err == nil || !strings.Contains(err.Error(), "the servers are: fake") {
 		t.Errorf("an unknown server: %v", err)
+	}
+}
+
+// TestServerFloods: what a careless or hostile server sends is bounded: a
+// huge description is cut, a 10 MiB result is cut, a tool name that would
+// read as a method is left out.
+func TestServerFloods(t *testing.T) {
+	srv, _ := fakeServer(t, "fake")
+	p, _ := mcpclient.NewPool([]mcpclient.Server{srv}, mcpclient.Options{})
+	defer p.Close()
+	tools, errs := p.List(ctx(t))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, tl := range tools {
+		if strings.Contains(tl.Name, ":") {
+			t.Errorf("a tool named %q is listed", tl.Name)
+		}
+		if len(tl.Description) > mcpclient.MaxDescription+16 {
+			t.Errorf("%s's description is %d bytes", tl.Name, len(tl.Description))
+		}
+	}
+	res, err := p.Call(ctx(t), "fake", "flood", nil)
+	if err != nil || len(res.Text) > mcpclient.MaxResult+16 || !strings.HasSuffix(res.Text, "[…cut]") {
+		t.Errorf("flood: %d bytes, %v", len(res.Text), err)
 	}
 }

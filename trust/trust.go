@@ -61,7 +61,8 @@ var actingDirs = []string{
 	".zero/skills",
 	".zero/agents/*/skills",
 	".zero/knowledge",
-	".mcp.json", // MCP servers (Claude Code's and Cursor's file): programs started on this machine
+	".mcp.json",         // MCP servers (Claude Code's and Cursor's file): programs started on this machine
+	".zero/secrets.env", // values given to tools and masked everywhere: the user sees what they are
 }
 
 // ErrTooLarge means the acting files exceed [MaxFiles] or [MaxBytes].

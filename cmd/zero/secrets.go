@@ -3,8 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
+	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/secrets"
 )
 
@@ -14,7 +16,7 @@ var logSecrets atomic.Pointer[secrets.Set]
 
 // secrets are the secrets of the app's agents: the user's
 // ~/.config/zero/secrets.env and, once the workspace is trusted, its
-// .zero/secrets.env. The model sees only their names; §§secret(NAME) in a
+// .zero/secrets.env (from the copy of what was trusted). The model sees only their names; §§secret(NAME) in a
 // tool's arguments becomes the value just before the tool runs, and every
 // value is masked wherever it would show. Zero's own keys (the model keys,
 // ZERO_MCP_TOKEN) are masked too, and never given to the agent.
@@ -26,8 +28,8 @@ func (a *app) secrets() *secrets.Set {
 	}
 	a.mu.Unlock()
 	files := []string{filepath.Join(a.userDir, "secrets.env")}
-	if st, err := a.trustState(); err == nil && st.Runs() {
-		files = append(files, filepath.Join(a.ws, ".zero", "secrets.env"))
+	if code, _ := a.workspaceCode(); code != "" { // exactly what the user trusted
+		files = append(files, filepath.Join(code, ".zero", "secrets.env"))
 	}
 	set, errs := secrets.Load(files...)
 	for _, err := range errs {
@@ -36,17 +38,37 @@ func (a *app) secrets() *secrets.Set {
 	for _, name := range append(keyVariables(a.cfg, a.loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
 		set = set.With(name, os.Getenv(name))
 	}
+	// The MCP servers' env and headers are credentials (tokens, keys): a
+	// server that echoes one does not hand it to the model.
+	set = withMCPCredentials(set, a.cfg.MCPServers)
 	// Log lines are masked with the user's secrets and the keys (the
 	// process's logger is shared by every workspace).
 	user, _ := secrets.Load(files[0])
 	for _, name := range append(keyVariables(a.cfg, a.loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
 		user = user.With(name, os.Getenv(name))
 	}
-	logSecrets.Store(user)
+	logSecrets.Store(withMCPCredentials(user, a.cfg.MCPServers))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.secretSet == nil {
 		a.secretSet = set
 	}
 	return a.secretSet
+}
+
+// withMCPCredentials adds the values of the configured MCP servers' env
+// and headers to set, masked only (never given to the agent).
+func withMCPCredentials(set *secrets.Set, servers map[string]config.MCPServer) *secrets.Set {
+	for name, srv := range servers {
+		for k, v := range srv.Env {
+			set = set.With("MCP_"+name+"_"+k, v)
+		}
+		for k, v := range srv.Headers {
+			if _, token, ok := strings.Cut(v, " "); ok && strings.EqualFold(k, "authorization") {
+				set = set.With("MCP_"+name+"_TOKEN", token) // "Bearer <token>": the token alone
+			}
+			set = set.With("MCP_"+name+"_"+k, v)
+		}
+	}
+	return set
 }

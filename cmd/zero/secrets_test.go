@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,4 +65,68 @@ func sessionOf(t *testing.T, events string) string {
 	}
 	rest := events[i+len(`"session":"`):]
 	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// TestMCPCredentialsAreSecrets: the env values and the bearer token of the
+// configured MCP servers are masked (a server that echoes one does not hand
+// it to the model), and a trusted workspace's secrets.env counts only as it
+// was trusted.
+func TestMCPCredentialsAreSecrets(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	mustWrite(t, filepath.Join(home, "config", "zero", "config.yaml"),
+		"mcp_servers:\n  gh:\n    command: gh-mcp\n    env: {GITHUB_TOKEN: ghp-0123456789abcdef}\n  docs:\n    url: http://127.0.0.1:1/mcp\n    headers: {Authorization: Bearer tok-fedcba9876543210}\n")
+	ws := t.TempDir()
+	a, err := newAppAt(ws, nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	got := a.secrets().Mask("token ghp-0123456789abcdef and tok-fedcba9876543210")
+	if strings.Contains(got, "ghp-0123") || strings.Contains(got, "tok-fedc") {
+		t.Errorf("MCP credentials are not masked: %s", got)
+	}
+	if names := a.secrets().Names(); len(names) != 0 {
+		t.Errorf("MCP credentials must not be offered to the agent: %v", names)
+	}
+}
+
+// TestWorkspaceSecretsNeedTrust: a workspace's .zero/secrets.env gives the
+// agent nothing until the user trusted it (zero trust lists it).
+func TestWorkspaceSecretsNeedTrust(t *testing.T) {
+	t.Parallel()
+	const value = "ws-5ecret-77aa11"
+	cmd := `{"runtime": "terminal", "code": "echo §§secret(WS_TOKEN) > got.txt"}`
+	srv := llmtest.NewServer(t,
+		reply("WS-A", "code_execution_tool", cmd), reply("unknown secret alias", "response", `{"text": "refused"}`),
+		reply("WS-B", "code_execution_tool", cmd), reply("WS-B", "response", `{"text": "used"}`),
+	)
+	home, ws := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(ws, ".zero", "secrets.env"), "WS_TOKEN="+value+"\n")
+	env := []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "XDG_DATA_HOME=" + filepath.Join(home, "data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"), "ZERO_SANDBOX=local", "ZERO_APPROVAL=auto"}
+	run := func(msg string) string {
+		t.Helper()
+		out, err := zeroCmd(t, env, "run", "--workspace", ws, msg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zero run: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := run("WS-A: use the token"); !strings.Contains(out, "refused") {
+		t.Fatalf("an untrusted workspace's secret was usable:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "got.txt")); err == nil {
+		t.Fatal("the command ran with an untrusted workspace's secret")
+	}
+	if out, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(out), ".zero/secrets.env") {
+		t.Fatalf("zero trust does not list .zero/secrets.env: %v\n%s", err, out)
+	}
+	if out := run("WS-B: use the token"); !strings.Contains(out, "used") || strings.Contains(out, value) {
+		t.Fatalf("after the trust:\n%s", out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "got.txt")); strings.TrimSpace(string(got)) != value {
+		t.Errorf("the command did not get the trusted workspace's secret: %q", got)
+	}
 }
