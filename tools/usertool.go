@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/sandbox"
 )
@@ -63,7 +64,7 @@ func FindUserTools(dir string, runner UserToolRunner) (found []*UserTool, skippe
 		}
 		path := filepath.Join(dir, name)
 		fi, err := os.Stat(path) // a link to an executable is fine: it is the user's folder or a trusted copy
-		if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		if err != nil || !fi.Mode().IsRegular() || !hooks.IsExecutable(fi) {
 			skipped = append(skipped, path+": not an executable file")
 			continue
 		}
@@ -133,6 +134,7 @@ type HostRunner struct {
 
 func (r HostRunner) Run(ctx context.Context, exe string, input []byte) (string, int, error) {
 	cmd := exec.CommandContext(ctx, exe)
+	hooks.ConfineProcess(cmd) // its children go with it when it times out
 	cmd.Dir, cmd.Env = r.Dir, r.Env
 	cmd.Stdin = bytes.NewReader(input)
 	var out capped
