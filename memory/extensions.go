@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/loop"
@@ -160,10 +161,11 @@ func (x *Extensions) ImportInBackground(dirs []KnowledgeDir) {
 		for _, d := range dirs {
 			rep, err := x.svc.Import(ctx, d)
 			if err != nil {
-				if ctx.Err() == nil {
-					x.Logger.Warn("knowledge import failed", "dir", d.Path, "err", err)
+				if ctx.Err() != nil {
+					return
 				}
-				return
+				x.Logger.Warn("knowledge import failed", "dir", d.Path, "err", err)
+				continue // the other folders still come in
 			}
 			if rep.Added+rep.Updated+rep.Removed > 0 {
 				x.Logger.Info("knowledge imported", "dir", d.Prefix, "added", rep.Added, "updated", rep.Updated, "removed", rep.Removed, "chunks", rep.Chunks)
@@ -215,20 +217,16 @@ func (x *Extensions) recall(ctx context.Context, p hooks.Payload) error {
 	}
 	ws := x.Workspace(a)
 	scopes := []string{ws, ""}
-	hist := historyText(a)
-	if n := max(0, x.Settings.RecallHistoryLen); len(hist) > n {
-		hist = hist[len(hist)-n:]
-	}
+	hist := tail(historyText(a), max(0, x.Settings.RecallHistoryLen))
 	msg := cmp.Or(ld.UserMessage, "None")
 	t := &recallTask{iteration: ld.Iteration, done: make(chan struct{})}
 	a.Data[dataRecall] = t
 	// The search runs while the turn goes on; its results are put into the
 	// extras by recallWait, on the agent's goroutine.
 	var memories, solutions []Hit
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recallTimeout)
-	go func() {
+	// Owned by x (Close waits for it), bounded by recallTimeout.
+	started := x.run(nil, recallTimeout, func(rctx context.Context) {
 		defer close(t.done)
-		defer cancel()
 		// Knowledge being imported is waited for; with nothing stored
 		// there is nothing to look for, and no utility-model call.
 		x.svc.settle(rctx)
@@ -260,7 +258,10 @@ func (x *Extensions) recall(ctx context.Context, p hooks.Payload) error {
 		if err != nil {
 			x.Logger.Warn("memory recall failed", "err", err)
 		}
-	}()
+	})
+	if !started {
+		close(t.done)
+	}
 	a.Data[dataRecall+"_apply"] = func() {
 		ld.ExtrasPersistent.Delete("memories")
 		ld.ExtrasPersistent.Delete("solutions")
@@ -553,4 +554,16 @@ func parseLenient(answer string) any {
 		return nil
 	}
 	return v["v"]
+}
+
+// tail is the last n bytes of s at most, starting on a whole character.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }

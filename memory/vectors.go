@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // index is a scope's vectors of the embedding model, in memory: searching
@@ -29,9 +30,7 @@ const maxEmbedChars = 8000
 // vectorSearch returns the n memories of scopes whose vectors are closest
 // to text's, the closest first.
 func (s *Service) vectorSearch(ctx context.Context, text string, scopes []string, n int) ([]vecHit, error) {
-	if len(text) > maxEmbedChars {
-		text = text[len(text)-maxEmbedChars:] // the most recent part
-	}
+	text = tail(text, maxEmbedChars) // the most recent part
 	qv, err := s.emb.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, err
@@ -124,10 +123,7 @@ func (s *Service) index(scope string) (*index, error) {
 func (s *Service) embed(ctx context.Context, ms []Memory) error {
 	texts := make([]string, len(ms))
 	for i, m := range ms {
-		texts[i] = m.Text
-		if len(texts[i]) > maxEmbedChars {
-			texts[i] = texts[i][:maxEmbedChars]
-		}
+		texts[i] = head(m.Text, maxEmbedChars)
 	}
 	vecs, err := s.emb.Embed(ctx, texts)
 	if err != nil {
@@ -188,4 +184,15 @@ func (h *minHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// head is the first n bytes of s at most, ending on a whole character.
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -98,6 +98,7 @@ type app struct {
 	// editorMCP the servers an editor passed for a session.
 	pools     map[string]*mcpclient.Pool
 	editorMCP map[string][]mcpclient.Server
+	closed    bool // by close: no pool is made after it
 	// secretSet is the agents' secrets (see secrets), loaded once.
 	secretSet *secrets.Set
 
@@ -402,7 +403,7 @@ func (a *app) close() {
 	}
 	a.mu.Lock()
 	pools := a.pools
-	a.pools = nil
+	a.pools, a.closed = nil, true
 	a.mu.Unlock()
 	for _, p := range pools {
 		p.Close()
@@ -655,7 +656,9 @@ func (a *app) setupFor(sid, name, model string, files tools.Files, withModel boo
 	}
 	// The MCP servers of the user's configuration: one pool per session,
 	// shared by its agents; their tools pass the profile's filter.
-	if pool := a.mcpPool(sid); pool != nil && withModel {
+	if !withModel {
+		// zero prompt: nothing is started for it
+	} else if pool := a.mcpPool(sid, code); pool != nil {
 		st.ToolSource = mcpclient.Source{Pool: pool, Allow: p.Spec.Tools.Allows, OnError: func(err error) { a.warn.warn(err.Error()) }}
 		mcpclient.Register(reg)
 	}
@@ -966,38 +969,35 @@ func (a *app) networked() bool {
 // configuration) and those of the user's config.yaml that are not
 // disabled; stdio ones run on this machine with the agent's environment
 // (no model keys) plus their own env.
-func (a *app) mcpPool(sid string) *mcpclient.Pool {
+func (a *app) mcpPool(sid, code string) *mcpclient.Pool {
 	if sid == "" {
 		return nil
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if p := a.pools[sid]; p != nil {
+	p, closed := a.pools[sid], a.closed
+	servers := slices.Clone(a.editorMCP[sid])
+	a.mu.Unlock()
+	if p != nil || closed {
 		return p
 	}
 	// The editor's servers first (a name repeated is the first's), then
 	// the user's, then a trusted workspace's .mcp.json.
-	servers := slices.Clone(a.editorMCP[sid])
 	for _, name := range a.cfg.MCPServerNames() {
 		c := a.cfg.MCPServers[name]
 		if c.Disabled {
 			continue
 		}
-		s := mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, Dir: c.Cwd, URL: c.URL, Headers: c.Headers,
-			Allow: c.Tools.Allow, Deny: c.Tools.Deny}
-		for _, k := range slices.Sorted(maps.Keys(c.Env)) {
-			s.Env = append(s.Env, k+"="+c.Env[k])
-		}
-		servers = append(servers, s)
+		servers = append(servers, mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, Env: envList(c.Env),
+			Dir: c.Cwd, URL: c.URL, Headers: c.Headers, Allow: c.Tools.Allow, Deny: c.Tools.Deny})
 	}
-	a.mu.Unlock()
-	servers = append(servers, a.workspaceMCP()...) // takes a.mu itself
-	a.mu.Lock()
-	if p := a.pools[sid]; p != nil { // made meanwhile
-		return p
-	}
+	servers = append(servers, a.workspaceMCP(code)...)
 	if len(servers) == 0 {
 		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p := a.pools[sid]; p != nil || a.closed { // made meanwhile, or the app closed
+		return p
 	}
 	p, errs := mcpclient.NewPool(servers, mcpclient.Options{BaseEnv: a.env, Logger: a.logger.With("component", "mcp"), Version: version})
 	for _, err := range errs {
@@ -1008,6 +1008,15 @@ func (a *app) mcpPool(sid string) *mcpclient.Pool {
 	}
 	a.pools[sid] = p
 	return p
+}
+
+// envList turns an env mapping into KEY=VALUE entries, sorted.
+func envList(env map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
 }
 
 // closePool closes the MCP servers of session sid.

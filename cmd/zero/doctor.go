@@ -307,7 +307,8 @@ func (a *app) checkStore() checkResult {
 // config.yaml, a trusted workspace's .mcp.json) and lists their tools;
 // ok false when there are none to check.
 func (a *app) checkMCP(ctx context.Context) (checkResult, bool) {
-	p := a.mcpPool("doctor")
+	code, _ := a.workspaceCode()
+	p := a.mcpPool("doctor", code)
 	if p == nil {
 		return checkResult{}, false
 	}

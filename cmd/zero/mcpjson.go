@@ -12,10 +12,9 @@ import (
 
 // workspaceMCP reads the MCP servers of a trusted workspace's .mcp.json
 // (Claude Code's and Cursor's file: {"mcpServers": {name: {command, args,
-// env} or {type: "http", url, headers}}}), from the copy of what the user
-// trusted; none when the workspace is not trusted.
-func (a *app) workspaceMCP() []mcpclient.Server {
-	code, _ := a.workspaceCode()
+// env} or {type: "http", url, headers}}}), from code, the copy of what the
+// user trusted (see workspaceCode); none when the workspace is not trusted.
+func (a *app) workspaceMCP(code string) []mcpclient.Server {
 	if code == "" {
 		return nil
 	}
@@ -40,11 +39,7 @@ func (a *app) workspaceMCP() []mcpclient.Server {
 	var out []mcpclient.Server
 	for _, name := range slices.Sorted(maps.Keys(f.MCPServers)) {
 		c := f.MCPServers[name]
-		s := mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, URL: c.URL, Headers: c.Headers, Dir: a.ws}
-		for _, k := range slices.Sorted(maps.Keys(c.Env)) {
-			s.Env = append(s.Env, k+"="+c.Env[k])
-		}
-		out = append(out, s)
+		out = append(out, mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, Env: envList(c.Env), URL: c.URL, Headers: c.Headers, Dir: a.ws})
 	}
 	return out
 }

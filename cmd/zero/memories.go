@@ -12,14 +12,20 @@ import (
 type hostMemory struct{ h *host }
 
 func (m hostMemory) Memories(ctx context.Context, q server.MemoryQuery) ([]server.MemoryInfo, error) {
-	a, err := m.h.app([]string{q.Workspace})
-	if err != nil {
-		return nil, err
-	}
-	if a.mem == nil {
+	if m.h.store == nil {
 		return nil, fmt.Errorf("memory: %w", server.ErrUnsupported)
 	}
-	return workspaceMemories(ctx, a.mem, a.ws, q.Query, q.Area, q.Limit)
+	// A workspace an editor works in has its app, with its embedding model;
+	// any other is read by keywords, without building one (a trust scan and
+	// a knowledge import just to read).
+	m.h.mu.Lock()
+	a := m.h.apps[q.Workspace]
+	m.h.mu.Unlock()
+	svc := memory.New(memory.Options{Store: m.h.store})
+	if a != nil && a.mem != nil {
+		svc = a.mem
+	}
+	return workspaceMemories(ctx, svc, q.Workspace, q.Query, q.Area, q.Limit)
 }
 
 // workspaceMemories lists the newest memories of ws and the user's, or

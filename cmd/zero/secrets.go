@@ -32,22 +32,14 @@ func (a *app) secrets() *secrets.Set {
 		files = append(files, filepath.Join(code, ".zero", "secrets.env"))
 	}
 	set, errs := secrets.Load(files...)
-	for _, err := range errs {
-		a.warn.warn(err.Error())
-	}
 	for _, name := range append(keyVariables(a.cfg, a.loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
 		set = set.With(name, os.Getenv(name))
 	}
-	// The MCP servers' env and headers are credentials (tokens, keys): a
-	// server that echoes one does not hand it to the model.
 	set = withMCPCredentials(set, a.cfg.MCPServers)
-	// Log lines are masked with the user's secrets and the keys (the
-	// process's logger is shared by every workspace).
-	user, _ := secrets.Load(files[0])
-	for _, name := range append(keyVariables(a.cfg, a.loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
-		user = user.With(name, os.Getenv(name))
+	logSecrets.Store(set) // the process's log lines are masked with them too
+	for _, err := range errs {
+		a.warn.warn(err.Error())
 	}
-	logSecrets.Store(withMCPCredentials(user, a.cfg.MCPServers))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.secretSet == nil {
@@ -56,19 +48,40 @@ func (a *app) secrets() *secrets.Set {
 	return a.secretSet
 }
 
-// withMCPCredentials adds the values of the configured MCP servers' env
-// and headers to set, masked only (never given to the agent).
+// withMCPCredentials adds the credentials among the configured MCP
+// servers' env and headers to set, masked only (never given to the agent):
+// an Authorization header's token, and the values of variables whose names
+// say they hold one (…TOKEN…, …KEY…, …SECRET…, …PASSWORD…). Other values
+// (a log level, a URL) would mask ordinary words wherever they appear.
 func withMCPCredentials(set *secrets.Set, servers map[string]config.MCPServer) *secrets.Set {
 	for name, srv := range servers {
 		for k, v := range srv.Env {
-			set = set.With("MCP_"+name+"_"+k, v)
+			if credentialName(k) {
+				set = set.With("MCP_"+name+"_"+k, v)
+			}
 		}
 		for k, v := range srv.Headers {
-			if _, token, ok := strings.Cut(v, " "); ok && strings.EqualFold(k, "authorization") {
-				set = set.With("MCP_"+name+"_TOKEN", token) // "Bearer <token>": the token alone
+			if strings.EqualFold(k, "authorization") {
+				if _, token, ok := strings.Cut(v, " "); ok {
+					set = set.With("MCP_"+name+"_TOKEN", token) // "Bearer <token>": the token alone
+				}
+				set = set.With("MCP_"+name+"_"+k, v)
+			} else if credentialName(k) {
+				set = set.With("MCP_"+name+"_"+k, v)
 			}
-			set = set.With("MCP_"+name+"_"+k, v)
 		}
 	}
 	return set
+}
+
+// credentialName reports whether a variable or header name says it holds a
+// credential.
+func credentialName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASS", "AUTH", "CREDENTIAL"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -103,7 +103,10 @@ func (h *host) init(ctx context.Context, a *app) {
 		Workspace:  h.ws,
 		Memory:     hostMemory{h},
 		OnClose: func(spec server.SessionSpec) {
-			if a, err := h.app(rootsOr(spec.Roots, h.ws)); err == nil {
+			h.mu.Lock() // only an app that exists holds the session's servers
+			a := h.apps[strings.Join(rootsOr(spec.Roots, h.ws), "\x00")]
+			h.mu.Unlock()
+			if a != nil {
 				a.closePool(spec.ID)
 			}
 		},
