@@ -205,7 +205,10 @@ func (t memoryDelete) Execute(ctx context.Context, call *loop.ToolCall) (loop.To
 	if len(ids) == 0 {
 		return failed("memory_delete needs tool_args.ids: the ids to delete, separated by commas")
 	}
-	ids, others := t.own(ids)
+	ids, others, err := t.own(ids)
+	if err != nil {
+		return loop.ToolResult{}, fmt.Errorf("memory_delete: %w", err)
+	}
 	gone, err := t.svc.Delete(ids)
 	if err != nil {
 		return loop.ToolResult{}, fmt.Errorf("memory_delete: %w", err)
@@ -218,10 +221,10 @@ func (t memoryDelete) Execute(ctx context.Context, call *loop.ToolCall) (loop.To
 }
 
 // own keeps the ids of the workspace's memories and counts the others.
-func (t *Memory) own(ids []string) ([]string, int) {
+func (t *Memory) own(ids []string) ([]string, int, error) {
 	ms, err := t.svc.Get(ids)
 	if err != nil {
-		return nil, 0
+		return nil, 0, err
 	}
 	var out []string
 	others := 0
@@ -232,7 +235,7 @@ func (t *Memory) own(ids []string) ([]string, int) {
 			others++
 		}
 	}
-	return out, others
+	return out, others, nil
 }
 
 func (t memoryForget) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
