@@ -22,11 +22,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	mcpc "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/zeroagent/zero/loop"
 )
 
 // Server is one MCP server, in the shape Claude Desktop's and Cursor's
@@ -288,7 +289,7 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 			if len(schema) > MaxSchema {
 				schema = json.RawMessage(`{"type": "object", "description": "(the server's schema is too large to show)"}`)
 			}
-			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: clip(t.Description, MaxDescription), InputSchema: schema})
+			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: loop.Clip(t.Description, MaxDescription), InputSchema: schema})
 		}
 		if res.NextCursor == "" || res.NextCursor == cursor || len(tools) == MaxToolsPerServer {
 			break
@@ -301,17 +302,6 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 // validToolName is what a server's tool may be called to be a tool of the
 // agent: no ':' (it would read as a method), no space or control character.
 var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-
-// clip cuts s to at most n bytes (on a rune boundary), marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + " […cut]"
-}
 
 // stderrTail is the end of what a stdio server printed, for an error.
 func stderrTail(cl *mcpc.Client) string {
@@ -427,7 +417,7 @@ func resultText(res *mcp.CallToolResult) string {
 		raw, _ := json.Marshal(res.StructuredContent)
 		parts = append(parts, string(raw))
 	}
-	return clip(strings.Join(parts, "\n"), MaxResult)
+	return loop.Clip(strings.Join(parts, "\n"), MaxResult)
 }
 
 // Close closes every connection (stopping stdio servers).

@@ -62,7 +62,7 @@ func (p *Pool) Catalog(ctx context.Context, server string) (string, error) {
 	if b.Len() == 0 {
 		return fmt.Sprintf("%s offers no resources and no prompts", server), nil
 	}
-	return clip(b.String(), MaxResult), nil
+	return loop.Clip(b.String(), MaxResult), nil
 }
 
 // ReadResource reads a resource of a server as text.
@@ -88,7 +88,7 @@ func (p *Pool) ReadResource(ctx context.Context, server, uri string) (string, er
 			parts = append(parts, fmt.Sprintf("[binary %s, %d bytes base64]", v.MIMEType, len(v.Blob)))
 		}
 	}
-	return clip(strings.Join(parts, "\n"), MaxResult), nil
+	return loop.Clip(strings.Join(parts, "\n"), MaxResult), nil
 }
 
 // GetPrompt fills a prompt of a server with arguments, as text.
@@ -113,7 +113,7 @@ func (p *Pool) GetPrompt(ctx context.Context, server, name string, args map[stri
 		}
 		fmt.Fprintf(&b, "%s: %s\n", m.Role, text)
 	}
-	return clip(b.String(), MaxResult), nil
+	return loop.Clip(b.String(), MaxResult), nil
 }
 
 // resourceTool is mcp_resources: the servers' resources and prompts.

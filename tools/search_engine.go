@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/zeroagent/zero/loop"
 )
@@ -282,18 +281,9 @@ func formatSearchResults(results []searchResult, limit int) string {
 	return strings.TrimSpace(strings.Join(parts, "\n\n"))
 }
 
-// clip cuts s to at most n bytes at a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+// clip cuts a server's text, made valid UTF-8, to at most n bytes at a
+// rune boundary, marking the cut (loop.Clip).
+func clip(s string, n int) string { return loop.Clip(strings.ToValidUTF8(s, "\uFFFD"), n) }
 
 // oneLine joins the lines of s with spaces: a title or URL spread over
 // lines would break the three-line format.
