@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -184,18 +185,30 @@ func (s *Store) DeleteMemories(ids []string) ([]Memory, error) {
 	return gone, nil
 }
 
-// GetMemories returns the memories with ids that exist, in the order of ids.
+// GetMemories returns the memories with ids that exist, in the order of
+// ids (one query per 500 ids).
 func (s *Store) GetMemories(ids []string) ([]Memory, error) {
+	byID := make(map[string]Memory, len(ids))
+	for chunk := range slices.Chunk(ids, 500) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		found, err := s.queryMemories("get memories", `SELECT `+memoryColumns+` FROM memories WHERE uid IN (`+
+			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range found {
+			byID[m.ID] = m
+		}
+	}
 	var out []Memory
 	for _, id := range ids {
-		m, err := scanMemory(s.r.QueryRow(`SELECT `+memoryColumns+` FROM memories WHERE uid = ?`, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
+		if m, ok := byID[id]; ok {
+			out = append(out, m)
+			delete(byID, id) // an id given twice comes once
 		}
-		if err != nil {
-			return nil, fmt.Errorf("get memory %q: %w", id, err)
-		}
-		out = append(out, m)
 	}
 	return out, nil
 }
