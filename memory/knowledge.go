@@ -52,8 +52,9 @@ type ImportReport struct {
 // Import brings dir into its scope's memory as Agent Zero imports knowledge:
 // each file's text, cut into chunks, in the area its first folder names
 // (main, fragments or solutions; files at the top go to main), with the
-// file's path as source. A file is read again only when its SHA-256 changed
-// since the last import, and the chunks of a file that is gone are removed.
+// file's path as source. Each file is read once; it is parsed and saved
+// again only when its SHA-256 changed since the last import, and the chunks
+// of a file that is gone are removed.
 // Symbolic links are not followed, hidden files and folders are skipped,
 // and files Zero cannot read as text (binaries, too large) are reported in
 // Skipped.
@@ -88,17 +89,19 @@ func (s *Service) Import(ctx context.Context, dir KnowledgeDir) (ImportReport, e
 			}
 			source := dir.Prefix + rel
 			seen[source] = true
-			sum, err := fileSum(root, rel)
+			content, err := readKnowledgeFile(root, rel)
 			if err != nil {
 				rep.Skipped = append(rep.Skipped, rel+": "+err.Error())
 				continue
 			}
+			h := sha256.Sum256(content)
+			sum := hex.EncodeToString(h[:])
 			prev, had := known[source]
 			if had && prev.Checksum == sum {
 				rep.Unchanged++
 				continue
 			}
-			text, err := readDocument(root, rel)
+			text, err := document.Extract(rel, content, document.Options{})
 			if err != nil {
 				rep.Skipped = append(rep.Skipped, rel+": "+err.Error())
 				if had { // it was imported; what it says now cannot be read
@@ -193,43 +196,31 @@ func knowledgeArea(rel string) string {
 	return AreaMain
 }
 
-func fileSum(root *os.Root, rel string) (string, error) {
+// readKnowledgeFile reads a regular file of root (through the root: a link
+// swapped in meanwhile cannot lead out of the folder), at most
+// document.DefaultMaxBytes of it.
+func readKnowledgeFile(root *os.Root, rel string) ([]byte, error) {
 	f, err := root.Open(rel)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", errors.New("not a regular file")
+		return nil, errors.New("not a regular file")
 	}
 	if fi.Size() > document.DefaultMaxBytes {
-		return "", fmt.Errorf("%w (%d bytes)", document.ErrTooLarge, fi.Size())
+		return nil, fmt.Errorf("%w (%d bytes)", document.ErrTooLarge, fi.Size())
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, document.DefaultMaxBytes+1)); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// readDocument reads a file of root as text (through the root: a link
-// swapped in meanwhile cannot lead out of the folder).
-func readDocument(root *os.Root, rel string) (string, error) {
-	f, err := root.Open(rel)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, document.DefaultMaxBytes+1))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(b) > document.DefaultMaxBytes {
-		return "", document.ErrTooLarge
+		return nil, document.ErrTooLarge
 	}
-	return document.Extract(rel, b, document.Options{})
+	return b, nil
 }

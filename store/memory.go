@@ -33,7 +33,6 @@ type MemoryFilter struct {
 	Area   string   // "": every area
 	Source string   // "": any source
 	Limit  int      // 0: no limit
-	Offset int
 }
 
 const memoryColumns = `uid, scope, area, text, meta, created, source`
@@ -245,8 +244,8 @@ func (s *Store) ListMemories(f MemoryFilter) ([]Memory, error) {
 	if f.Limit > 0 {
 		limit = f.Limit
 	}
-	q += ` ORDER BY id DESC LIMIT ? OFFSET ?`
-	args = append(args, limit, max(0, f.Offset))
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, limit)
 	return s.queryMemories("list memories", q, args...)
 }
 
@@ -431,12 +430,11 @@ type KnowledgeFile struct {
 	Path     string
 	Checksum string
 	Chunks   int
-	Imported time.Time
 }
 
 // KnowledgeFiles returns the files imported into scope, by path.
 func (s *Store) KnowledgeFiles(scope string) (map[string]KnowledgeFile, error) {
-	rows, err := s.r.Query(`SELECT path, checksum, chunks, imported FROM knowledge_files WHERE scope = ?`, scope)
+	rows, err := s.r.Query(`SELECT path, checksum, chunks FROM knowledge_files WHERE scope = ?`, scope)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge files: %w", err)
 	}
@@ -444,11 +442,9 @@ func (s *Store) KnowledgeFiles(scope string) (map[string]KnowledgeFile, error) {
 	out := map[string]KnowledgeFile{}
 	for rows.Next() {
 		var f KnowledgeFile
-		var at int64
-		if err := rows.Scan(&f.Path, &f.Checksum, &f.Chunks, &at); err != nil {
+		if err := rows.Scan(&f.Path, &f.Checksum, &f.Chunks); err != nil {
 			return nil, fmt.Errorf("knowledge files: %w", err)
 		}
-		f.Imported = time.Unix(0, at)
 		out[f.Path] = f
 	}
 	return out, rows.Err()
