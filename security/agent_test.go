@@ -362,3 +362,23 @@ func TestSpillLinkOutsideWorkspace(t *testing.T) {
 		t.Errorf("zero wrote outside the workspace through the agent's link: %v", entries)
 	}
 }
+
+// With approval ask, the user's own tool (an executable that runs on this
+// machine, with arguments the model chose) is asked about like a command:
+// the editor is asked, refuses, and the tool does not run.
+func TestUserToolAskedAbout(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "ran")
+	b := newBox(t, tool("touchit", `{}`), answer("done"))
+	write(t, filepath.Join(b.home, ".config/zero/tools/touchit"), "#!/bin/sh\ntouch "+marker+"\necho '{\"result\": \"touched\"}'\n", 0o755)
+	write(t, filepath.Join(b.home, ".config/zero/prompts/agent.system.tool.touchit.md"), "### touchit\ntouches a file\n", 0o644)
+	s := b.acp(nil, "--approval", "ask")
+	id := s.newSession(t, b.ws)
+	s.prompt(t, id, "go")
+	if s.client.permissions() == 0 {
+		t.Error("the editor was never asked before the user tool")
+	}
+	if exists(marker) {
+		t.Error("the refused user tool ran")
+	}
+}

@@ -149,14 +149,18 @@ func TestWorkspaceMCPJSON(t *testing.T) {
 }
 
 // TestAskPolicyCoversMCPTools: with approval ask, an MCP server's tool
-// (server.tool) is asked about like a command; Zero's own tools without a
-// dot are not caught by that rule.
+// (server.tool) is asked about like a command, whatever its name, and so is
+// a tool Zero does not know (a user's executable); Zero's own tools that
+// only read are not.
 func TestAskPolicyCoversMCPTools(t *testing.T) {
 	for tool, want := range map[string]server.Decision{
-		"inner.zero_sessions": server.Ask, "github.create_issue": server.Ask,
-		"memory_save": server.Auto, "response": server.Auto, "code_execution_tool": server.Ask,
+		"inner.zero_sessions": server.Ask, "github.create_issue": server.Ask, "memory_save.wipe": server.Ask,
+		"response.x": server.Ask, "deploy_prod": server.Ask, "code_execution_tool": server.Ask, "input": server.Ask,
+		"text_editor:write": server.Ask, "text_editor:patch": server.Ask,
+		"memory_save": server.Auto, "response": server.Auto, "text_editor:read": server.Auto, "document_query": server.Auto,
 	} {
-		if got := askPolicy.Decide(tool, "", ""); got != want {
+		name, method, _ := strings.Cut(tool, ":")
+		if got := askPolicy.Decide(name, method, ""); got != want {
 			t.Errorf("approval ask, %s: %v, want %v", tool, got, want)
 		}
 	}

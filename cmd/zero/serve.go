@@ -342,7 +342,7 @@ func (a *app) ensureSandbox(ctx context.Context) error {
 // policy is the approval policy of the app's sessions, in every face:
 // "sandbox" (the default) asks before a command only where it would run
 // unconfined (the local backend without bubblewrap), "ask" before every
-// command, input and edit, "auto" never. A workspace's own configuration
+// tool that acts (see askPolicy), "auto" never. A workspace's own configuration
 // may make it stricter, never looser (config.Load sees to that).
 func (a *app) policy() server.Policy {
 	switch a.cfg.Approval {

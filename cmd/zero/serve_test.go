@@ -29,13 +29,7 @@ func TestHostPolicy(t *testing.T) {
 		{"default on the local backend asks for commands", "", nil, askCommands},
 		{"auto from a flag", "", map[string]string{"approval": "auto"}, server.Policy{Default: server.Auto}},
 		{"a workspace cannot turn approvals off", "approval: auto\n", nil, askCommands},
-		{"a workspace can ask for more", "approval: ask\n", nil, server.Policy{Default: server.Auto, Rules: []server.Rule{
-			{Tool: "code_execution_tool", Decision: server.Ask},
-			{Tool: "input", Decision: server.Ask},
-			{Tool: "text_editor:write", Decision: server.Ask},
-			{Tool: "text_editor:patch", Decision: server.Ask},
-			{Tool: "*.*", Decision: server.Ask},
-		}}},
+		{"a workspace can ask for more", "approval: ask\n", nil, askPolicy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

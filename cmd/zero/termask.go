@@ -12,13 +12,24 @@ import (
 	"github.com/zeroagent/zero/server"
 )
 
-// askPolicy asks before everything that changes something.
-var askPolicy = server.Policy{Default: server.Auto, Rules: []server.Rule{
-	{Tool: "code_execution_tool", Decision: server.Ask},
-	{Tool: "input", Decision: server.Ask},
-	{Tool: "text_editor:write", Decision: server.Ask},
-	{Tool: "text_editor:patch", Decision: server.Ask},
-	{Tool: "*.*", Decision: server.Ask}, // an MCP server's tool (server.tool): what it does is the server's business
+// askPolicy asks before everything that acts: a tool is asked about unless
+// it is one of Zero's own that only reads or changes nothing but the
+// agent's memory. A tool Zero does not know (an MCP server's, a user's
+// executable, one added later) is asked about.
+var askPolicy = server.Policy{Default: server.Ask, Rules: []server.Rule{
+	{Tool: "*.*", Decision: server.Ask}, // an MCP server's tool (server.tool), whatever its name
+	{Tool: "response", Decision: server.Auto},
+	{Tool: "text_editor:read", Decision: server.Auto},
+	{Tool: "call_subordinate", Decision: server.Auto}, // the subordinate's own calls are asked about
+	{Tool: "memory_load", Decision: server.Auto},
+	{Tool: "memory_save", Decision: server.Auto},
+	{Tool: "memory_delete", Decision: server.Auto},
+	{Tool: "memory_forget", Decision: server.Auto},
+	{Tool: "behaviour_adjustment", Decision: server.Auto},
+	{Tool: "skills_tool", Decision: server.Auto},
+	{Tool: "search_engine", Decision: server.Auto},
+	{Tool: "document_query", Decision: server.Auto},
+	{Tool: "mcp_resources", Decision: server.Auto},
 }}
 
 // termGate asks the person at the terminal before a call the policy wants
