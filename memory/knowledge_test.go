@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,5 +110,43 @@ func TestImportKnowledge(t *testing.T) {
 	}
 	if rep, err = svc.Import(ctx, kd); err != nil || rep.Removed != 2 {
 		t.Fatalf("folder gone: %+v, %v", rep, err)
+	}
+}
+
+// TestImportTwiceAtOnce: two sessions opening the same workspace import its
+// knowledge at the same time; each file's chunks end up there once.
+func TestImportTwiceAtOnce(t *testing.T) {
+	svc := memory.New(memory.Options{Store: openStore(t)})
+	dir := t.TempDir()
+	for i := range 20 {
+		write(t, filepath.Join(dir, fmt.Sprintf("note%02d.md", i)), fmt.Sprintf("Note %d says the build server number %d is named heron%d.\n", i, i, i))
+	}
+	kd := memory.KnowledgeDir{Path: dir, Scope: ws, Prefix: "k:"}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := svc.Import(context.Background(), kd)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := svc.List([]string{ws}, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string]int{}
+	for _, m := range ms {
+		sources[m.Source]++
+	}
+	if len(ms) != 20 || len(sources) != 20 {
+		t.Fatalf("%d chunks from %d files after two imports at once, want 20 from 20: %v", len(ms), len(sources), sources)
+	}
+	rep, err := svc.Import(context.Background(), kd)
+	if err != nil || rep.Unchanged != 20 || rep.Added+rep.Updated+rep.Removed != 0 {
+		t.Fatalf("a third import: %+v, %v", rep, err)
 	}
 }
