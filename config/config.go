@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/zeroagent/zero/rootfs"
 )
 
 // Model configures one model role: which OpenAI-compatible endpoint and model to call, where its
@@ -261,7 +263,15 @@ func Load(src Sources) (*Effective, error) {
 		if f.dir == "" {
 			continue
 		}
-		data, err := os.ReadFile(f.path)
+		data, err := readConfig(f.layer, f.dir, f.path)
+		if errors.Is(err, rootfs.ErrEscapes) {
+			// A workspace's config.yaml that links out of the workspace
+			// is not read: its target could be any file of yours.
+			e.ignored = append(e.ignored, Ignored{Key: "config.yaml", Value: "a symbolic link out of the workspace", Origin: "project " + f.path,
+				Kept: "your own configuration", Why: "such links are not followed"})
+			e.files = append(e.files, fileStatus{layer: f.layer, path: f.path})
+			continue
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			e.files = append(e.files, fileStatus{layer: f.layer, path: f.path})
 			continue
@@ -390,4 +400,17 @@ func Keys() []string {
 		keys[i] = l.key
 	}
 	return slices.Clip(keys)
+}
+
+// maxConfigFile bounds a config.yaml.
+const maxConfigFile = 4 << 20
+
+// readConfig reads a layer's config.yaml: the user's as it is, a
+// workspace's through an os.Root of the workspace, so that neither .zero
+// nor the file may be a link out of it.
+func readConfig(layer, dir, path string) ([]byte, error) {
+	if layer != "project" {
+		return os.ReadFile(path)
+	}
+	return rootfs.ReadFile(dir, ".zero", "config.yaml", maxConfigFile)
 }

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -9,6 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/zeroagent/zero/rootfs"
 )
 
 // Diagnostic is a note about a file in a profile's folders that Zero does not use as Agent Zero
@@ -68,6 +71,8 @@ func promptDiagnostics(dir fs.FS, dirPath string) []Diagnostic {
 	var out []Diagnostic
 	for _, e := range entries {
 		switch {
+		case e.Type()&fs.ModeSymlink != 0 && escapes(dir, e.Name()):
+			out = append(out, escapeDiagnostic(joinShown(dirPath, e.Name())))
 		case e.IsDir():
 		case path.Ext(e.Name()) == ".py":
 			out = append(out, Diagnostic{
@@ -188,4 +193,16 @@ func joinShown(dir, name string) string {
 		return dir + "/" + name
 	}
 	return filepath.Join(dir, name)
+}
+
+// escapes reports whether name in dir is a symbolic link that leads out of
+// its folder, which the loader does not follow.
+func escapes(dir fs.FS, name string) bool {
+	_, err := fs.Stat(dir, name)
+	return errors.Is(err, rootfs.ErrEscapes)
+}
+
+// escapeDiagnostic names a link the loader does not follow.
+func escapeDiagnostic(file string) Diagnostic {
+	return Diagnostic{Path: file, Message: "is a symbolic link out of its folder; it is not read (a prompt or agent.yaml must be a file in the folder, or a link that stays inside it)"}
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/zeroagent/zero/rootfs"
 )
 
 // Layer names, highest priority first. A profile's prompts, agent.yaml and diagnostics each say
@@ -110,19 +111,28 @@ func (ly layer) path(elem ...string) string {
 // among them because every Prompts searches them last anyway.
 func (l *Loader) layers() []layer {
 	out := make([]layer, 0, 5)
+	// Every file is read through an os.Root (package rootfs), so that no
+	// symbolic link in a folder leads out of it: prompt text loads before
+	// any trust, and a link to ~/.aws/credentials or /proc/self/environ
+	// would put that file into the model's request. A workspace's folders
+	// are resolved inside the workspace (.zero itself may not be a link
+	// out), and nothing in .zero/agents or .zero/prompts leaves that folder.
+	// The user's agents folder may hold profiles linked in from elsewhere
+	// (the user put those links there), but nothing inside a profile leaves
+	// it: a profile may have been cloned from someone else's repository.
 	if l.workspace != "" {
 		agents := filepath.Join(l.workspace, ".zero", "agents")
 		prompts := filepath.Join(l.workspace, ".zero", "prompts")
 		out = append(out,
-			layer{LayerProjectProfile, os.DirFS(agents), agents, true},
-			layer{LayerProject, os.DirFS(prompts), prompts, false})
+			layer{LayerProjectProfile, rootfs.FS(l.workspace, ".zero/agents"), agents, true},
+			layer{LayerProject, rootfs.FS(l.workspace, ".zero/prompts"), prompts, false})
 	}
 	if l.userDir != "" {
 		agents := filepath.Join(l.userDir, "agents")
 		prompts := filepath.Join(l.userDir, "prompts")
 		out = append(out,
-			layer{LayerUserProfile, os.DirFS(agents), agents, true},
-			layer{LayerUser, os.DirFS(prompts), prompts, false})
+			layer{LayerUserProfile, rootfs.PerEntry(agents), agents, true},
+			layer{LayerUser, rootfs.FS(prompts, ""), prompts, false})
 	}
 	return append(out, layer{LayerBuiltinProfile, l.builtin, builtinPathPrefix + "agents", true})
 }
@@ -226,6 +236,10 @@ func mergeSpecs(folders []folder) (spec Spec, layerName, where string, diags []D
 		}
 		file := f.layer.path(f.name, "agent.yaml")
 		data, err := fs.ReadFile(f.layer.fsys, path.Join(f.name, "agent.yaml"))
+		if errors.Is(err, rootfs.ErrEscapes) {
+			diags = append(diags, escapeDiagnostic(file))
+			continue
+		}
 		if err != nil {
 			return Spec{}, "", "", nil, fmt.Errorf("read %s: %w", file, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zeroagent/zero/rootfs"
 )
 
 // Bounds of the search of one [Dir].
@@ -33,6 +35,9 @@ type Dir struct {
 	// folders, never for a workspace's: its content comes from whoever wrote the repository.
 	// Links further down, and links out of a skill's folder, are never followed.
 	FollowLinks bool
+	// Within, when set, is a folder Path must lie in, its own path and links
+	// included: a workspace, whose .zero folder may be a link out of it.
+	Within string
 }
 
 // Warning is a skill, or a file or folder, that was skipped.
@@ -69,8 +74,22 @@ type Catalog struct {
 // entry is a skill and how to reopen its folder without following links out of it.
 type entry struct {
 	Skill
-	base string // the absolute folder the search opened (a Dir's Path or a followed link)
-	rel  string // the skill's folder inside base, '/'-separated; "." for base itself
+	base   string // the absolute folder the search opened (a Dir's Path or a followed link)
+	within string // the Dir's Within: the folder base is opened inside
+	rel    string // the skill's folder inside base, '/'-separated; "." for base itself
+}
+
+// openBase opens the folder base as a root; inside within when that is set,
+// so that no link in base's own path leads out of within.
+func openBase(within, base string) (*os.Root, error) {
+	if within == "" {
+		return os.OpenRoot(base)
+	}
+	rel, err := filepath.Rel(within, base)
+	if err != nil {
+		return nil, err
+	}
+	return rootfs.Open(within, rel)
 }
 
 // Discover searches dirs, in order, for folders holding a SKILL.md, up to [MaxDepth] folders deep.
@@ -110,7 +129,7 @@ func search(d Dir) ([]entry, []Warning) {
 	if d.Path == "" {
 		return nil, nil
 	}
-	s := &searcher{layer: d.Layer, budget: MaxEntries}
+	s := &searcher{layer: d.Layer, within: d.Within, budget: MaxEntries}
 	abs, err := filepath.Abs(d.Path)
 	if err != nil {
 		s.warn(d.Path, err)
@@ -125,6 +144,7 @@ func search(d Dir) ([]entry, []Warning) {
 
 type searcher struct {
 	layer  string
+	within string
 	budget int
 	found  []entry
 	warns  []Warning
@@ -140,9 +160,9 @@ func (s *searcher) walk(base string, depth int, follow bool) (links []string) {
 	if s.budget <= 0 {
 		return nil
 	}
-	root, err := os.OpenRoot(base)
+	root, err := openBase(s.within, base)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, rootfs.ErrEscapes) {
 			s.warn(base, err)
 		}
 		return nil
@@ -193,7 +213,7 @@ func (s *searcher) walk(base string, depth int, follow bool) (links []string) {
 			s.warn(filepath.Join(e.Dir, SkillFile), err)
 			continue
 		}
-		e.Layer = s.layer
+		e.Layer, e.within = s.layer, s.within
 		s.found = append(s.found, e)
 	}
 	return links
@@ -298,7 +318,7 @@ func (c Catalog) Load(name string) (Loaded, error) {
 	if !ok {
 		return Loaded{}, fmt.Errorf("%w: %q", ErrNotFound, clip(strings.TrimSpace(name), MaxName+1))
 	}
-	root, err := os.OpenRoot(e.base)
+	root, err := openBase(e.within, e.base)
 	if err != nil {
 		return Loaded{}, fmt.Errorf("load skill %s: %w", e.Name, err)
 	}

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 )
@@ -61,7 +62,7 @@ var actingDirs = []string{
 	".zero/skills",
 	".zero/agents/*/skills",
 	".zero/knowledge",
-	".mcp.json",         // MCP servers (Claude Code's and Cursor's file): programs started on this machine
+	MCPFile,             // MCP servers (Claude Code's and Cursor's file): programs started on this machine
 	".zero/secrets.env", // values given to tools and masked everywhere: the user sees what they are
 }
 
@@ -103,11 +104,25 @@ type Manifest struct {
 func (m *Manifest) Empty() bool { return m == nil || len(m.Files) == 0 }
 
 // Scan reads the acting files of workspace (an absolute directory). Missing
-// folders are fine. Symbolic links are followed (their targets are what
-// would run) up to a depth; a dangling one is recorded as such.
+// folders are fine. Everything is read through an os.Root of the
+// workspace: a symbolic link is followed while it stays inside (its
+// target is what would run), up to a depth; one that leads out of the
+// workspace, or dangles, is recorded by what it says and never read, so
+// nothing outside the workspace reaches the snapshot, a knowledge import or
+// a server's command line.
+//
+// The stdio MCP servers of .mcp.json are code too: each workspace file or
+// folder a server's command or arguments name (see [mcpPaths]) is an
+// acting file of kind [KindMCP], so the server runs from the snapshot and
+// any change to what it runs turns it off until the user trusts again.
 func Scan(workspace string) (*Manifest, error) {
 	m := &Manifest{Workspace: workspace}
-	s := &scanner{m: m, root: workspace}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
+	}
+	defer root.Close()
+	s := &scanner{m: m, root: root, abs: workspace}
 	for _, pattern := range actingDirs {
 		dirs := []string{pattern}
 		if strings.Contains(pattern, "*") {
@@ -123,6 +138,15 @@ func Scan(workspace string) (*Manifest, error) {
 			}
 		}
 	}
+	if i := slices.IndexFunc(m.Files, func(f File) bool { return f.Path == MCPFile }); i >= 0 && m.Files[i].data != nil {
+		for _, rel := range mcpPaths(m.Files[i].data, workspace) {
+			s.mcp = true
+			if err := s.walk(rel, 0); err != nil {
+				return nil, err
+			}
+		}
+		s.mcp = false
+	}
 	slices.SortFunc(m.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	m.Files = slices.CompactFunc(m.Files, func(a, b File) bool { return a.Path == b.Path })
 	h := sha256.New()
@@ -135,15 +159,17 @@ func Scan(workspace string) (*Manifest, error) {
 
 type scanner struct {
 	m     *Manifest
-	root  string
+	root  *os.Root
+	abs   string // the workspace's path
 	bytes int
+	mcp   bool // walking what an MCP server runs
 }
 
 // expand lists the folders a pattern with one "*" (a profile name) matches.
 func (s *scanner) expand(pattern string) ([]string, error) {
 	before, after, _ := strings.Cut(pattern, "*")
-	entries, err := os.ReadDir(filepath.Join(s.root, filepath.FromSlash(before)))
-	if errors.Is(err, fs.ErrNotExist) {
+	entries, err := s.readDir(strings.TrimSuffix(before, "/"))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || escapes(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -158,19 +184,39 @@ func (s *scanner) expand(pattern string) ([]string, error) {
 	return out, nil
 }
 
+// readDir lists a folder of the workspace, sorted by name.
+func (s *scanner) readDir(rel string) ([]fs.DirEntry, error) {
+	f, err := s.root.Open(filepath.FromSlash(rel))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return cmp.Compare(a.Name(), b.Name()) })
+	return entries, err
+}
+
+// escapes reports whether err is os.Root's refusal of a name that leads
+// out of the workspace.
+func escapes(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent"
+}
+
 // walk records every file under rel (slash-separated, relative to root).
 func (s *scanner) walk(rel string, links int) error {
 	if !printable(rel) {
 		return fmt.Errorf("trust: %q: %w", rel, ErrUnprintable)
 	}
-	abs := filepath.Join(s.root, filepath.FromSlash(rel))
-	fi, err := os.Lstat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	name := filepath.FromSlash(rel)
+	fi, err := s.root.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || escapes(err) {
+		return nil // missing, or below a link that leads out (recorded as that link)
 	}
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
+	abs := filepath.Join(s.abs, name)
 	if links > 0 && fi.Mode()&fs.ModeSymlink == 0 && pseudo(abs) {
 		return nil // below a link to "/": the kernel's files are never read
 	}
@@ -179,9 +225,9 @@ func (s *scanner) walk(rel string, links int) error {
 		if links >= maxLinkDepth {
 			return fmt.Errorf("trust: %s: %w: symbolic links nest too deep", rel, ErrTooLarge)
 		}
-		link, _ = os.Readlink(abs)
-		target, err := os.Stat(abs)
-		if err != nil || pseudo(abs) { // dangling, or a kernel file: nothing to copy, but a change must show
+		link, _ = s.root.Readlink(name)
+		target, err := s.root.Stat(name)
+		if err != nil || pseudo(abs) { // out of the workspace, dangling, or a kernel file: nothing to copy, but a change must show
 			return s.add(File{Path: rel, Kind: s.kind(rel, false), Link: link}, nil)
 		}
 		fi = target
@@ -189,7 +235,7 @@ func (s *scanner) walk(rel string, links int) error {
 	}
 	switch {
 	case fi.IsDir():
-		entries, err := os.ReadDir(abs)
+		entries, err := s.readDir(rel)
 		if err != nil {
 			return fmt.Errorf("trust: %w", err)
 		}
@@ -205,7 +251,7 @@ func (s *scanner) walk(rel string, links int) error {
 	if fi.Size() > MaxBytes-int64(s.bytes) {
 		return fmt.Errorf("trust: %s: %w (%d bytes at most)", rel, ErrTooLarge, MaxBytes)
 	}
-	data, err := readAtMost(abs, MaxBytes-int64(s.bytes))
+	data, err := s.readAtMost(name, MaxBytes-int64(s.bytes))
 	if err != nil {
 		return fmt.Errorf("trust: %s: %w", rel, err)
 	}
@@ -224,10 +270,10 @@ func printable(p string) bool {
 	return utf8.ValidString(p)
 }
 
-// readAtMost reads a file, failing with ErrTooLarge past max bytes
-// (whatever its size said: a file may grow while it is read).
-func readAtMost(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+// readAtMost reads a file of the workspace, failing with ErrTooLarge past
+// max bytes (whatever its size said: a file may grow while it is read).
+func (s *scanner) readAtMost(name string, max int64) ([]byte, error) {
+	f, err := s.root.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -297,6 +343,8 @@ func area(rel string) (string, []string) {
 // kind classifies a file by where it lies.
 func (s *scanner) kind(rel string, exec bool) string {
 	switch a, rest := area(rel); {
+	case s.mcp && rel != MCPFile:
+		return KindMCP
 	case a == "tools":
 		return KindTool
 	case a == "extensions" && len(rest) == 2 && strings.HasSuffix(rest[1], ".disabled"):

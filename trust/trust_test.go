@@ -127,28 +127,75 @@ func TestDigestFollowsContent(t *testing.T) {
 	}
 }
 
-// A symbolic link is judged by what it points at, inside or outside the
-// workspace: repointing it, or changing its target, changes the digest.
-func TestSymlinksAreFollowed(t *testing.T) {
+// A symbolic link that stays in the workspace is judged by what it points
+// at: changing its target changes the digest. One that leads out of the
+// workspace is recorded by what it says and never read or copied: what is
+// outside the workspace is not the workspace's to trust, and repointing
+// the link changes the digest.
+func TestSymlinks(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	outside := t.TempDir()
 	write(t, outside, "evil.sh", "#!/bin/sh\nid\n", 0o755)
 	write(t, outside, "point/_10_z", "#!/bin/sh\nid\n", 0o755)
+	write(t, ws, "scripts/init.sh", "#!/bin/sh\necho in the workspace\n", 0o755)
 	os.MkdirAll(filepath.Join(ws, ".zero/extensions/agent_init"), 0o755)
-	if err := os.Symlink(filepath.Join(outside, "evil.sh"), filepath.Join(ws, ".zero/extensions/agent_init/_10_x")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(outside, "point"), filepath.Join(ws, ".zero/extensions/monologue_start")); err != nil {
-		t.Fatal(err)
+	for link, target := range map[string]string{
+		".zero/extensions/agent_init/_10_x":   filepath.Join(outside, "evil.sh"),
+		".zero/extensions/agent_init/_20_up":  "../../../../" + strings.TrimPrefix(filepath.Join(outside, "evil.sh"), "/"),
+		".zero/extensions/agent_init/_30_in":  "../../../scripts/init.sh",
+		".zero/extensions/monologue_start":    filepath.Join(outside, "point"),
+		".zero/extensions/agent_init/environ": "/proc/self/environ",
+	} {
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m := scan(t, ws)
-	if len(m.Files) != 2 || m.Files[0].Kind != trust.KindExtension || m.Files[1].Path != ".zero/extensions/monologue_start/_10_z" {
+	byPath := map[string]trust.File{}
+	for _, f := range m.Files {
+		byPath[f.Path] = f
+	}
+	if len(m.Files) != 5 {
 		t.Fatalf("files = %+v", m.Files)
 	}
+	if f := byPath[".zero/extensions/agent_init/_30_in"]; f.Kind != trust.KindExtension {
+		t.Errorf("the link inside the workspace is not an extension: %+v", f)
+	}
+	for _, p := range []string{".zero/extensions/agent_init/_10_x", ".zero/extensions/agent_init/_20_up", ".zero/extensions/monologue_start"} {
+		if f := byPath[p]; f.Link == "" || f.Kind == trust.KindExtension {
+			t.Errorf("%s: a link out is recorded as a link, not run: %+v", p, f)
+		}
+	}
+	dir, err := trust.Snapshot(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if data, _ := os.ReadFile(p); strings.Contains(string(data), "id\n") || strings.Contains(string(data), "PATH=") {
+				t.Errorf("the snapshot holds a file from outside the workspace: %s", p)
+			}
+		}
+		return nil
+	})
+	if _, err := os.Stat(filepath.Join(dir, ".zero/extensions/agent_init/_30_in")); err != nil {
+		t.Errorf("the link inside the workspace was not copied: %v", err)
+	}
+
 	write(t, outside, "point/_10_z", "#!/bin/sh\nrm -rf ~\n", 0o755)
+	if scan(t, ws).Digest != m.Digest {
+		t.Error("a file outside the workspace was read")
+	}
+	write(t, ws, "scripts/init.sh", "#!/bin/sh\nrm -rf ~\n", 0o755)
 	if scan(t, ws).Digest == m.Digest {
-		t.Error("changing a link's target must change the digest")
+		t.Error("changing the target of a link inside the workspace must change the digest")
+	}
+	os.Remove(filepath.Join(ws, ".zero/extensions/agent_init/_10_x"))
+	os.Symlink(filepath.Join(outside, "point/_10_z"), filepath.Join(ws, ".zero/extensions/agent_init/_10_x"))
+	if scan(t, ws).Digest == m.Digest {
+		t.Error("repointing a link out must change the digest")
 	}
 }
 
