@@ -296,6 +296,7 @@ func (a *app) localBackend() (*sandbox.Local, error) {
 func (a *app) hidden() []string {
 	home, _ := os.UserHomeDir()
 	list := sandbox.DefaultHidden(home, os.Getenv("XDG_RUNTIME_DIR"), a.userDir)
+	list = append(list, zeroState(home)...)
 	for _, p := range a.cfg.Sandbox.Hide {
 		if rest, ok := strings.CutPrefix(p, "~/"); ok {
 			if home == "" {
@@ -306,6 +307,35 @@ func (a *app) hidden() []string {
 		list = append(list, filepath.Clean(p))
 	}
 	return list
+}
+
+// zeroState lists what Zero keeps for the user outside its config folder,
+// which the agent must not read or write from either sandbox, also when the
+// workspace is home or holds them: the store's folder (every workspace's
+// sessions and memories; for a store set with ZERO_STORE, the file, its
+// -wal, -shm and -journal and its claim files), the state folder (the
+// chat's log), and the temporary folder unless it is /tmp (the trusted
+// snapshots, the instance leases and other sessions' spilled output live
+// there; bubblewrap gives every shell a private /tmp, and a container sees
+// only its mounts).
+func zeroState(home string) []string {
+	var out []string
+	if path, err := storePath(); err == nil {
+		if def, err := store.DefaultPath(); err == nil && def == path {
+			out = append(out, filepath.Dir(path))
+		} else if abs, err := filepath.Abs(path); err == nil {
+			out = append(out, abs, abs+"-wal", abs+"-shm", abs+"-journal", abs+".locks")
+		}
+	}
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		out = append(out, filepath.Join(dir, "zero"))
+	} else if home != "" {
+		out = append(out, filepath.Join(home, ".local", "state", "zero"))
+	}
+	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" && filepath.IsAbs(tmp) {
+		out = append(out, tmp)
+	}
+	return out
 }
 
 // docker builds the Docker backend from the configuration.
@@ -692,6 +722,7 @@ type sessionOpts struct {
 // sessionFor builds a session as the editor asked.
 func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
 	if len(o.mcp) > 0 {
+		a.addMCPCredentials(o.mcp) // before the session takes its secrets
 		a.mu.Lock()
 		if a.editorMCP == nil {
 			a.editorMCP = map[string][]mcpclient.Server{}
@@ -896,8 +927,8 @@ func (a *app) skills(profile string, trusted bool) skills.Catalog {
 	var dirs []skills.Dir
 	if trusted {
 		dirs = append(dirs,
-			skills.Dir{Path: filepath.Join(a.ws, ".zero", "agents", profile, "skills"), Layer: "workspace profile"},
-			skills.Dir{Path: filepath.Join(a.ws, ".zero", "skills"), Layer: "workspace"})
+			skills.Dir{Path: filepath.Join(a.ws, ".zero", "agents", profile, "skills"), Layer: "workspace profile", Within: a.ws},
+			skills.Dir{Path: filepath.Join(a.ws, ".zero", "skills"), Layer: "workspace", Within: a.ws})
 	}
 	dirs = append(dirs,
 		skills.Dir{Path: filepath.Join(a.userDir, "agents", profile, "skills"), Layer: "profile", FollowLinks: true},
@@ -982,13 +1013,15 @@ func (a *app) mcpPool(sid, code string) *mcpclient.Pool {
 	}
 	// The editor's servers first (a name repeated is the first's), then
 	// the user's, then a trusted workspace's .mcp.json.
-	for _, name := range a.cfg.MCPServerNames() {
-		c := a.cfg.MCPServers[name]
-		if c.Disabled {
-			continue
+	servers = append(servers, a.configMCP()...)
+	// The user's own servers (and the editor's) never start in the
+	// workspace: a `python3 -m server` there would import a server.py that
+	// a repository, or the agent, put in it. Without a cwd of their own
+	// they start in Zero's config folder, which no sandbox shows the agent.
+	for i, s := range servers {
+		if s.Command != "" && s.Dir == "" {
+			servers[i].Dir = a.neutralDir()
 		}
-		servers = append(servers, mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, Env: envList(c.Env),
-			Dir: c.Cwd, URL: c.URL, Headers: c.Headers, Allow: c.Tools.Allow, Deny: c.Tools.Deny})
 	}
 	servers = append(servers, a.workspaceMCP(code)...)
 	if len(servers) == 0 {
@@ -1008,6 +1041,35 @@ func (a *app) mcpPool(sid, code string) *mcpclient.Pool {
 	}
 	a.pools[sid] = p
 	return p
+}
+
+// configMCP are the MCP servers of the user's config.yaml that are not
+// disabled.
+func (a *app) configMCP() []mcpclient.Server {
+	var out []mcpclient.Server
+	for _, name := range a.cfg.MCPServerNames() {
+		c := a.cfg.MCPServers[name]
+		if c.Disabled {
+			continue
+		}
+		out = append(out, mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, Env: envList(c.Env),
+			Dir: c.Cwd, URL: c.URL, Headers: c.Headers, Allow: c.Tools.Allow, Deny: c.Tools.Deny})
+	}
+	return out
+}
+
+// neutralDir is where the host processes Zero starts for the user (MCP
+// servers without a cwd, the user's own tools) run: Zero's config folder,
+// made if missing (mode 0700). It is never the workspace, and no sandbox
+// shows it to the agent, so nothing there is the agent's or a repository's.
+func (a *app) neutralDir() string {
+	if a.userDir == "" {
+		return os.TempDir()
+	}
+	if err := os.MkdirAll(a.userDir, 0o700); err != nil {
+		return os.TempDir()
+	}
+	return a.userDir
 }
 
 // envList turns an env mapping into KEY=VALUE entries, sorted.
@@ -1059,7 +1121,9 @@ func (a *app) userTools(p *profiles.Profile, code, sid string, builtin []loop.To
 		add(filepath.Join(code, ".zero", "tools"), sb)
 	}
 	add(filepath.Join(a.userDir, "agents", p.Name, "tools"), sb)
-	add(filepath.Join(a.userDir, "tools"), tools.HostRunner{Dir: a.ws, Env: a.env})
+	// The user's own tools run on this machine, in Zero's config folder
+	// rather than the workspace (their JSON input names the workspace).
+	add(filepath.Join(a.userDir, "tools"), tools.HostRunner{Dir: a.neutralDir(), Env: a.env})
 	shownPath := func(s string) string { // the workspace's file, not the trusted copy's
 		if code == "" {
 			return s

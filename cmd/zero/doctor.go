@@ -321,7 +321,14 @@ func (a *app) checkMCP(ctx context.Context) (checkResult, bool) {
 	}
 	var parts []string
 	for _, s := range p.Servers() {
-		parts = append(parts, fmt.Sprintf("%s (%d tools)", s.Name, per[s.Name]))
+		where := ""
+		if s.Command != "" { // where it starts: never the workspace
+			where = " starts in " + s.Dir
+			if code != "" && strings.HasPrefix(s.Dir, code) {
+				where = " runs from the trusted copy of " + a.ws
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d tools)%s", s.Name, per[s.Name], where))
 	}
 	r.detail = strings.Join(parts, ", ")
 	if len(errs) > 0 {

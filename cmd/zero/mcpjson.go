@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/zeroagent/zero/mcpclient"
 )
@@ -39,7 +40,38 @@ func (a *app) workspaceMCP(code string) []mcpclient.Server {
 	var out []mcpclient.Server
 	for _, name := range slices.Sorted(maps.Keys(f.MCPServers)) {
 		c := f.MCPServers[name]
-		out = append(out, mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, Env: envList(c.Env), URL: c.URL, Headers: c.Headers, Dir: a.ws})
+		s := mcpclient.Server{Name: name, URL: c.URL, Headers: c.Headers, Env: envList(c.Env)}
+		if c.Command != "" {
+			// A stdio server runs from the snapshot: its working directory is
+			// the copy of what the user trusted (laid out like the
+			// workspace, holding the files the server names: trust.Scan),
+			// so a relative script or module is the trusted copy, and an
+			// absolute path into the workspace is pointed at the copy too.
+			// Nothing the agent writes into the workspace afterwards runs.
+			s.Command, s.Dir = inSnapshot(c.Command, a.ws, code), code
+			for _, arg := range c.Args {
+				s.Args = append(s.Args, inSnapshot(arg, a.ws, code))
+			}
+		}
+		out = append(out, s)
 	}
 	return out
+}
+
+// inSnapshot points an absolute path into the workspace ws (alone, or as
+// the value of a --flag=value) at the same path in the snapshot code.
+func inSnapshot(arg, ws, code string) string {
+	flag, value, isFlag := strings.Cut(arg, "=")
+	if !isFlag || !strings.HasPrefix(arg, "-") {
+		flag, value = "", arg
+	}
+	rel, err := filepath.Rel(ws, value)
+	if !filepath.IsAbs(value) || err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return arg
+	}
+	p := filepath.Join(code, rel)
+	if flag != "" {
+		return flag + "=" + p
+	}
+	return p
 }

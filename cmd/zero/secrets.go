@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/zeroagent/zero/config"
+	"github.com/zeroagent/zero/mcpclient"
 	"github.com/zeroagent/zero/secrets"
 )
 
@@ -28,14 +28,15 @@ func (a *app) secrets() *secrets.Set {
 	}
 	a.mu.Unlock()
 	files := []string{filepath.Join(a.userDir, "secrets.env")}
-	if code, _ := a.workspaceCode(); code != "" { // exactly what the user trusted
+	code, _ := a.workspaceCode()
+	if code != "" { // exactly what the user trusted
 		files = append(files, filepath.Join(code, ".zero", "secrets.env"))
 	}
 	set, errs := secrets.Load(files...)
 	for _, name := range append(keyVariables(a.cfg, a.loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
 		set = set.With(name, os.Getenv(name))
 	}
-	set = withMCPCredentials(set, a.cfg.MCPServers)
+	set = withMCPCredentials(set, append(a.configMCP(), a.workspaceMCP(code)...))
 	logSecrets.Store(set) // the process's log lines are masked with them too
 	for _, err := range errs {
 		a.warn.warn(err.Error())
@@ -48,40 +49,38 @@ func (a *app) secrets() *secrets.Set {
 	return a.secretSet
 }
 
-// withMCPCredentials adds the credentials among the configured MCP
-// servers' env and headers to set, masked only (never given to the agent):
-// an Authorization header's token, and the values of variables whose names
-// say they hold one (…TOKEN…, …KEY…, …SECRET…, …PASSWORD…). Other values
-// (a log level, a URL) would mask ordinary words wherever they appear.
-func withMCPCredentials(set *secrets.Set, servers map[string]config.MCPServer) *secrets.Set {
-	for name, srv := range servers {
-		for k, v := range srv.Env {
-			if credentialName(k) {
-				set = set.With("MCP_"+name+"_"+k, v)
+// withMCPCredentials adds every value Zero hands an MCP server, as an env
+// value or a header, to set, masked only (never given to the agent): from
+// whichever source the server came (the user's config.yaml, a trusted
+// workspace's .mcp.json, the editor's mcpServers), whatever the variable or
+// header is called, since a server may echo what it was given. An
+// Authorization header's token is masked alone too ("Bearer <token>").
+// Values shorter than secrets.MinMasked are too short to mask.
+func withMCPCredentials(set *secrets.Set, servers []mcpclient.Server) *secrets.Set {
+	for _, srv := range servers {
+		for _, kv := range srv.Env {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				set = set.With("MCP_"+srv.Name+"_"+k, v)
 			}
 		}
 		for k, v := range srv.Headers {
-			if strings.EqualFold(k, "authorization") {
-				if _, token, ok := strings.Cut(v, " "); ok {
-					set = set.With("MCP_"+name+"_TOKEN", token) // "Bearer <token>": the token alone
-				}
-				set = set.With("MCP_"+name+"_"+k, v)
-			} else if credentialName(k) {
-				set = set.With("MCP_"+name+"_"+k, v)
+			if scheme, token, ok := strings.Cut(v, " "); ok && strings.EqualFold(k, "authorization") && scheme != "" {
+				set = set.With("MCP_"+srv.Name+"_TOKEN", token) // the token alone
 			}
+			set = set.With("MCP_"+srv.Name+"_"+k, v)
 		}
 	}
 	return set
 }
 
-// credentialName reports whether a variable or header name says it holds a
-// credential.
-func credentialName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASS", "AUTH", "CREDENTIAL"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
+// addMCPCredentials masks, from now on, the credentials of servers an
+// editor passed for a session (see withMCPCredentials), in the agents'
+// secrets and in this process's logs.
+func (a *app) addMCPCredentials(servers []mcpclient.Server) {
+	a.secrets() // loaded first
+	a.mu.Lock()
+	a.secretSet = withMCPCredentials(a.secretSet, servers)
+	set := a.secretSet
+	a.mu.Unlock()
+	logSecrets.Store(set)
 }

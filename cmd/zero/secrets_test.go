@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,34 +64,6 @@ func sessionOf(t *testing.T, events string) string {
 	}
 	rest := events[i+len(`"session":"`):]
 	return rest[:strings.IndexByte(rest, '"')]
-}
-
-// TestMCPCredentialsAreSecrets: the env values and the bearer token of the
-// configured MCP servers are masked (a server that echoes one does not hand
-// it to the model), and a trusted workspace's secrets.env counts only as it
-// was trusted.
-func TestMCPCredentialsAreSecrets(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
-	mustWrite(t, filepath.Join(home, "config", "zero", "config.yaml"),
-		"mcp_servers:\n  gh:\n    command: gh-mcp\n    env: {GITHUB_TOKEN: ghp-0123456789abcdef, LOG_LEVEL: debugging}\n  docs:\n    url: http://127.0.0.1:1/mcp\n    headers: {Authorization: Bearer tok-fedcba9876543210}\n")
-	ws := t.TempDir()
-	a, err := newAppAt(ws, nil, nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.close()
-	got := a.secrets().Mask("token ghp-0123456789abcdef and tok-fedcba9876543210")
-	if strings.Contains(got, "ghp-0123") || strings.Contains(got, "tok-fedc") {
-		t.Errorf("MCP credentials are not masked: %s", got)
-	}
-	if got := a.secrets().Mask("level debugging"); got != "level debugging" {
-		t.Errorf("a setting that is no credential is masked: %s", got)
-	}
-	if names := a.secrets().Names(); len(names) != 0 {
-		t.Errorf("MCP credentials must not be offered to the agent: %v", names)
-	}
 }
 
 // TestWorkspaceSecretsNeedTrust: a workspace's .zero/secrets.env gives the
