@@ -62,9 +62,9 @@ type Sandbox struct {
 	Backend string  `yaml:"backend"` // "auto" (default: docker when an engine is reachable, else local), "docker", "local"
 	Image   string  `yaml:"image"`   // default "kalilinux/kali-rolling"
 	Network string  `yaml:"network"` // docker network mode, default "bridge"
-	Memory  string  `yaml:"memory"`  // docker memory limit such as "512m" or "4g"; "" = no limit
+	Memory  string  `yaml:"memory"`  // docker memory limit such as "512m" or "4g"; "" = the default, 4g
 	CPUs    float64 `yaml:"cpus"`    // 0 = no limit
-	Pids    int     `yaml:"pids"`    // 0 = no limit
+	Pids    int     `yaml:"pids"`    // 0 = the default, 4096
 	User    string  `yaml:"user"`    // "" = the workspace's owner; "root" to opt in
 	// Hide lists more paths (absolute, or ~/…) that the agent's commands
 	// must not see, besides the built-in list of credential folders and

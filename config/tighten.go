@@ -37,14 +37,18 @@ var tighter = map[string]func(project, current any) (bool, string){
 	"sandbox.image":     equalOnly("a workspace cannot choose the image"),
 	"sandbox.user":      equalOrEmpty("a workspace cannot choose who commands run as"),
 	"sandbox.provision": equalOnly("a workspace cannot change the provisioning script, which runs as root"),
+	// A limit counts from a workspace only when it is at least as strict as
+	// the one in force without it: the user's value, or the sandbox's
+	// default when the user set none (0 or ""), never "no limit" unless
+	// that is what the sandbox would apply.
 	"sandbox.memory": func(p, c any) (bool, string) {
-		return lowerLimit(sizeBytes(p.(string)), sizeBytes(c.(string))), "a workspace may only lower the memory limit"
+		return lowerLimit(sizeBytes(p.(string)), inForce(sizeBytes(c.(string)), DefaultSandboxMemory)), "a workspace may only lower the memory limit"
 	},
 	"sandbox.cpus": func(p, c any) (bool, string) {
-		return lowerLimit(p.(float64), c.(float64)), "a workspace may only lower the CPU limit"
+		return lowerLimit(p.(float64), c.(float64)), "a workspace may only lower the CPU limit" // no default: none
 	},
 	"sandbox.pids": func(p, c any) (bool, string) {
-		return lowerLimit(p.(int), c.(int)), "a workspace may only lower the process limit"
+		return lowerLimit(p.(int), inForce(c.(int), DefaultSandboxPids)), "a workspace may only lower the process limit"
 	},
 	// Where the agent's searches go, and whether Zero fetches inside your network.
 	"search.url": equalOnly("a workspace cannot choose where the agent's searches are sent"),
@@ -86,6 +90,23 @@ func tighterModelKey(key string) func(p, c any) (bool, string) {
 		}
 	}
 	return nil
+}
+
+// The Docker sandbox's limits when the configuration sets none
+// (sandbox.DefaultDockerMemory and DefaultDockerPids; cmd/zero's
+// TestSandboxDefaultsAgree keeps them equal).
+const (
+	DefaultSandboxMemory = 4 << 30
+	DefaultSandboxPids   = 4096
+)
+
+// inForce is the limit that applies for a configured value c: def when c
+// is 0 (unset: the sandbox's default).
+func inForce[N int | float64](c, def N) N {
+	if c == 0 {
+		return def
+	}
+	return c
 }
 
 // lowerLimit reports whether limit p, where 0 is none, is set and no

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/internal/dockertest"
 	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/sandbox"
 )
 
 // zero run --sandbox docker end to end: the command runs in the container,
@@ -145,5 +147,14 @@ func TestACPInDocker(t *testing.T) {
 	}
 	if strings.Contains(updates, "request_permission") {
 		t.Errorf("the Docker sandbox should not ask:\n%s", updates)
+	}
+}
+
+// TestSandboxDefaultsAgree: the defaults config compares a workspace's
+// limits with are the ones the Docker sandbox applies.
+func TestSandboxDefaultsAgree(t *testing.T) {
+	if config.DefaultSandboxMemory != sandbox.DefaultDockerMemory || config.DefaultSandboxPids != sandbox.DefaultDockerPids {
+		t.Fatalf("config's defaults (%d, %d) are not the sandbox's (%d, %d)", config.DefaultSandboxMemory, config.DefaultSandboxPids,
+			sandbox.DefaultDockerMemory, sandbox.DefaultDockerPids)
 	}
 }
