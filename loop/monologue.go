@@ -630,7 +630,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	}
 	call.Args = bp.Args
 	if bp.Block == "" {
-		call.Args, bp.Block = a.expandArgs(bp.Args) // the values, for the tool only
+		call.Args, bp.Block = a.toolArgs(tool, bp.Args) // the values, for the tool only (an AliasKeeper keeps aliases)
 	}
 	if bp.Block != "" {
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: bp.Block})

@@ -38,10 +38,14 @@ import (
 // returns, and every log line (the session's logger is wrapped in
 // [secrets.NewHandler]).
 //
-// What the tool does with a value is its own business: a tool that stores
-// its arguments (a memory, a file it writes) stores the value. Values
-// shorter than [secrets.MinMasked] are substituted but never masked; see
-// package secrets for the forms of a value masking does not find.
+// A tool that keeps its arguments and never uses a value (the memory
+// tools, behaviour_adjustment) implements [AliasKeeper] and gets the
+// aliases, so a value is not stored at rest; the refusal of an unknown
+// alias holds for it too. What any other tool does with a value is its own
+// business: one that stores its arguments (a file it writes) stores the
+// value. Values shorter than [secrets.MinMasked] are substituted but never
+// masked; see package secrets for the forms of a value masking does not
+// find.
 //
 // With a nil Set none of this runs: every step starts with a nil check
 // and allocates nothing.
@@ -226,6 +230,20 @@ func (a *Agent) expandArgs(args map[string]any) (expanded map[string]any, refuse
 		return nil, unknownSecrets(set, missing)
 	}
 	expanded, _ = out.(map[string]any)
+	return expanded, ""
+}
+
+// toolArgs is expandArgs for the arguments tool runs with: a tool that
+// keeps aliases ([AliasKeeper]) gets args itself, with its aliases, once
+// they all name secrets that exist; any other gets the values.
+func (a *Agent) toolArgs(tool Tool, args map[string]any) (map[string]any, string) {
+	expanded, refused := a.expandArgs(args)
+	if refused != "" {
+		return nil, refused
+	}
+	if k, ok := tool.(AliasKeeper); ok && k.KeepsAliases() {
+		return args, ""
+	}
 	return expanded, ""
 }
 

@@ -28,6 +28,16 @@ type ToolKinder interface {
 	Kind() string
 }
 
+// AliasKeeper is implemented by a tool that gets its arguments with the
+// secrets' aliases (§§secret(NAME)) as the model wrote them, not the
+// values: a tool that keeps what it is given (a memory, behaviour rules)
+// and never needs a value to do its work, so the value is not stored where
+// every face would serve it. Its arguments are still checked: an alias of
+// no secret refuses the call as for any tool (see [Config.Secrets]).
+type AliasKeeper interface {
+	KeepsAliases() bool
+}
+
 // ToolResult is what a tool returns.
 type ToolResult struct {
 	Text      string

@@ -26,7 +26,12 @@ type MemoryQuery struct {
 	Limit     int // 0: 20
 }
 
-// Memory lists and searches the agent's memory (Options.Memory).
+// Memory lists and searches the agent's memory (Options.Memory). Every
+// face serves what it returns as it is (MCP zero://memories, LSP
+// zero/memories, ACP /memory), so an implementation returns the texts,
+// sources and metadata masked with the workspace's secrets: the memory
+// tools store aliases, but a value can reach the store other ways (a
+// knowledge file, a memory the user saved, one saved by an older Zero).
 type Memory interface {
 	Memories(ctx context.Context, q MemoryQuery) ([]MemoryInfo, error)
 }

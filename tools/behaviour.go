@@ -23,6 +23,10 @@ func (Behaviour) Name() string       { return "behaviour_adjustment" }
 func (Behaviour) Kind() string       { return "edit" }
 func (Behaviour) PromptFile() string { return "agent.system.tool.behaviour.md" }
 
+// KeepsAliases: the rules are stored and lead every system prompt, so an
+// adjustment keeps §§secret(NAME) as written (loop.AliasKeeper).
+func (Behaviour) KeepsAliases() bool { return true }
+
 func (t Behaviour) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	var text string
 	switch v := call.Args["adjustments"].(type) {

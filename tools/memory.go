@@ -52,6 +52,15 @@ func (memoryLoad) Kind() string   { return "search" }
 func (memoryDelete) Kind() string { return "delete" }
 func (memoryForget) Kind() string { return "delete" }
 
+// All four keep the secrets' aliases (loop.AliasKeeper): a memory saved
+// with §§secret(NAME) holds the alias, not the value, so the store and
+// every face that lists memories never hold it; memory_load, memory_forget
+// and memory_delete search and match what is stored, the aliases.
+func (memorySave) KeepsAliases() bool   { return true }
+func (memoryLoad) KeepsAliases() bool   { return true }
+func (memoryDelete) KeepsAliases() bool { return true }
+func (memoryForget) KeepsAliases() bool { return true }
+
 // All four are described by Agent Zero's one memory prompt.
 func (memorySave) PromptFile() string   { return "agent.system.tool.memory.md" }
 func (memoryLoad) PromptFile() string   { return "agent.system.tool.memory.md" }
