@@ -39,6 +39,9 @@ func (s Source) Tools(ctx context.Context) []loop.Tool {
 	return out
 }
 
+// maxErrorText is the most of a failed call's error the model is shown.
+const maxErrorText = 16 << 10
+
 // agentTool is one server tool as a tool of the agent.
 type agentTool struct {
 	pool *Pool
@@ -56,8 +59,9 @@ func (a agentTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolR
 		if ctx.Err() != nil {
 			return loop.ToolResult{}, ctx.Err()
 		}
-		// The server failing is something the model can work around.
-		return loop.ToolResult{IsError: true, Text: fmt.Sprintf("the MCP tool %s failed: %v", a.t.FullName(), err)}, nil
+		// The server failing is something the model can work around. Its
+		// error may quote what it sent (a body, a message) at length.
+		return loop.ToolResult{IsError: true, Text: loop.Clip(fmt.Sprintf("the MCP tool %s failed: %v", a.t.FullName(), err), maxErrorText)}, nil
 	}
 	return loop.ToolResult{Text: res.Text, IsError: res.IsError}, nil
 }

@@ -5,7 +5,9 @@
 // capping). A Pool keeps one connection per server for a session, started
 // when the tools are first needed, all servers in parallel, started again
 // after a failure, and closed with the session. Servers speak stdio (a
-// command) or streamable HTTP (a URL), through mcp-go's client.
+// command, started and ended by the pool) or streamable HTTP (a URL),
+// through mcp-go's client; what they send is bounded as it is read
+// (MaxMessage), then as it is kept (MaxResult and the others).
 package mcpclient
 
 import (
@@ -15,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"path"
 	"regexp"
 	"slices"
@@ -236,30 +237,22 @@ func (p *Pool) drop(c *conn, cl *mcpc.Client, why error) {
 func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)
 	defer cancel()
-	var cl *mcpc.Client
+	var t transport.Interface
 	var err error
 	if s.Command != "" {
-		env := append(slices.Clone(p.opts.BaseEnv), s.Env...)
-		cmdFunc := func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-			// Not tied to ctx: the server outlives the call that started it.
-			cmd := exec.Command(command, args...)
-			cmd.Env, cmd.Dir = env, s.Dir
-			return cmd, nil
-		}
-		cl, err = mcpc.NewStdioMCPClientWithOptions(s.Command, env, s.Args,
-			transport.WithCommandFunc(cmdFunc), transport.WithCommandLogger(p.opts.Logger.With("mcp_server", s.Name)))
+		t, err = startStdio(s, append(slices.Clone(p.opts.BaseEnv), s.Env...), p.opts.Logger.With("mcp_server", s.Name))
 	} else {
-		var opts []transport.StreamableHTTPCOption
-		if len(s.Headers) > 0 {
-			opts = append(opts, transport.WithHTTPHeaders(s.Headers))
-		}
-		cl, err = mcpc.NewStreamableHttpClient(s.URL, opts...)
-		if err == nil {
-			err = cl.Start(ctx)
-		}
+		t, err = newHTTP(s, p.opts.Logger.With("mcp_server", s.Name))
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("start: %w", err)
+	}
+	cl := mcpc.NewClient(t)
+	// Not ctx: the connection outlives the call that started it (the
+	// transport keeps the context for the server's requests).
+	if err := cl.Start(context.Background()); err != nil {
+		cl.Close()
+		return nil, nil, fmt.Errorf("start: %w", err)
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = mcp.Implementation{Name: "zero", Version: cmp.Or(p.opts.Version, "dev")}
@@ -303,15 +296,14 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 // agent: no ':' (it would read as a method), no space or control character.
 var validToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// stderrTail is the end of what a stdio server printed, for an error.
+// stderrTail is the end of what a stdio server printed, for an error
+// (once it is closed, all it printed).
 func stderrTail(cl *mcpc.Client) string {
-	r, ok := mcpc.GetStderr(cl)
+	c, ok := cl.GetTransport().(*stdioConn)
 	if !ok {
 		return ""
 	}
-	buf := make([]byte, 2048)
-	n, _ := r.Read(buf)
-	if s := strings.TrimSpace(string(buf[:n])); s != "" {
+	if s := strings.TrimSpace(c.stderrText()); s != "" {
 		return fmt.Sprintf(" (the server printed: %q)", s)
 	}
 	return ""
@@ -339,7 +331,8 @@ type Result struct {
 
 // Call calls a tool of a server, starting the server (again) if it does not
 // run. A call that fails because the connection broke is tried once more on
-// a fresh start: a crashed server comes back on the next call.
+// a fresh start: a crashed server comes back on the next call. One whose
+// answer ran past MaxMessage is not (ErrMessageTooLarge).
 func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]any) (Result, error) {
 	p.mu.Lock()
 	c := p.conns[server]
@@ -368,6 +361,11 @@ func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]an
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
+		if errors.Is(err, ErrMessageTooLarge) {
+			// Refused as it arrived; a server that floods is started afresh.
+			p.drop(c, cl, err)
+			return Result{}, fmt.Errorf("mcp %s.%s: %w; the call was not repeated", server, tool, ErrMessageTooLarge)
+		}
 		if attempt == 0 && broken(err) {
 			p.drop(c, cl, err)
 			continue
@@ -379,6 +377,9 @@ func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]an
 // broken tells a failed transport (the server died, the connection
 // dropped) from an error the server answered.
 func broken(err error) bool {
+	if errors.Is(err, ErrMessageTooLarge) {
+		return false
+	}
 	if _, ok := errors.AsType[*transport.Error](err); ok {
 		return true
 	}
