@@ -162,29 +162,38 @@ func (c *capped) String() string { return c.b.String() }
 
 // SandboxRunner runs user tools in the sandbox: the executable and its
 // input are copied into a folder of the workspace the sandbox sees (Dir,
-// the session's .zero/output), run from a fresh shell, and removed after.
+// the session's .zero/output, relative to the workspace Root), run from a
+// fresh shell, and removed after. Every file is written through an os.Root
+// of the workspace: the agent can make .zero/output a link to a folder of
+// yours, and the copy must not land there.
 type SandboxRunner struct {
 	Backend sandbox.Backend
-	Dir     string // absolute, inside the workspace
+	Root    string // the workspace, absolute
+	Dir     string // relative to Root
 }
 
 func (r SandboxRunner) Run(ctx context.Context, exe string, input []byte) (string, int, error) {
 	if r.Backend == nil {
 		return "", 0, errors.New("no sandbox is open to run it in")
 	}
+	root, err := os.OpenRoot(r.Root)
+	if err != nil {
+		return "", 0, err
+	}
+	defer root.Close()
 	var b [8]byte
 	rand.Read(b[:])
-	run := filepath.Join(r.Dir, "tool-"+hex.EncodeToString(b[:]))
-	if err := os.MkdirAll(run, 0o755); err != nil {
+	rel := filepath.Join(r.Dir, "tool-"+hex.EncodeToString(b[:]))
+	if err := root.MkdirAll(rel, 0o755); err != nil {
 		return "", 0, err
 	}
-	defer os.RemoveAll(run)
-	copyExe := filepath.Join(run, filepath.Base(exe))
-	if err := copyFile(exe, copyExe); err != nil {
+	defer root.RemoveAll(rel)
+	name := filepath.Join(rel, filepath.Base(exe))
+	if err := copyInto(root, exe, name); err != nil {
 		return "", 0, err
 	}
-	in := filepath.Join(run, "input.json")
-	if err := os.WriteFile(in, input, 0o644); err != nil {
+	in := filepath.Join(rel, "input.json")
+	if err := root.WriteFile(in, input, 0o644); err != nil {
 		return "", 0, err
 	}
 	sh, err := r.Backend.OpenShell(ctx)
@@ -192,7 +201,7 @@ func (r SandboxRunner) Run(ctx context.Context, exe string, input []byte) (strin
 		return "", 0, err
 	}
 	defer sh.Close()
-	if err := sh.Start(shellQuote(copyExe) + " < " + shellQuote(in)); err != nil {
+	if err := sh.Start(shellQuote(filepath.Join(r.Root, name)) + " < " + shellQuote(filepath.Join(r.Root, in))); err != nil {
 		return "", 0, err
 	}
 	res, err := sh.Wait(ctx, sandbox.Timeouts{}, nil)
@@ -205,13 +214,15 @@ func (r SandboxRunner) Run(ctx context.Context, exe string, input []byte) (strin
 	return res.Output, res.ExitCode, nil
 }
 
-func copyFile(from, to string) error {
+// copyInto copies the file from (a trusted copy or the user's folder) to
+// the new file to inside root.
+func copyInto(root *os.Root, from, to string) error {
 	src, err := os.Open(from)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	dst, err := root.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
 	if err != nil {
 		return err
 	}

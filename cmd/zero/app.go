@@ -1105,7 +1105,7 @@ func (a *app) userTools(p *profiles.Profile, code, sid string, builtin []loop.To
 	for _, t := range builtin {
 		taken[t.Name()] = true
 	}
-	var sb tools.UserToolRunner = tools.SandboxRunner{Backend: a.backend, Dir: filepath.Join(a.ws, ".zero", "output", cmp.Or(sid, "prompt"))}
+	var sb tools.UserToolRunner = tools.SandboxRunner{Backend: a.backend, Root: a.ws, Dir: filepath.Join(".zero", "output", cmp.Or(sid, "prompt"))}
 	var dirs []struct {
 		dir    string
 		runner tools.UserToolRunner
