@@ -37,6 +37,16 @@
 // driven by one process at a time: [Store.Claim] records the process that
 // drives it and refuses a second live one.
 //
+// # Damage
+//
+// A damaged file (SQLITE_CORRUPT, SQLITE_NOTADB) is refused by [Open] with
+// a [*DamagedError], and left as it is: Open reads the header, the schema,
+// the small tables whole and both ends of the others (about a millisecond,
+// whatever the file's size). A read that hits damage elsewhere fails with
+// an error [IsDamaged] knows; a write that does is not retried. [Check]
+// reads every page; [Recover] renames a damaged file aside, with its -wal
+// and -shm, and starts a new one holding every row that still reads.
+//
 // # Schema
 //
 // The schema is versioned with PRAGMA user_version and upgraded by [Open],

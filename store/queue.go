@@ -116,14 +116,19 @@ func (s *Store) commit(ops []op) {
 		time.Sleep(pause)
 	}
 	if err != nil {
-		err = fmt.Errorf("store: commit %d writes: %w", len(ops), err)
-		s.log.Error("store write failed", "err", err)
+		err = fmt.Errorf("store: commit %d writes: %w", len(ops), damaged(s.path, err))
+		if IsDamaged(err) {
+			s.sayDamaged(err)
+		} else {
+			s.log.Error("store write failed", "err", err)
+		}
 		// Synchronous callers hear it directly, and a Flush learns that what
 		// came before it is not written yet. The asynchronous writes are
 		// not dropped: a hole in a session's events or history would make it
 		// inconsistent, so they go back to the head of the queue, in order,
 		// and are tried again after a pause (the database may be locked by a
-		// stopped process, or the disk full), unless the store is closing.
+		// stopped process, or the disk full), unless the store is closing
+		// or the file is damaged (trying again cannot help).
 		var keep []op
 		for i := range ops {
 			o := &ops[i]
@@ -134,7 +139,9 @@ func (s *Store) commit(ops []op) {
 				keep = append(keep, *o)
 			}
 		}
-		if len(keep) > 0 && !s.requeue(keep) {
+		if len(keep) > 0 && IsDamaged(err) {
+			s.errs = append(s.errs, fmt.Errorf("%w (%d writes dropped)", err, len(keep)))
+		} else if len(keep) > 0 && !s.requeue(keep) {
 			s.errs = append(s.errs, fmt.Errorf("%w (%d writes lost at close)", err, len(keep)))
 		}
 		return
@@ -150,11 +157,29 @@ func (s *Store) commit(ops []op) {
 		case o.reply != nil:
 			o.reply <- o.err
 		case o.err != nil:
-			err := fmt.Errorf("store: %s (session %q): %w", o.name, o.session, o.err)
-			s.log.Error("store write failed", "op", o.name, "session", o.session, "err", o.err)
+			err := fmt.Errorf("store: %s (session %q): %w", o.name, o.session, damaged(s.path, o.err))
+			if IsDamaged(err) {
+				s.sayDamaged(err)
+			} else {
+				s.log.Error("store write failed", "op", o.name, "session", o.session, "err", o.err)
+			}
 			s.errs = append(s.errs, err)
 		}
 	}
+}
+
+// sayDamaged tells, once, that a write found the file damaged: to
+// OpenOptions.OnDamage, else to the log.
+func (s *Store) sayDamaged(err error) {
+	if s.damaged {
+		return
+	}
+	s.damaged = true
+	if s.onDamage != nil {
+		s.onDamage(err)
+		return
+	}
+	s.log.Error("the database file is damaged: writes that reach a damaged page fail, and are not tried again", "path", s.path, "err", err)
 }
 
 // requeue puts ops back at the head of the queue after a failed batch and

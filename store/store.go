@@ -43,13 +43,18 @@ type OpenOptions struct {
 	// BusyTimeout is how long one attempt to write waits for another
 	// process's transaction; 0 means [DefaultBusyTimeout].
 	BusyTimeout time.Duration
+	// OnDamage is called once, from the writer, when a write finds the
+	// database file damaged (see [IsDamaged]), with its error, in place of
+	// the store's own log line saying so; nil means only that line.
+	OnDamage func(err error)
 }
 
 // Store is an open database. Its methods may be called from any goroutine.
 type Store struct {
-	log *slog.Logger
-	w   *sql.DB // one connection, used by the writer goroutine (and Open) only
-	r   *sql.DB // readers
+	log  *slog.Logger
+	path string  // the database file, absolute
+	w    *sql.DB // one connection, used by the writer goroutine (and Open) only
+	r    *sql.DB // readers
 
 	mu     sync.Mutex
 	queue  []op
@@ -65,8 +70,10 @@ type Store struct {
 	held    map[string]*os.File // sessions this Store claimed, with their locked files
 
 	// Owned by the writer goroutine (and by Close after done).
-	errs  []error              // queued writes' errors not yet reported by a Flush
-	stmts map[string]*sql.Stmt // prepared on w
+	errs     []error              // queued writes' errors not yet reported by a Flush
+	stmts    map[string]*sql.Stmt // prepared on w
+	onDamage func(error)          // OpenOptions.OnDamage
+	damaged  bool                 // a write found the file damaged (said once)
 }
 
 // Open opens the database at path with default options; see [OpenWith].
@@ -77,7 +84,10 @@ func Open(path string) (*Store, error) {
 // OpenWith opens the database at path, creating its directory (mode 0700)
 // and the file (0600) if needed, and brings its schema up to date. It
 // refuses, with an error wrapping [ErrNewerSchema], a database written by a
-// newer version. Close the Store when done.
+// newer version, and with a [*DamagedError] (wrapping [ErrDamaged]) a
+// damaged file: its header, its schema, the small tables every listing
+// reads, and both ends of the others are checked (see checkOpen); the file
+// is left as it is ([Recover] starts a new one). Close the Store when done.
 func OpenWith(path string, o OpenOptions) (*Store, error) {
 	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	o.BusyTimeout = cmp.Or(o.BusyTimeout, DefaultBusyTimeout)
@@ -106,6 +116,9 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 			st.Close()
 		}
 		w.Close()
+		if IsDamaged(err) {
+			return nil, fmt.Errorf("open store: %w", damaged(abs, err))
+		}
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	w.SetMaxOpenConns(1)
@@ -122,6 +135,9 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 		}
 		stmts[q] = st
 	}
+	if err := checkOpen(w); err != nil {
+		return fail(err)
+	}
 	r, err := sql.Open("sqlite", dsn(abs, o.BusyTimeout, "_pragma=query_only(1)"))
 	if err != nil {
 		return fail(err)
@@ -131,15 +147,17 @@ func OpenWith(path string, o OpenOptions) (*Store, error) {
 	r.SetMaxIdleConns(n)
 
 	s := &Store{
-		log:     o.Logger,
-		w:       w,
-		r:       r,
-		wake:    make(chan struct{}, 1),
-		done:    make(chan struct{}),
-		closing: make(chan struct{}),
-		stmts:   stmts,
-		locks:   lockDir(abs),
-		held:    map[string]*os.File{},
+		log:      o.Logger,
+		path:     abs,
+		onDamage: o.OnDamage,
+		w:        w,
+		r:        r,
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		closing:  make(chan struct{}),
+		stmts:    stmts,
+		locks:    lockDir(abs),
+		held:     map[string]*os.File{},
 	}
 	go s.run()
 	return s, nil
@@ -168,6 +186,9 @@ func dsn(abs string, busy time.Duration, extra ...string) string {
 	}, extra...)
 	return "file://" + u.EscapedPath() + "?" + strings.Join(q, "&")
 }
+
+// Path is the database file's absolute path.
+func (s *Store) Path() string { return s.path }
 
 // Flush waits until every write queued before it is committed, and returns
 // the errors of queued writes not yet reported by an earlier Flush (joined),

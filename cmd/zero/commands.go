@@ -102,6 +102,8 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if st, err := store.Open(path); err == nil {
 			defer st.Close()
 			a.initMemory(st)
+		} else if store.IsDamaged(err) {
+			fmt.Fprintln(stderr, "zero: warning:", damagedStore(path, err)+"; the prompt is printed without the memory's")
 		}
 	}
 	var warnings []string

@@ -30,6 +30,7 @@ Usage:
   zero sandbox ls|rm [--all] list or remove the Docker containers Zero keeps per workspace
   zero sessions [ls|show|export|rm] list, read or delete the stored sessions
   zero memory [ls|search|save|rm|import|export] the agent's memory and knowledge
+  zero store [check|recover] check the session store for damage, or recover a damaged one (kept aside)
   zero --version             print the version, the commit and its date
 
 Run 'zero COMMAND --help' for the flags of a command.
@@ -76,6 +77,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return sessionsCommand(args[1:], stdout, stderr)
 	case "memory":
 		return memoryCommand(args[1:], stdout, stderr)
+	case "store":
+		return storeCommand(args[1:], stdout, stderr)
 	case "acp", "mcp", "lsp":
 		if face := faces[args[0]]; face != nil {
 			return face(ctx, args[1:], stdin, stdout, stderr)

@@ -91,7 +91,7 @@ func newHost(ctx context.Context, ws string, flags map[string]string, logger *sl
 func (h *host) init(ctx context.Context, a *app) {
 	logger := h.logger
 	h.catalog = newCatalog(ctx, a)
-	h.store = openStore(logger)
+	h.store = openStore(logger, a.warn.warn)
 	a.initMemory(h.store)
 	a.startMemory()
 	h.manager = server.NewManager(server.Options{
@@ -310,9 +310,17 @@ func storePath() (string, error) {
 }
 
 // openStore opens the session store (see storePath). A store that cannot
-// be opened is a warning: the editor still gets an agent, whose sessions
-// end with the process.
-func openStore(logger *slog.Logger) *store.Store {
+// be opened is a warning: the editor (or zero run, zero chat) still gets
+// an agent, whose sessions end with the process. A damaged store says so
+// and names the command that fixes it (zero store recover), at open and
+// when a write finds damage that the check of open did not, through warn
+// (the app's warnings: the session shows them as warning events, which
+// zero chat's conversation, zero run's view and the editors show, and the
+// editor faces log them) or, when nil, the log.
+func openStore(logger *slog.Logger, warn func(string)) *store.Store {
+	if warn == nil {
+		warn = func(text string) { logger.Warn(text) }
+	}
 	path, err := storePath()
 	if errors.Is(err, errStoreOff) {
 		return nil
@@ -320,8 +328,16 @@ func openStore(logger *slog.Logger) *store.Store {
 		logger.Warn("no place for the session store; sessions will not outlive this process", "err", err)
 		return nil
 	}
-	st, err := store.OpenWith(path, store.OpenOptions{Logger: logger.With("component", "store")})
-	if err != nil {
+	st, err := store.OpenWith(path, store.OpenOptions{
+		Logger: logger.With("component", "store"),
+		OnDamage: func(err error) {
+			warn(damagedStore(path, err) + "; what this process writes to it from now on is lost")
+		},
+	})
+	if store.IsDamaged(err) {
+		warn(damagedStore(path, err) + "; until then sessions will not outlive this process")
+		return nil
+	} else if err != nil {
 		logger.Warn("the session store cannot be opened; sessions will not outlive this process", "path", path, "err", err)
 		return nil
 	}

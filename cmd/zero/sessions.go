@@ -78,7 +78,7 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 		code := 0
 		for _, id := range fs.Args() {
 			if err := removeSession(st, id); err != nil {
-				fmt.Fprintln(stderr, "zero:", err)
+				printStoreErr(stderr, "zero", st.Path(), err)
 				code = 1
 				continue
 			}
@@ -90,7 +90,8 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// openStoreFor opens the session store for a command that needs it.
+// openStoreFor opens the session store for a command that needs it; a
+// damaged one is refused with the message that says what to do.
 func openStoreFor(name string, stderr io.Writer) (*store.Store, int) {
 	path, err := storePath()
 	if err != nil {
@@ -99,7 +100,7 @@ func openStoreFor(name string, stderr io.Writer) (*store.Store, int) {
 	}
 	st, err := store.Open(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		printStoreErr(stderr, name, path, err)
 		return nil, 1
 	}
 	return st, 0
@@ -108,7 +109,7 @@ func openStoreFor(name string, stderr io.Writer) (*store.Store, int) {
 func listSessions(st *store.Store, ws string, stdout, stderr io.Writer) int {
 	list, err := st.Sessions(store.ListOptions{Workspace: ws})
 	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
+		printStoreErr(stderr, "zero", st.Path(), err)
 		return 1
 	}
 	if len(list) == 0 {
@@ -151,12 +152,12 @@ func showSession(st *store.Store, id string, asJSON bool, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "zero: no session %q (zero sessions --all lists them)\n", id)
 		return 1
 	} else if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
+		printStoreErr(stderr, "zero", st.Path(), err)
 		return 1
 	}
 	stored, err := st.Events(id, 0, 0)
 	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
+		printStoreErr(stderr, "zero", st.Path(), err)
 		return 1
 	}
 	if asJSON {
@@ -166,13 +167,13 @@ func showSession(st *store.Store, id string, asJSON bool, stdout, stderr io.Writ
 		}
 		agents, err := st.Agents(id)
 		if err != nil {
-			fmt.Fprintln(stderr, "zero:", err)
+			printStoreErr(stderr, "zero", st.Path(), err)
 			return 1
 		}
 		for _, n := range agents {
 			h, err := st.History(id, n)
 			if err != nil {
-				fmt.Fprintln(stderr, "zero:", err)
+				printStoreErr(stderr, "zero", st.Path(), err)
 				return 1
 			}
 			out.Histories[fmt.Sprint(n)] = server.HistoryState(h)
