@@ -75,9 +75,9 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "zero memory ls: unexpected argument %q (zero memory search QUERY searches)\n", words[0])
 			return 2
 		}
-		list, err := workspaceMemories(ctx, svc, ws, query, *area, max(1, *limit))
+		list, err := workspaceMemories(ctx, svc, memorySecrets(ws), ws, query, *area, max(1, *limit))
 		if err != nil {
-			fmt.Fprintln(stderr, "zero:", err)
+			printStoreErr(stderr, "zero", st.Path(), err)
 			return 1
 		}
 		if len(list) == 0 {
@@ -103,7 +103,7 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		saved, err := svc.Save(ctx, memory.Memory{Scope: scope, Area: *area, Text: text, Meta: map[string]any{"source": "user"}})
 		if err != nil {
-			fmt.Fprintln(stderr, "zero:", err)
+			printStoreErr(stderr, "zero", st.Path(), err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "saved %s\n", saved[0].ID)
@@ -115,7 +115,7 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		gone, err := svc.Delete(words)
 		if err != nil {
-			fmt.Fprintln(stderr, "zero:", err)
+			printStoreErr(stderr, "zero", st.Path(), err)
 			return 1
 		}
 		found := map[string]bool{}
@@ -134,11 +134,13 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 	case "export":
 		list, err := svc.List([]string{ws, ""}, *area, 0)
 		if err != nil {
-			fmt.Fprintln(stderr, "zero:", err)
+			printStoreErr(stderr, "zero", st.Path(), err)
 			return 1
 		}
+		set := memorySecrets(ws) // a value in the store is exported as its alias
 		enc := json.NewEncoder(stdout)
 		for _, m := range list {
+			m = maskMemory(set, m)
 			_ = enc.Encode(map[string]any{"id": m.ID, "scope": m.Scope, "area": m.Area, "text": m.Text,
 				"timestamp": m.Created.Local().Format(memory.TimeFormat), "source": m.Source, "meta": m.Meta})
 		}
