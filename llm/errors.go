@@ -41,6 +41,12 @@ var (
 	// together with [ErrStreamCut], with the partial Result.
 	ErrEventTooLarge = errors.New("the model sent a stream event over the size limit")
 
+	// ErrReplyTooLarge means one answer (its content and reasoning
+	// together) grew past [Options.MaxReplyBytes]: a model that never stops
+	// in small chunks, each under MaxEventBytes. It is not retried; the
+	// partial Result holds what came up to the limit.
+	ErrReplyTooLarge = errors.New("the model's answer is over the size limit")
+
 	// ErrStop is returned by a [StreamFunc] to end the stream early. [Client.Stream]
 	// treats it as success and sets [Result.Stopped].
 	ErrStop = errors.New("llm: stop stream")
@@ -149,6 +155,16 @@ func (e *eventTooLargeError) Error() string {
 }
 
 func (e *eventTooLargeError) Unwrap() error { return ErrEventTooLarge }
+
+// replyTooLargeError is the error of an answer that grew past limit bytes;
+// it matches [ErrReplyTooLarge].
+type replyTooLargeError struct{ limit int64 }
+
+func (e *replyTooLargeError) Error() string {
+	return "the model's answer went on past " + byteSize(e.limit) + " and was cut there"
+}
+
+func (e *replyTooLargeError) Unwrap() error { return ErrReplyTooLarge }
 
 // byteSize writes n as "8 MiB", "64 KiB" or "1000 bytes", whichever is exact.
 func byteSize(n int64) string {

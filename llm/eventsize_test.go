@@ -186,3 +186,28 @@ func TestStreamLargeEventPasses(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamReplyTooLarge: a model that goes on in small chunks, each far
+// under MaxEventBytes, is cut once its content and reasoning together pass
+// MaxReplyBytes, with ErrReplyTooLarge, without a retry, and with the
+// answer up to the limit; one under the limit passes whole.
+func TestStreamReplyTooLarge(t *testing.T) {
+	t.Parallel()
+	const limit = 256 << 10
+	reply := llmtest.Reply{Reasoning: strings.Repeat("r", limit/2), Content: strings.Repeat("c", limit), ChunkSize: 1024}
+	srv := llmtest.NewServer(t, reply, llmtest.Reply{Content: strings.Repeat("c", limit-1), ChunkSize: 1024})
+	c := newClient(t, srv, func(o *llm.Options) { o.MaxReplyBytes = limit })
+	res, err := c.Stream(testCtx(t), hello, nil)
+	if !errors.Is(err, llm.ErrReplyTooLarge) || !strings.Contains(err.Error(), "256 KiB") {
+		t.Fatalf("err = %v, want ErrReplyTooLarge naming the limit", err)
+	}
+	if n := len(res.Content) + len(res.Reasoning); n > limit || n < limit-1024 {
+		t.Errorf("the partial answer holds %d bytes, want up to the limit %d", n, limit)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests, want 1 (no retry)", n)
+	}
+	if res, err := c.Stream(testCtx(t), hello, nil); err != nil || len(res.Content) != limit-1 {
+		t.Fatalf("an answer under the limit: %d bytes, %v", len(res.Content), err)
+	}
+}

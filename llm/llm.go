@@ -99,6 +99,7 @@ const (
 	DefaultIdleTimeout   = 5 * time.Minute
 	DefaultTotalTimeout  = 30 * time.Minute
 	DefaultMaxEventBytes = 8 << 20 // 8 MiB
+	DefaultMaxReplyBytes = 8 << 20 // 8 MiB
 )
 
 // The defaults of the three deadlines are chosen so that a slow but working
@@ -174,6 +175,15 @@ type Options struct {
 	// refuses a single line over 32 MiB).
 	MaxEventBytes int64
 
+	// MaxReplyBytes bounds one answer, its content and reasoning together,
+	// as it streams: a model that goes on in small chunks (each under
+	// MaxEventBytes) would otherwise grow memory until TotalTimeout. No
+	// model's output comes near the default (the largest output windows are
+	// about 128,000 tokens, some 512 KB). Going over it ends the call with
+	// [ErrReplyTooLarge], not retried, with the answer up to the limit.
+	// 0 = default 8 MiB; negative = no limit.
+	MaxReplyBytes int64
+
 	// RateLimit bounds this model's requests and tokens per minute (see
 	// [RateLimit]); the zero value means no limit, and then no tokens are
 	// counted for it. The window is shared by every Client of the process
@@ -227,6 +237,12 @@ func New(opts Options) (*Client, error) {
 		opts.MaxEventBytes = DefaultMaxEventBytes
 	case opts.MaxEventBytes < 0:
 		opts.MaxEventBytes = 0 // no limit inside the Client, like the deadlines
+	}
+	switch {
+	case opts.MaxReplyBytes == 0:
+		opts.MaxReplyBytes = DefaultMaxReplyBytes
+	case opts.MaxReplyBytes < 0:
+		opts.MaxReplyBytes = 0
 	}
 	opts.Logger = cmp.Or(opts.Logger, discardLogger)
 	if opts.HTTPClient == nil {

@@ -63,7 +63,7 @@ func (c *Client) stream(ctx context.Context, req Request, fn StreamFunc) (Result
 			&deadlineError{kind: ErrTotalTimeout, limit: c.opts.TotalTimeout})
 		defer cancel()
 	}
-	col := &collector{fn: fn}
+	col := &collector{fn: fn, max: c.opts.MaxReplyBytes}
 	timeouts := 0 // attempts that ended in a header or idle timeout
 	for attempt := 0; ; attempt++ {
 		if c.gate != nil {
@@ -259,6 +259,9 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 				col.flushQuiet()
 				return nil
 			}
+			if errors.Is(err, ErrReplyTooLarge) {
+				return fmt.Errorf("model stream: %w", err) // the server's, not retried
+			}
 			return fmt.Errorf("model stream callback: %w", err)
 		}
 	}
@@ -423,6 +426,7 @@ type collector struct {
 	finish    string
 	usage     Usage
 	stopped   bool
+	max       int64 // bytes of content and reasoning together; 0 = no limit
 }
 
 func (col *collector) chunk(ch *openai.ChatCompletionChunk) error {
@@ -460,7 +464,9 @@ func (col *collector) chunk(ch *openai.ChatCompletionChunk) error {
 }
 
 func (col *collector) emit(k DeltaKind, text string) error {
-	col.write(k, text)
+	if err := col.write(k, text); err != nil {
+		return err
+	}
 	if col.fn == nil {
 		return nil
 	}
@@ -468,6 +474,9 @@ func (col *collector) emit(k DeltaKind, text string) error {
 }
 
 func (col *collector) write(k DeltaKind, text string) error {
+	if col.max > 0 && int64(col.content.Len()+col.reasoning.Len()+len(text)) > col.max {
+		return &replyTooLargeError{limit: col.max}
+	}
 	if k == Reasoning {
 		col.reasoning.WriteString(text)
 	} else {
