@@ -87,3 +87,42 @@ func TestStoreHiddenFromDocker(t *testing.T) {
 	}
 	checkState(t, b, out)
 }
+
+// TestOtherWorkspacesSpillHidden: a long command output of workspace A is
+// kept whole in A's .zero/output; the agent of workspace B, under
+// bubblewrap (which shows the host read-only), cannot list or read it.
+func TestOtherWorkspacesSpillHidden(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	b := newBox(t, shell("seq 1 40000 | sed 's/^/SPILLED-LINE-/'"), answer("done"))
+	// Workspace A outside /tmp: bubblewrap's private /tmp would hide it
+	// anyway, where a real project is in the home folder, seen read-only.
+	dir, err := os.MkdirTemp("/var/tmp", "zero-spill-ws-")
+	if err != nil {
+		t.Fatal("no /var/tmp to put workspace A in:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	b.ws = dir
+	if _, stderr, err := b.run([]string{"ZERO_APPROVAL=auto"}, "run", "--json", "--workspace", b.ws, "long output"); err != nil {
+		t.Fatalf("zero run A: %v\n%s", err, stderr)
+	}
+	out := filepath.Join(b.ws, ".zero", "output")
+	if spilled, _ := filepath.Glob(filepath.Join(out, "*", "*.txt")); len(spilled) == 0 {
+		t.Fatal("the output was not spilled into the workspace")
+	}
+	other := t.TempDir()
+	b.model.Push(shell("echo probe-start; ls -R "+out+" 2>/dev/null | grep -q txt && echo SPILL-LISTED; cat "+out+"/*/* 2>/dev/null | grep -q SPILLED-LINE-39999 && echo SPILL-READ; echo probe-end"), answer("done"))
+	events, stderr, err := b.run([]string{"ZERO_APPROVAL=auto"}, "run", "--json", "--workspace", other, "probe")
+	if err != nil {
+		t.Fatalf("zero run B: %v\n%s", err, stderr)
+	}
+	printed := outputs(events)
+	if !strings.Contains(printed, "probe-end") {
+		t.Fatalf("the probe did not run:\n%.3000s", events)
+	}
+	for _, leak := range []string{"SPILL-LISTED", "SPILL-READ"} {
+		if strings.Contains(printed, leak) {
+			t.Errorf("workspace B's agent reached A's spilled output (%s)", leak)
+		}
+	}
+}

@@ -284,9 +284,17 @@ func (a *app) ensureImage(ctx context.Context, d *sandbox.Docker) error {
 // Docker's default "bridge" has no local equivalent) and the credential
 // folders and sockets hidden, plus sandbox.hide.
 func (a *app) localBackend() (*sandbox.Local, error) {
+	// The spilled output of other workspaces' sessions too: the host is
+	// readable under bubblewrap, and a container sees only its mounts.
+	hide := a.hidden()
+	for _, w := range spillWorkspaces() {
+		if w != a.ws && !slices.Contains(a.roots, w) {
+			hide = append(hide, filepath.Join(w, ".zero", "output"))
+		}
+	}
 	return sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, Roots: a.roots, BaseEnv: a.env, Isolation: sandbox.IsolationAuto,
 		Network: a.cfg.Sandbox.Network == "host",
-		Hide:    a.hidden(),
+		Hide:    hide,
 		Logger:  a.logger.With("component", "sandbox")})
 }
 
@@ -309,6 +317,20 @@ func (a *app) hidden() []string {
 	return list
 }
 
+// stateDir is Zero's state folder ($XDG_STATE_HOME/zero, else
+// ~/.local/state/zero; "" without a home): the chat's log, the list of
+// workspaces with spilled output.
+func stateDir() string {
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "zero")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "zero")
+}
+
 // zeroState lists what Zero keeps for the user outside its config folder,
 // which the agent must not read or write from either sandbox, also when the
 // workspace is home or holds them: the store's folder (every workspace's
@@ -327,10 +349,8 @@ func zeroState(home string) []string {
 			out = append(out, abs, abs+"-wal", abs+"-shm", abs+"-journal", abs+".locks")
 		}
 	}
-	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
-		out = append(out, filepath.Join(dir, "zero"))
-	} else if home != "" {
-		out = append(out, filepath.Join(home, ".local", "state", "zero"))
+	if dir := stateDir(); dir != "" {
+		out = append(out, dir)
 	}
 	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" && filepath.IsAbs(tmp) {
 		out = append(out, tmp)

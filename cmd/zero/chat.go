@@ -234,15 +234,10 @@ func chatLogger() (*slog.Logger, func()) {
 	if v := os.Getenv("ZERO_LOG"); v != "" {
 		_ = level.UnmarshalText([]byte(v))
 	}
-	dir := os.Getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return slog.New(slog.DiscardHandler), func() {}
-		}
-		dir = filepath.Join(home, ".local", "state")
+	dir := stateDir()
+	if dir == "" {
+		return slog.New(slog.DiscardHandler), func() {}
 	}
-	dir = filepath.Join(dir, "zero")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return slog.New(slog.DiscardHandler), func() {}
 	}

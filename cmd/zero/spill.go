@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/zeroagent/zero/server"
 )
@@ -44,6 +45,9 @@ func spill(ws, id string, inWorkspace bool, name, text string) (string, error) {
 	path, err := spillInto(d[0], d[1], name, text)
 	if err != nil {
 		return "", err
+	}
+	if inWorkspace {
+		noteSpillWorkspace(ws)
 	}
 	trimSpill(d[0], d[1], name, spillBudget)
 	return path, nil
@@ -131,4 +135,52 @@ func removeSpill(ws, id string) {
 		_ = r.RemoveAll(d[1]) // best effort, as above
 		r.Close()
 	}
+}
+
+// The workspaces whose .zero/output holds spilled output are listed, one
+// absolute path a line, in the state folder, so that other workspaces'
+// bubblewrapped shells, which see the host read-only, get them hidden
+// (see localBackend).
+const (
+	spillListFile = "output-workspaces"
+	maxSpillList  = 1000
+)
+
+// noteSpillWorkspace adds ws to the list unless it is there.
+func noteSpillWorkspace(ws string) {
+	if slices.Contains(spillWorkspaces(), ws) {
+		return
+	}
+	dir := stateDir()
+	if dir == "" || os.MkdirAll(dir, 0o700) != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(dir, spillListFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, ws)
+}
+
+// spillWorkspaces reads the list: the newest maxSpillList workspaces.
+func spillWorkspaces() []string {
+	dir := stateDir()
+	if dir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, spillListFile))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if filepath.IsAbs(line) && !slices.Contains(out, line) {
+			out = append(out, line)
+		}
+	}
+	if len(out) > maxSpillList {
+		out = out[len(out)-maxSpillList:]
+	}
+	return out
 }
