@@ -32,7 +32,7 @@ func TestUserTools(t *testing.T) {
 	)
 	home, ws := t.TempDir(), t.TempDir()
 	cfg := filepath.Join(home, "config", "zero")
-	writeExe(t, filepath.Join(cfg, "tools", "greet"), "#!/bin/sh\nin=$(cat)\nprintf '{\"result\": \"greeted: %s\"}' \"$(echo \"$in\" | sed 's/\"/ /g')\"\n")
+	writeExe(t, filepath.Join(cfg, "tools", "greet"), "#!/bin/sh\nin=$(cat)\nprintf '{\"result\": \"greeted: %s in %s\"}' \"$(echo \"$in\" | sed 's/\"/ /g')\" \"$PWD\"\n")
 	mustWrite(t, filepath.Join(cfg, "prompts", "agent.system.tool.greet.md"), "### greet\ngreets someone; args: name\n")
 	writeExe(t, filepath.Join(ws, ".zero", "tools", "wstool"), "#!/bin/sh\ncat\necho\necho wstool-ran\n")
 	mustWrite(t, filepath.Join(ws, ".zero", "prompts", "agent.system.tool.wstool.md"), "### wstool\nthe workspace's own tool\n")
@@ -54,6 +54,9 @@ func TestUserTools(t *testing.T) {
 	got := chatText(reqs, len(reqs)-1)
 	if !strings.Contains(got, "greeted:") || !strings.Contains(got, "name : Ada") || !strings.Contains(got, "tool : greet") {
 		t.Errorf("the tool did not get its JSON arguments:\n%s\n%s", got, out)
+	}
+	if !strings.Contains(got, " in "+cfg) {
+		t.Errorf("the user's own tool did not start in %s, away from the workspace:\n%s", cfg, got)
 	}
 	if tout, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(tout), ".zero/tools/wstool") {
 		t.Fatalf("zero trust: %v\n%s", err, tout)
