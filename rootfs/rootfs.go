@@ -232,6 +232,12 @@ func Escapes(base, sub, name string) bool {
 	return errors.Is(wrap(err), ErrEscapes)
 }
 
+// Wrap turns the error of an os.Root method for a name that leads out of
+// the root into one matching [ErrEscapes] (and [fs.ErrNotExist]); any other
+// error is returned as it is. It is for callers that use an os.Root
+// directly.
+func Wrap(err error) error { return wrap(err) }
+
 // wrap turns os.Root's "path escapes from parent" into ErrEscapes.
 func wrap(err error) error {
 	var pe *fs.PathError
@@ -242,7 +248,7 @@ func wrap(err error) error {
 }
 
 // escapesText is os.Root's error for a name that leaves the root (the
-// os package does not export it; TestEscapeDetected keeps this in step).
+// os package does not export it; TestLinksOutAreNotRead keeps this in step).
 const escapesText = "path escapes from parent"
 
 func unwrapPath(err error) error {

@@ -32,6 +32,8 @@ import (
 	"syscall"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/zeroagent/zero/rootfs"
 )
 
 // Limits of what a workspace may ask the user to trust. Extension scripts
@@ -198,10 +200,7 @@ func (s *scanner) readDir(rel string) ([]fs.DirEntry, error) {
 
 // escapes reports whether err is os.Root's refusal of a name that leads
 // out of the workspace.
-func escapes(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent"
-}
+func escapes(err error) bool { return errors.Is(rootfs.Wrap(err), rootfs.ErrEscapes) }
 
 // walk records every file under rel (slash-separated, relative to root).
 func (s *scanner) walk(rel string, links int) error {
