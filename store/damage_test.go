@@ -491,34 +491,6 @@ func TestRecoverKeepsWAL(t *testing.T) {
 	}
 }
 
-// While another Store holds one of its sessions, the file is not moved.
-func TestRecoverRefusesHeldSessions(t *testing.T) {
-	if !lockable {
-		t.Skip("no file locks here")
-	}
-	path := filepath.Join(t.TempDir(), "zero.db")
-	fill(t, path, 100, 30, 0)
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Claim("s000", os.Getpid()); err != nil {
-		t.Fatal(err)
-	}
-	ev := leaves(pagesOf(t, path, "events"))
-	smash(t, path, ev[len(ev)/2].no)
-	if _, err := Recover(path, RecoverOptions{}); !errors.Is(err, ErrBusy) {
-		t.Errorf("Recover while a session is held: %v", err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if _, err := Recover(path, RecoverOptions{}); err != nil {
-		t.Errorf("Recover once released: %v", err)
-	}
-}
-
 // readRows reads every row but those of the damaged leaves, however many
 // there are and wherever they are.
 func TestReadRowsSkipsDamagedPages(t *testing.T) {
