@@ -137,6 +137,22 @@ func count(log, what string) int {
 	return n
 }
 
+// floodedCall lists p's tools, then calls the tool "big" of the server
+// "hostile", whose answer floods: the call must fail with
+// ErrMessageTooLarge, naming the limit, within maxGrowth of allocations.
+func floodedCall(t *testing.T, p *mcpclient.Pool) error {
+	t.Helper()
+	if _, errs := p.List(ctx(t)); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var err error
+	checkGrowth(t, allocated(func() { _, err = p.Call(ctx(t), "hostile", "big", nil) }))
+	if !errors.Is(err, mcpclient.ErrMessageTooLarge) || !strings.Contains(err.Error(), "exceeded 16 MiB") {
+		t.Fatalf("the flooded call: %v", err)
+	}
+	return err
+}
+
 // allocated is how many bytes f allocated (in this process, all of it).
 func allocated(f func()) uint64 {
 	var before, after runtime.MemStats
@@ -196,14 +212,7 @@ func TestFloodedToolCall(t *testing.T) {
 	srv, log := hostileServer(t, "call")
 	p, _ := mcpclient.NewPool([]mcpclient.Server{srv}, mcpclient.Options{})
 	defer p.Close()
-	if _, errs := p.List(ctx(t)); len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	var err error
-	checkGrowth(t, allocated(func() { _, err = p.Call(ctx(t), "hostile", "big", nil) }))
-	if !errors.Is(err, mcpclient.ErrMessageTooLarge) || !strings.Contains(err.Error(), "exceeded 16 MiB") {
-		t.Fatalf("the flooded call: %v", err)
-	}
+	err := floodedCall(t, p)
 	t.Log(err)
 	if n := count(log, "call big"); n != 1 {
 		t.Errorf("the flooded tool was called %d times", n)
@@ -274,14 +283,7 @@ func TestFloodedHTTP(t *testing.T) {
 			url := hostileHTTP(t, mode, &calls)
 			p, _ := mcpclient.NewPool([]mcpclient.Server{{Name: "hostile", URL: url}}, mcpclient.Options{})
 			defer p.Close()
-			if _, errs := p.List(ctx(t)); len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			var err error
-			checkGrowth(t, allocated(func() { _, err = p.Call(ctx(t), "hostile", "big", nil) }))
-			if !errors.Is(err, mcpclient.ErrMessageTooLarge) || !strings.Contains(err.Error(), "exceeded 16 MiB") {
-				t.Fatalf("the flooded call: %v", err)
-			}
+			floodedCall(t, p)
 			if n := calls.Load(); n != 1 {
 				t.Errorf("the flooded tool was called %d times", n)
 			}
