@@ -134,12 +134,15 @@ func PerEntry(dir string) fs.FS { return perEntry(dir) }
 
 type perEntry string
 
+// split returns the folder that resolves name and name within it: the
+// entry's own root, or for "." the folder itself (its listing only: every
+// entry it lists is opened through its own root).
 func (p perEntry) split(op, name string) (fs.FS, string, error) {
 	if !fs.ValidPath(name) {
 		return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
 	if name == "." {
-		return nil, ".", nil
+		return os.DirFS(string(p)), ".", nil
 	}
 	entry, rest, _ := strings.Cut(name, "/")
 	return FS(filepath.Join(string(p), entry), ""), cmp.Or(rest, "."), nil
@@ -150,9 +153,6 @@ func (p perEntry) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sub == nil {
-		return os.Open(string(p))
-	}
 	return sub.Open(rest)
 }
 
@@ -160,9 +160,6 @@ func (p perEntry) ReadFile(name string) ([]byte, error) {
 	sub, rest, err := p.split("read", name)
 	if err != nil {
 		return nil, err
-	}
-	if sub == nil {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
 	}
 	return fs.ReadFile(sub, rest)
 }
@@ -172,9 +169,6 @@ func (p perEntry) Stat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sub == nil {
-		return os.Stat(string(p))
-	}
 	return fs.Stat(sub, rest)
 }
 
@@ -182,9 +176,6 @@ func (p perEntry) ReadDir(name string) ([]fs.DirEntry, error) {
 	sub, rest, err := p.split("readdir", name)
 	if err != nil {
 		return nil, err
-	}
-	if sub == nil {
-		return os.ReadDir(string(p))
 	}
 	return fs.ReadDir(sub, rest)
 }
