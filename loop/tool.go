@@ -43,6 +43,10 @@ type ToolResult struct {
 	Text      string
 	BreakLoop bool // ends the monologue: Text is the answer (the response tool)
 	IsError   bool
+	// Running says what the tool started goes on after it returned (a
+	// command still running in its shell); it travels on the tool_result
+	// event (Event.Running).
+	Running bool
 	// Diffs are the files the tool changed, for editors to show; they
 	// travel on the tool_result event, not into history.
 	Diffs []FileDiff
