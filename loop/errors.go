@@ -84,3 +84,15 @@ type shownError struct{ err error }
 
 func (e *shownError) Error() string { return e.err.Error() }
 func (e *shownError) Unwrap() error { return e.err }
+
+// CancelledFor is the cause of a cancelled run from its run_ended Error
+// (which is empty when the user cancelled it): ErrDisconnected, ErrShutdown
+// or ErrCancelled.
+func CancelledFor(reason string) error {
+	for _, c := range []error{ErrDisconnected, ErrShutdown} {
+		if reason == CancelReason(c) {
+			return c
+		}
+	}
+	return ErrCancelled
+}
