@@ -75,6 +75,11 @@ type Event struct {
 	// went (completed: it returned what there was so far), Running that
 	// its work is not over.
 	Running bool `json:"running,omitempty"`
+	// Streamed, on a tool_result, is how many bytes at the start of Text
+	// the call's tool_output_delta events showed already: a face that
+	// showed them shows Text[Streamed:] (what the tool added, such as a
+	// note) or nothing, instead of the output again.
+	Streamed int `json:"streamed,omitempty"`
 	// Diffs are the files a tool_result's tool changed.
 	Diffs []FileDiff `json:"diffs,omitempty"`
 	// Profile of a subordinate (subordinate_started).

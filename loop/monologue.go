@@ -718,7 +718,8 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	// A command the user's message interrupted (or a wait that timed out)
 	// returned what it printed so far and goes on: the call completed,
 	// Running says its work did not.
-	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text, Diffs: res.Diffs, Running: res.Running})
+	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text, Diffs: res.Diffs,
+		Running: res.Running, Streamed: streamedPrefix(res.Text, call.Output())})
 	st.lastResult = res.Text
 	if res.BreakLoop {
 		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})
@@ -730,6 +731,17 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		return "", false, ErrIntervened
 	}
 	return "", false, a.checkIntervention(ctx, "")
+}
+
+// streamedPrefix is how many bytes at the start of a tool's result its live
+// output (what Progress showed) already said: 0 unless the result begins
+// with the whole of it (a long output kept as head and tail does not).
+func streamedPrefix(result, output string) int {
+	output = strings.TrimRight(output, "\n")
+	if output == "" || !strings.HasPrefix(result, output) {
+		return 0
+	}
+	return len(output)
 }
 
 // showArgs is Agent Zero's before_execution: each argument value passes
