@@ -212,17 +212,20 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 	req, verr := validateToolRequest(r.parsed)
 	switch {
 	case verr != nil:
-		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+verr.Error(),
-			"its reply was not a valid tool request ("+verr.Error()+")")
+		said := "it held no JSON tool request"
+		if _, ok := r.parsed.(map[string]any); ok {
+			said = "its tool request is malformed: " + verr.Error()
+		}
+		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+verr.Error(), said)
 	case !r.done:
 		// The object never closed: the reply was cut off (by the token
 		// limit, a dropped stream or a model that stopped early), and
 		// running the repaired request could run half a command.
 		why := "Your reply ended before its JSON tool request was closed, so nothing was run; send the whole request again."
-		said := "its reply ended before the tool request was complete, so nothing was run"
+		said := "it ended before its tool request was complete, so nothing was run"
 		if r.finish == "length" {
 			why = "Your reply was cut off by the output token limit before the tool request was complete; send a shorter one."
-			said = "its reply was cut off by the output token limit before the tool request was complete, so nothing was run"
+			said = "the output token limit cut it off before its tool request was complete, so nothing was run"
 		}
 		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+why, said)
 	}
@@ -291,12 +294,12 @@ func (a *Agent) unusable(ctx context.Context, st *monologueState, item, reply, w
 	st.unusable++
 	limit := a.session.cfg.Limits.Misformat
 	if st.unusable >= limit {
-		return fmt.Errorf("%w: %d replies in a row without a valid tool request (the last: %s); it began: %s. "+
-			"Zero needs a model that answers in its JSON tool format: try another model (--model, or ZERO_MODEL), "+
-			"and check the model and its endpoint with zero doctor",
+		return fmt.Errorf("%w: %d in a row were not usable (the last: %s; it began: %s). "+
+			"Zero needs a model that answers in its JSON tool format: try another one (--model or ZERO_MODEL) "+
+			"and check it with zero doctor",
 			ErrMisformat, st.unusable, said, quote(reply))
 	}
-	a.warn(item, fmt.Sprintf("the model's reply was not usable: %s; asked it again (%d of %d). The reply began: %s",
+	a.warn(item, fmt.Sprintf("the model's reply was not usable: %s; asked it again (%d of %d). It began: %s",
 		said, st.unusable+1, limit, quote(reply)))
 	a.histAddWarning(ctx, warning)
 	return nil
