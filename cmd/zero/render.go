@@ -142,7 +142,7 @@ func (r *renderer) event(e loop.Event) {
 			r.streamed[e.Item] = true
 		}
 	case loop.EventToolResult:
-		streamed := r.streamed[e.Item]
+		streamed := r.streamed[e.Item] || e.Item == "" && r.in("output")
 		delete(r.streamed, e.Item)
 		switch {
 		case e.Tool == "response":
