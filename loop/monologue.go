@@ -722,7 +722,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	// returned what it printed so far and goes on: the call completed,
 	// Running says its work did not.
 	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text, Diffs: res.Diffs,
-		Running: res.Running, Streamed: streamedPrefix(res.Text, call.Output())})
+		Running: res.Running, Streamed: streamedPrefix(res.Text, call.shownOutput())})
 	st.lastResult = res.Text
 	if res.BreakLoop {
 		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})

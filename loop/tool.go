@@ -153,6 +153,18 @@ func (c *ToolCall) Output() string {
 	return c.progress.String()
 }
 
+// shownOutput is what Progress showed the faces as tool_output_delta:
+// Output, when none of it was held back by Limits.LiveOutput, else "".
+func (c *ToolCall) shownOutput() string {
+	c.order.Lock()
+	cut := c.streamed > c.Agent.session.cfg.Limits.LiveOutput
+	c.order.Unlock()
+	if cut {
+		return ""
+	}
+	return c.Output()
+}
+
 // Render renders a prompt file of the agent's profile (fw.code.*.md, ...).
 func (c *ToolCall) Render(name string, vars map[string]any) (string, error) {
 	return c.Agent.Render(name, vars)
