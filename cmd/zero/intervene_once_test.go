@@ -35,9 +35,6 @@ func TestInterveneChatFailedToolOnce(t *testing.T) {
 	ct.waitFor(at, "echo two")
 	ct.idle()
 	out := ct.text()[at:]
-	if os.Getenv("SHOWOUT") != "" {
-		t.Log(out)
-	}
 	if n := strings.Count(out, "✗ "); n != 2 {
 		t.Errorf("want one ✗ line per failed call (2), got %d:\n%s", n, out)
 	}
@@ -79,9 +76,6 @@ func TestInterveneMisformatSaidPlainly(t *testing.T) {
 	)
 	stdout, stderr, code := zeroRun(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--workspace", t.TempDir(), "hi")
 	all := stdout + stderr
-	if os.Getenv("SHOWOUT") != "" {
-		t.Log(all)
-	}
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}

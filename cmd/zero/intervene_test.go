@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -153,9 +152,6 @@ func TestInterveneChatDuringCommand(t *testing.T) {
 	all := checkModelSaw(t, srv)
 
 	out := ct.text()
-	if os.Getenv("SHOWOUT") != "" {
-		t.Log(out)
-	}
 	var shown []int
 	for _, l := range strings.Split(out, "\n") {
 		l = strings.TrimSpace(strings.TrimSuffix(l, "\r"))
