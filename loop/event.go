@@ -69,6 +69,17 @@ type Event struct {
 	Kind   string          `json:"kind,omitempty"`
 	Title  string          `json:"title,omitempty"`
 	Status string          `json:"status,omitempty"`
+	// Running, on a tool_result, says that what the tool started goes on
+	// after the call returned: a command still running in its shell (the
+	// user sent a message, or a wait timed out). Status says how the call
+	// went (completed: it returned what there was so far), Running that
+	// its work is not over.
+	Running bool `json:"running,omitempty"`
+	// Streamed, on a tool_result, is how many bytes at the start of Text
+	// the call's tool_output_delta events showed already: a face that
+	// showed them shows Text[Streamed:] (what the tool added, such as a
+	// note) or nothing, instead of the output again.
+	Streamed int `json:"streamed,omitempty"`
 	// Diffs are the files a tool_result's tool changed.
 	Diffs []FileDiff `json:"diffs,omitempty"`
 	// Profile of a subordinate (subordinate_started).
@@ -77,7 +88,11 @@ type Event struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Tokens of the history (history_compressed).
 	Tokens *TokenChange `json:"tokens,omitempty"`
-	// Run end (run_ended).
+	// Run end (run_ended). Error is why it failed or, for a run cancelled
+	// for another reason than the user's asking, why it was cancelled
+	// ("cancelled: the client disconnected"); on a failed tool_result it
+	// is the error as the run reports it should it end on it, so a face
+	// that showed the failure need not say it again.
 	StopReason string `json:"stop_reason,omitempty"`
 	Error      string `json:"error,omitempty"`
 }

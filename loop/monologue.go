@@ -110,6 +110,8 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 		return context.Cause(ctx)
 	}
 	var rep *RepairableError
+	var shown *shownError
+	said := errors.As(err, &shown) // a failed tool's tool_result said it
 	switch {
 	case errors.Is(err, ErrIntervened):
 		st.repeats, st.lastCanonical = 0, "" // "do that again" is not a loop
@@ -122,11 +124,15 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 		if herr := a.call(ctx, hooks.ErrorFormat, p); herr != nil {
 			return herr
 		}
-		a.warn(item, p.Message)
+		if !said {
+			a.warn(item, p.Message)
+		}
 		a.histAddWarning(ctx, p.Message)
 		return nil
 	}
-	a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
+	if !said {
+		a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
+	}
 	var api *llm.APIError
 	if errors.As(err, &api) && !api.Retryable() || errors.Is(err, llm.ErrUnreachable) {
 		// A rejected key or an unknown model does not heal by retrying, nor
@@ -206,20 +212,27 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 	req, verr := validateToolRequest(r.parsed)
 	switch {
 	case verr != nil:
-		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+verr.Error())
+		said := "it held no JSON tool request"
+		if _, ok := r.parsed.(map[string]any); ok {
+			said = "its tool request is malformed: " + verr.Error()
+		}
+		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+verr.Error(), said)
 	case !r.done:
 		// The object never closed: the reply was cut off (by the token
 		// limit, a dropped stream or a model that stopped early), and
 		// running the repaired request could run half a command.
 		why := "Your reply ended before its JSON tool request was closed, so nothing was run; send the whole request again."
+		said := "it ended before its tool request was complete, so nothing was run"
 		if r.finish == "length" {
 			why = "Your reply was cut off by the output token limit before the tool request was complete; send a shorter one."
+			said = "the output token limit cut it off before its tool request was complete, so nothing was run"
 		}
-		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+why)
+		return "", false, a.unusable(ctx, st, item, r.text, a.mustRender("fw.msg_misformat.md", nil)+"\n"+why, said)
 	}
 	tool := a.tool(req.Name)
 	if tool == nil {
-		return "", false, a.unusable(ctx, st, item, r.text, a.toolNotFound(ctx, ld, req.Raw))
+		return "", false, a.unusable(ctx, st, item, r.text, a.toolNotFound(ctx, ld, req.Raw),
+			fmt.Sprintf("it asked for a tool it does not have (%q)", req.Raw))
 	}
 	st.unusable = 0
 
@@ -257,29 +270,37 @@ func repeatSafe(t Tool, req toolRequest) bool {
 }
 
 // repeated handles a repeated tool request: Agent Zero's warning, or the
-// end of the run once Limits.Repeat identical requests came in a row.
+// end of the run once Limits.Repeat identical requests came in a row. The
+// warning is the model's; the user is told what happened.
 func (a *Agent) repeated(ctx context.Context, st *monologueState, item string, req toolRequest, reply string) error {
 	st.repeats++
-	if st.repeats+1 >= a.session.cfg.Limits.Repeat {
-		return fmt.Errorf("%w: it asked for %s %d times in a row; last reply began: %s",
+	limit := a.session.cfg.Limits.Repeat
+	if st.repeats+1 >= limit {
+		return fmt.Errorf("%w: it asked for %s %d times in a row; last reply began: %s. "+
+			"The task may need another approach: say what to do differently, or try another model (--model)",
 			ErrRepeat, req.Raw, st.repeats+1, quote(reply))
 	}
-	msg := a.mustRender("fw.msg_repeat.md", nil)
-	a.warn(item, msg)
-	a.histAddWarning(ctx, msg)
+	a.warn(item, fmt.Sprintf("the model asked for the same %s call again, so it was not run; told it to do something else (%d of %d)",
+		req.Raw, st.repeats+1, limit))
+	a.histAddWarning(ctx, a.mustRender("fw.msg_repeat.md", nil))
 	return nil
 }
 
-// unusable handles a reply that holds no usable tool request: a warning to
-// the model, or the end of the run once Limits.Misformat such replies came
-// in a row.
-func (a *Agent) unusable(ctx context.Context, st *monologueState, item, reply, warning string) error {
+// unusable handles a reply that holds no usable tool request: warning is
+// what the model is told (the profile's fw.* text), said what the user is
+// shown, in plain words; once Limits.Misformat such replies came in a row
+// the run ends with an error that says what to do.
+func (a *Agent) unusable(ctx context.Context, st *monologueState, item, reply, warning, said string) error {
 	st.unusable++
-	if st.unusable >= a.session.cfg.Limits.Misformat {
-		return fmt.Errorf("%w: %d replies in a row without a valid tool request (%s); last reply began: %s",
-			ErrMisformat, st.unusable, firstLine(warning), quote(reply))
+	limit := a.session.cfg.Limits.Misformat
+	if st.unusable >= limit {
+		return fmt.Errorf("%w: %d in a row were not usable (the last: %s; it began: %s). "+
+			"Zero needs a model that answers in its JSON tool format: try another one (--model or ZERO_MODEL) "+
+			"and check it with zero doctor",
+			ErrMisformat, st.unusable, said, quote(reply))
 	}
-	a.warn(item, warning+"\n(the reply began: "+quote(reply)+")")
+	a.warn(item, fmt.Sprintf("the model's reply was not usable: %s; asked it again (%d of %d). It began: %s",
+		said, st.unusable+1, limit, quote(reply)))
 	a.histAddWarning(ctx, warning)
 	return nil
 }
@@ -639,8 +660,9 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		return "", false, nil
 	}
 	if ctx.Err() != nil { // cancelled while extensions ran: do not start anything
-		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: "not run: cancelled"})
-		a.histAddToolResult(ctx, req.Raw, "[not run: cancelled by the user]")
+		why := CancelReason(context.Cause(ctx))
+		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: "not run: " + why})
+		a.histAddToolResult(ctx, req.Raw, "[not run: "+why+"]")
 		return "", false, context.Cause(ctx)
 	}
 
@@ -663,7 +685,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		if text == "" {
 			text = call.Output()
 		}
-		text = strings.TrimSpace(text + "\n[cancelled by the user]")
+		text = strings.TrimSpace(text + "\n[" + CancelReason(context.Cause(ctx)) + "]")
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: text})
 		if !res.BreakLoop {
 			a.histAddToolResult(ctx, req.Raw, text)
@@ -671,12 +693,16 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		return "", false, context.Cause(ctx)
 	}
 	if err != nil && !intervened {
-		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: err.Error()})
+		// The failure is said here, once: the error policy acts on it
+		// without another event (shownError), and the run's end, should
+		// it end on it, carries the same text as Error.
+		runErr := fmt.Errorf("tool %s: %w", req.Name, err)
+		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: err.Error(), Error: runErr.Error()})
 		var rep *RepairableError
 		if !errors.As(err, &rep) { // a repairable error reaches the model as a warning instead
 			a.histAddToolResult(ctx, req.Raw, "error: "+err.Error())
 		}
-		return "", false, fmt.Errorf("tool %s: %w", req.Name, err)
+		return "", false, &shownError{runErr}
 	}
 	if err != nil && res.Text == "" {
 		res.Text = call.Output()
@@ -692,7 +718,11 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	if res.IsError {
 		status = ToolFailed
 	}
-	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text, Diffs: res.Diffs})
+	// A command the user's message interrupted (or a wait that timed out)
+	// returned what it printed so far and goes on: the call completed,
+	// Running says its work did not.
+	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text, Diffs: res.Diffs,
+		Running: res.Running, Streamed: streamedPrefix(res.Text, call.shownOutput())})
 	st.lastResult = res.Text
 	if res.BreakLoop {
 		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})
@@ -704,6 +734,17 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		return "", false, ErrIntervened
 	}
 	return "", false, a.checkIntervention(ctx, "")
+}
+
+// streamedPrefix is how many bytes at the start of a tool's result its live
+// output (what Progress showed) already said: 0 unless the result begins
+// with the whole of it (a long output kept as head and tail does not).
+func streamedPrefix(result, output string) int {
+	output = strings.TrimRight(output, "\n")
+	if output == "" || !strings.HasPrefix(result, output) {
+		return 0
+	}
+	return len(output)
 }
 
 // showArgs is Agent Zero's before_execution: each argument value passes
@@ -776,11 +817,6 @@ func quote(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // marshalArgs encodes tool arguments for events without HTML escaping, so

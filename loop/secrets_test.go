@@ -368,12 +368,16 @@ func TestSecretsNeverLeave(t *testing.T) {
 		{loop.EventToolResult, "echo: value " + tokenAlias},
 		{loop.EventToolResult, "Not run: unknown secret aliases §§secret(NOPE), " + ownKeyAlias + ". The secrets you may use are " + tokenAlias},
 		{loop.EventToolResult, "login refused for " + tokenAlias},
-		{loop.EventWarning, "login refused for " + tokenAlias},
 		{loop.EventResponse, "done; the token was " + tokenAlias},
 	} {
 		if got := rec.text(tc.typ); !strings.Contains(got, tc.want) {
 			t.Errorf("%s events should hold %q:\n%s", tc.typ, tc.want, got)
 		}
+	}
+	// The repairable failure is said once, by its tool_result (the model
+	// gets it as a warning in its history).
+	if got := rec.text(loop.EventWarning); strings.Contains(got, "login refused") {
+		t.Errorf("the failed tool is said again as a warning:\n%s", got)
 	}
 	var calls []string
 	for _, e := range rec.ofType(loop.EventToolCall) {

@@ -318,7 +318,13 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	switch {
 	case err == nil:
 	case errors.Is(context.Cause(rctx), ErrCancelled) || (ctx.Err() != nil && errors.Is(err, context.Canceled)):
-		end.StopReason, err = StopCancelled, ErrCancelled
+		// Why it was cancelled is kept: a client that went away did not
+		// ask for it (ErrDisconnected), nor did Zero's shutdown the user.
+		err = cancelCauseOf(context.Cause(rctx))
+		end.StopReason = StopCancelled
+		if err != ErrCancelled {
+			end.Error = CancelReason(err)
+		}
 	default:
 		end.StopReason, end.Error = StopError, err.Error()
 	}
@@ -388,13 +394,23 @@ func (s *Session) barrier() func() {
 	}
 }
 
-// Cancel ends the current run promptly; what it started is killed. It is a
-// no-op when nothing runs.
-func (s *Session) Cancel() {
+// Cancel ends the current run promptly, as the user asked; what it started
+// is killed. It is a no-op when nothing runs.
+func (s *Session) Cancel() { s.CancelWith(ErrCancelled) }
+
+// CancelWith is Cancel for a cause: ErrCancelled (the user asked),
+// ErrDisconnected (the client went away) or ErrShutdown (Zero stops). The
+// run's history, its tool results and its run_ended event say which; any
+// other cause counts as the user's. The first cause of a run is the one
+// that stays.
+func (s *Session) CancelWith(cause error) {
+	if !errors.Is(cause, ErrCancelled) {
+		cause = ErrCancelled
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cancel != nil {
-		s.cancel(ErrCancelled)
+		s.cancel(cause)
 	}
 }
 

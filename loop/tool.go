@@ -43,6 +43,10 @@ type ToolResult struct {
 	Text      string
 	BreakLoop bool // ends the monologue: Text is the answer (the response tool)
 	IsError   bool
+	// Running says what the tool started goes on after it returned (a
+	// command still running in its shell); it travels on the tool_result
+	// event (Event.Running).
+	Running bool
 	// Diffs are the files the tool changed, for editors to show; they
 	// travel on the tool_result event, not into history.
 	Diffs []FileDiff
@@ -147,6 +151,18 @@ func (c *ToolCall) Output() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.progress.String()
+}
+
+// shownOutput is what Progress showed the faces as tool_output_delta:
+// Output, when none of it was held back by Limits.LiveOutput, else "".
+func (c *ToolCall) shownOutput() string {
+	c.order.Lock()
+	cut := c.streamed > c.Agent.session.cfg.Limits.LiveOutput
+	c.order.Unlock()
+	if cut {
+		return ""
+	}
+	return c.Output()
 }
 
 // Render renders a prompt file of the agent's profile (fw.code.*.md, ...).

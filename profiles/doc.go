@@ -171,7 +171,8 @@
 // Notes from code_execution_tool and input:
 //   - fw.code.info.md (info): wraps a note as "[SYSTEM: info]".
 //   - fw.code.no_output.md, fw.code.reset.md: no vars.
-//   - fw.code.running.md (session).
+//   - fw.code.running.md (session): the shell is busy with an earlier command.
+//   - fw.code.intervened.md (session): the user's message interrupted the wait; the command runs on.
 //   - fw.code.pause_dialog.md, fw.code.no_out_time.md, fw.code.pause_time.md,
 //     fw.code.max_time.md (timeout, in seconds).
 //   - fw.code.runtime_wrong.md (runtime): JSON {"system_warning": …}.

@@ -444,7 +444,7 @@ func (m *Manager) Close(id string) error {
 	if s == nil {
 		return fmt.Errorf("close session %q: %w", id, ErrNotFound)
 	}
-	m.closeSession(s)
+	m.closeSession(s, loop.ErrCancelled) // a client asked
 	return nil
 }
 
@@ -457,7 +457,7 @@ func (m *Manager) Delete(id string) error {
 	m.mu.Unlock()
 	var spec SessionSpec
 	if s != nil {
-		m.closeSession(s)
+		m.closeSession(s, loop.ErrCancelled)
 		spec = s.Spec()
 	}
 	if st := m.opts.Store; st != nil {
@@ -495,7 +495,7 @@ func (m *Manager) CloseAll() {
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range all {
-		wg.Go(func() { m.closeSession(s) })
+		wg.Go(func() { m.closeSession(s, loop.ErrShutdown) })
 	}
 	wg.Wait()
 	if st := m.opts.Store; st != nil {
@@ -505,8 +505,8 @@ func (m *Manager) CloseAll() {
 	}
 }
 
-func (m *Manager) closeSession(s *Session) {
-	s.close()
+func (m *Manager) closeSession(s *Session, cause error) {
+	s.closeFor(cause)
 	if b := m.opts.Broker; b != nil {
 		b.detach(s.ID())
 	}

@@ -249,13 +249,22 @@ func (s *Session) Intervene(msg string) error {
 	return nil
 }
 
-// Cancel ends the run in progress, if any; an approval it waits for is
-// abandoned.
-func (s *Session) Cancel() {
+// Cancel ends the run in progress, if any, as the user asked; an approval
+// it waits for is abandoned.
+func (s *Session) Cancel() { s.CancelWith(loop.ErrCancelled) }
+
+// CancelWith is Cancel for a cause: loop.ErrCancelled (the user asked),
+// loop.ErrDisconnected (a face whose client went away) or loop.ErrShutdown
+// (Zero stops). The run's history and events say which, so a client that
+// disconnected is not recorded as a user who cancelled.
+func (s *Session) CancelWith(cause error) {
+	if !errors.Is(cause, loop.ErrCancelled) {
+		cause = loop.ErrCancelled
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cancel != nil {
-		s.cancel(loop.ErrCancelled)
+		s.cancel(cause)
 	}
 }
 
@@ -303,7 +312,7 @@ func (s *Session) sink(e loop.Event) {
 		switch e.StopReason {
 		case loop.StopResponse:
 		case loop.StopCancelled:
-			res.Err = loop.ErrCancelled
+			res.Err = loop.CancelledFor(e.Error)
 		default:
 			res.Err = errors.New(e.Error)
 		}
@@ -340,7 +349,14 @@ func (s *Session) emit(e loop.Event) {
 }
 
 // close refuses new runs, cancels the one in progress and waits for it.
-func (s *Session) close() {
+func (s *Session) close() { s.closeFor(loop.ErrCancelled) }
+
+// closeFor is close for a cause (see CancelWith): Zero shutting down
+// cancels with loop.ErrShutdown.
+func (s *Session) closeFor(cause error) {
+	if !errors.Is(cause, loop.ErrCancelled) {
+		cause = loop.ErrCancelled
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -348,7 +364,7 @@ func (s *Session) close() {
 	}
 	s.closed = true
 	if s.cancel != nil {
-		s.cancel(loop.ErrCancelled)
+		s.cancel(cause)
 	}
 	s.cond.Broadcast()
 	s.mu.Unlock()

@@ -175,8 +175,10 @@ func (ce *CodeExecution) wait(ctx context.Context, call *loop.ToolCall, n int, s
 	switch {
 	case err == nil:
 	case ctx.Err() != nil && loop.Intervened(ctx):
-		// The user spoke: the command keeps running, the model decides.
-		return ce.note(call, "fw.code.running.md", map[string]any{"session": n}, out), nil
+		// The user spoke: the command keeps running, the model reads the
+		// message and decides (fw.code.intervened.md says how to wait for
+		// it, type into it or stop it).
+		return ce.running(call, "fw.code.intervened.md", map[string]any{"session": n}, out), nil
 	case ctx.Err() != nil:
 		// Cancelled: kill what this run started. The shell survives, unless
 		// the command cannot be stopped (a builtin loop ignoring SIGINT).
@@ -205,14 +207,22 @@ func (ce *CodeExecution) wait(ctx context.Context, call *loop.ToolCall, n int, s
 	secs := func(d time.Duration) int { return int(d.Round(time.Second) / time.Second) }
 	switch res.Reason {
 	case sandbox.Dialog:
-		return ce.note(call, "fw.code.pause_dialog.md", map[string]any{"timeout": secs(t.Dialog)}, out), nil
+		return ce.running(call, "fw.code.pause_dialog.md", map[string]any{"timeout": secs(t.Dialog)}, out), nil
 	case sandbox.FirstOutputTimeout:
-		return ce.note(call, "fw.code.no_out_time.md", map[string]any{"timeout": secs(t.FirstOutput)}, out), nil
+		return ce.running(call, "fw.code.no_out_time.md", map[string]any{"timeout": secs(t.FirstOutput)}, out), nil
 	case sandbox.BetweenOutputTimeout:
-		return ce.note(call, "fw.code.pause_time.md", map[string]any{"timeout": secs(t.BetweenOutput)}, out), nil
+		return ce.running(call, "fw.code.pause_time.md", map[string]any{"timeout": secs(t.BetweenOutput)}, out), nil
 	default:
-		return ce.note(call, "fw.code.max_time.md", map[string]any{"timeout": secs(t.Max)}, out), nil
+		return ce.running(call, "fw.code.max_time.md", map[string]any{"timeout": secs(t.Max)}, out), nil
 	}
+}
+
+// running is note for a wait that returned while the command goes on: the
+// result says so (ToolResult.Running), for the faces as for the model.
+func (ce *CodeExecution) running(call *loop.ToolCall, name string, vars map[string]any, out string) loop.ToolResult {
+	r := ce.note(call, name, vars, out)
+	r.Running = true
+	return r
 }
 
 // note appends a system note (rendered from a fw.code.* prompt, wrapped in

@@ -20,10 +20,14 @@ type renderer struct {
 	indent string // the current agent's indentation: subordinates nest
 	// lastError is the last error shown, so the caller need not repeat it.
 	lastError string
+	// streamed are the tool calls whose output was shown live: their
+	// result repeats it, and is not shown again, however many lines
+	// (the user's own message, an approval) came between.
+	streamed map[string]bool
 }
 
 func newRenderer(w io.Writer, color bool) *renderer {
-	return &renderer{w: w, color: color, atBOL: true}
+	return &renderer{w: w, color: color, atBOL: true, streamed: map[string]bool{}}
 }
 
 const (
@@ -134,14 +138,28 @@ func (r *renderer) event(e loop.Event) {
 	case loop.EventToolOutputDelta:
 		r.enter("output", "")
 		r.write(e.Text)
+		if e.Item != "" {
+			r.streamed[e.Item] = true
+		}
 	case loop.EventToolResult:
+		streamed := r.streamed[e.Item] || e.Item == "" && r.in("output")
+		delete(r.streamed, e.Item)
 		switch {
 		case e.Tool == "response":
 		case e.Status == loop.ToolFailed:
 			r.line(r.style(prefix+"✗ "+firstLineOf(e.Text), red))
+			if e.Error != "" { // what the run reports, should it end on it: said now
+				r.lastError = e.Error
+			}
 		case e.Status == loop.ToolCancelled:
-			r.line(r.style(prefix+"✗ cancelled", yellow))
-		case !r.in("output"):
+			// The run's end says it was cancelled, once; a tool the
+			// user's message kept from running is followed by the message.
+			r.enter("", "")
+		case e.Running:
+			// The text repeats the output and adds a note for the model;
+			// the user is told in plain words.
+			r.line(r.style(prefix+"(still running: the agent can wait for it, type into it or stop it)", dim))
+		case !streamed:
 			// Nothing was streamed (for example a quick note): show the result.
 			if t := strings.TrimSpace(e.Text); t != "" {
 				r.line(r.style(t, dim))

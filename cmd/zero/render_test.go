@@ -76,3 +76,41 @@ func TestTermGateShowsControlCharacters(t *testing.T) {
 		t.Fatalf("the question lets the command act on the terminal: %q", out.String())
 	}
 }
+
+// A command's output is shown once, even when a line of the chat's own
+// (the user's message) came between it and the result; a result that says
+// the command still runs is told in plain words, not with the model's
+// note; a failed tool is the error shown; a cancelled one leaves the
+// saying to the run's end.
+func TestRenderResultsSayEachFactOnce(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	r := newRenderer(&b, false)
+	r.event(loop.Event{Type: loop.EventToolCall, Item: "tool-1", Tool: "code_execution_tool", Title: "Counting", Args: []byte(`{"code":"count"}`)})
+	r.event(loop.Event{Type: loop.EventToolOutputDelta, Item: "tool-1", Text: "tick 1\n"})
+	r.line("› hurry up") // the chat prints the user's message
+	r.event(loop.Event{Type: loop.EventToolResult, Item: "tool-1", Tool: "code_execution_tool", Status: loop.ToolCompleted,
+		Running: true, Streamed: len("tick 1"), Text: "tick 1\n[SYSTEM: The command is still running in session 0 ...]"})
+	r.event(loop.Event{Type: loop.EventToolCall, Item: "tool-2", Tool: "code_execution_tool", Title: "Opening", Args: []byte(`{"code":"x"}`)})
+	r.event(loop.Event{Type: loop.EventToolResult, Item: "tool-2", Tool: "code_execution_tool", Status: loop.ToolFailed,
+		Text: "open shell 0: no shell", Error: "tool code_execution_tool: open shell 0: no shell"})
+	r.event(loop.Event{Type: loop.EventToolCall, Item: "tool-3", Tool: "code_execution_tool", Title: "Waiting", Args: []byte(`{"code":"sleep 9"}`)})
+	r.event(loop.Event{Type: loop.EventToolResult, Item: "tool-3", Tool: "code_execution_tool", Status: loop.ToolCancelled, Text: "[cancelled by the user]"})
+	want := `● Counting  code_execution_tool
+  $ count
+tick 1
+› hurry up
+(still running: the agent can wait for it, type into it or stop it)
+● Opening  code_execution_tool
+  $ x
+✗ open shell 0: no shell
+● Waiting  code_execution_tool
+  $ sleep 9
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("live view (-want +got):\n%s", diff)
+	}
+	if r.lastError != "tool code_execution_tool: open shell 0: no shell" {
+		t.Errorf("lastError = %q: the run's end would say the failure again", r.lastError)
+	}
+}

@@ -32,6 +32,7 @@ type compact struct {
 	Title      string `json:"title,omitempty"`
 	Kind       string `json:"kind,omitempty"`
 	Status     string `json:"status,omitempty"`
+	Running    bool   `json:"running,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
 	Error      string `json:"error,omitempty"`
 	Profile    string `json:"profile,omitempty"`
@@ -57,11 +58,17 @@ func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
 		if len(out) == maxEvents {
 			return out, out[len(out)-1].Seq, true
 		}
-		if e.Type == loop.EventToolResult && sameOutput(out, e) {
+		switch {
+		case e.Type != loop.EventToolResult:
+		case e.Streamed > 0 && e.Streamed <= len(e.Text):
+			// The live output (in this answer or an earlier one) said the
+			// start: only what the tool added (a note) is left to say.
+			e.Text = strings.TrimSpace(e.Text[e.Streamed:])
+		case sameOutput(out, e):
 			e.Text = "" // the output is in the deltas above: once is enough
 		}
 		out = append(out, compact{Seq: e.Seq, Agent: e.Agent, Type: string(e.Type), Item: e.Item, Text: e.Text,
-			Tool: e.Tool, Title: e.Title, Kind: e.Kind, Status: e.Status, StopReason: e.StopReason,
+			Tool: e.Tool, Title: e.Title, Kind: e.Kind, Status: e.Status, Running: e.Running, StopReason: e.StopReason,
 			Error: e.Error, Profile: e.Profile})
 	}
 	return out, cursor, false
