@@ -32,14 +32,15 @@ import (
 //
 // Keys: Enter sends (during a run: an intervention), Alt-Enter or Ctrl-J
 // starts a new line, Up and Down recall earlier messages. Ctrl-C cancels
-// the run going on, clears the input at an idle prompt, and leaves at an
-// empty idle prompt or when pressed again while a run is being cancelled;
+// the run going on, clears the input at an idle prompt, and at an empty
+// idle prompt says that a second Ctrl-C leaves (any other key takes that
+// back); pressed again while a run is being cancelled it leaves at once.
 // Ctrl-D at an empty prompt leaves (cancelling a run going on). An approval
 // question is answered with y, n or a, then Enter: no single key answers,
 // and what is typed as it comes up stays in the message being written.
 //
-// Exit status: 0 when the person left (Ctrl-D, Ctrl-C at an empty idle
-// prompt, /exit), 130 when they left with a second Ctrl-C while a run was
+// Exit status: 0 when the person left (Ctrl-D, Ctrl-C twice at an empty
+// idle prompt, /exit), 130 when they left with a second Ctrl-C while a run was
 // being cancelled (or on SIGINT from outside), 143 on SIGTERM, 129 when the
 // terminal hung up (SIGHUP): a run going on is cancelled and the sessions
 // closed as on any leaving. 2 for bad flags or a setup that cannot work (no

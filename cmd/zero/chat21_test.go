@@ -1,0 +1,204 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroagent/zero/llm/llmtest"
+)
+
+// chatToolReply is a model reply calling tool with args (JSON).
+func chatToolReply(headline, tool, args string) string {
+	return `{"thoughts": ["doing it"], "headline": "` + headline + `", "tool_name": "` + tool + `", "tool_args": ` + args + `}`
+}
+
+// One Ctrl-C at the empty idle prompt does not leave: it says that a
+// second one does, another key takes that back, and two in a row leave
+// with status 0 (the README's chat section).
+func TestChat21CtrlCTwiceLeaves(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{Match: "still here", Content: chatAnswer("STILL-HERE yes")})
+	ct := startChat(t, srv, t.TempDir())
+	ct.ready()
+	ct.typeText("\x03")
+	ct.waitScreen("press Ctrl-C again to leave")
+	// Another key takes it back: the message typed after it is sent.
+	ct.answered(ct.send("still here"), "STILL-HERE yes")
+	if strings.Contains(ct.prompt(), "press Ctrl-C again") {
+		t.Errorf("the hint outlived the next key:\n%s", ct.prompt())
+	}
+	ct.typeText("\x03")
+	ct.waitScreen("press Ctrl-C again to leave")
+	ct.typeText("\x03")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("Ctrl-C twice at the idle prompt: exit %d, want 0", code)
+	}
+}
+
+// The chat has ACP's slash commands with their meaning: /pause holds the
+// agent before its model call until /resume, /memory lists the memories,
+// /trust shows the workspace's code and trusts it on y and Enter; /help
+// lists them, and an unknown profile is named with the profiles there are.
+func TestChat21SlashCommandsOfACP(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.Reply{Match: "while paused", Content: chatAnswer("AFTER-RESUME yes")})
+	ws := t.TempDir()
+	mustWrite(t, filepath.Join(ws, ".zero", "tools", "greet.sh"), "#!/bin/sh\necho hello\n")
+	if err := os.Chmod(filepath.Join(ws, ".zero", "tools", "greet.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ct := startChat(t, srv, ws)
+	ct.ready()
+
+	at := ct.send("/help")
+	for _, c := range []string{"/pause", "/resume", "/trust", "/memory [QUERY]"} {
+		ct.waitFor(at, c)
+	}
+
+	ct.waitFor(ct.send("/profile nosuch"), `there is no profile "nosuch"; the profiles are agent0, default, developer`)
+	if strings.Contains(ct.text(), "profile not found") {
+		t.Errorf("/profile nosuch shows the internal error:\n%s", ct.text())
+	}
+
+	ct.waitFor(ct.send("/memory"), "the agent remembers nothing yet for this workspace")
+
+	ct.waitFor(ct.send("/pause"), "paused: the agent stops before its next model call")
+	at = ct.send("hello while paused")
+	ct.waitScreen("the agent is paused before its next step: /resume lets it go on")
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("the paused agent asked the model %d times", n)
+	}
+	ct.waitFor(ct.send("/resume"), "resumed")
+	ct.answered(at, "AFTER-RESUME yes")
+	ct.waitFor(ct.send("/resume"), "the agent is not paused")
+
+	at = ct.send("/trust")
+	ct.waitFor(at, ".zero/tools/greet.sh")
+	ct.waitScreen("Trust 1 file of "+ws+"? [y]es/[n]o", "y: trust them · n: not now, then Enter")
+	ct.typeText("y")
+	ct.waitScreen("· Enter confirms")
+	ct.typeText("\r")
+	ct.waitFor(at, "trusted 1 file of "+ws)
+	ct.idle()
+	ct.waitFor(ct.send("/trust"), "this workspace's code is trusted already (1 file)")
+
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// /load shows the conversation as it happened: the tool calls, the
+// approval question with its answer, the refusal, a failed call and the
+// run's error, not only the messages and the model's last word (a
+// refused write read "Wrote notes.txt." alone).
+func TestChat21LoadReplaysToolCalls(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Match: "write the notes", Content: chatToolReply("Writing the notes", "text_editor:write", `{"path": "notes.txt", "content": "hello\n"}`)},
+		llmtest.Reply{Match: "The user refused this call", Content: chatAnswer("Wrote notes.txt.")},
+		llmtest.Reply{Match: "read the missing", Content: chatToolReply("Reading it", "text_editor:read", `{"path": "missing.txt"}`)},
+		llmtest.Reply{Match: "missing.txt", Status: 401, Message: "Incorrect API key provided"},
+	)
+	ws := t.TempDir()
+	ct := startChat(t, srv, ws, "--approval", "ask")
+	ct.ready()
+	first := ct.sessionID(0, 0)
+	at := ct.send("write the notes")
+	ct.waitScreen("Allow text_editor:write notes.txt? [y]es/[n]o/[a]lways")
+	ct.answer("n")
+	ct.answered(at, "Wrote notes.txt.")
+	ct.answered(ct.send("read the missing file"), "Incorrect API key provided")
+	if _, err := os.Stat(filepath.Join(ws, "notes.txt")); err == nil {
+		t.Fatal("the refused write was done")
+	}
+	ct.waitFor(ct.send("/reset"), "a new conversation")
+	ct.idle()
+
+	at = ct.send("/load " + first[:8])
+	ct.waitFor(at, "session "+first+":")
+	end := ct.waitFor(at, "Incorrect API key provided")
+	ct.idle()
+	got := ct.text()[at:end]
+	want := []string{
+		"› write the notes",
+		"● Writing the notes  text_editor:write",
+		"Allow text_editor:write notes.txt? [y]es/[n]o/[a]lways no",
+		"✗ The user refused this call: the user said no",
+		"Wrote notes.txt.",
+		"› read the missing file",
+		"● Reading it  text_editor:read",
+		"✗ cannot read " + filepath.Join(ws, "missing.txt") + ": no such file",
+		"error: ",
+	}
+	pos := 0
+	for _, w := range want {
+		i := strings.Index(got[pos:], w)
+		if i < 0 {
+			t.Fatalf("the replay lacks %q after what came before it:\n%s", w, got)
+		}
+		pos += i + len(w)
+	}
+	if n := strings.Count(got, "Incorrect API key provided"); n != 1 {
+		t.Errorf("the replay shows the error %d times, want once:\n%s", n, got)
+	}
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// /load with a prefix of several sessions says which ones instead of
+// failing with "not found"; a prefix of one loads it, and a prefix of none
+// says so.
+func TestChat21LoadAmbiguousPrefix(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	ct := startChat(t, srv, t.TempDir())
+	ct.ready()
+	// 17 sessions: two of them surely share their first hex digit.
+	for range 16 {
+		ct.waitFor(ct.send("/reset"), "a new conversation")
+	}
+	ct.idle()
+	at := ct.send("/sessions")
+	ct.waitFor(at, "ID  ")
+	var ids []string
+	deadline := time.Now().Add(chatWait)
+	for len(ids) < 17 {
+		ids = regexp.MustCompile(`\b[0-9a-f]{16}\b`).FindAllString(ct.text()[at:], -1)
+		if time.Now().After(deadline) {
+			t.Fatalf("/sessions listed %d sessions, want 17:\n%s", len(ids), ct.text()[at:])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	byFirst := map[byte][]string{}
+	for _, id := range ids {
+		byFirst[id[0]] = append(byFirst[id[0]], id)
+	}
+	var shared []string
+	for _, list := range byFirst {
+		if len(list) > 1 {
+			shared = list
+			break
+		}
+	}
+	at = ct.send("/load " + shared[0][:1])
+	ct.waitFor(at, "sessions start with \""+shared[0][:1]+"\"; give more of the id:")
+	for _, id := range shared {
+		ct.waitFor(at, id)
+	}
+	ct.idle()
+	if strings.Contains(ct.text()[at:], "not found") {
+		t.Errorf("an ambiguous prefix reads as not found:\n%s", ct.text()[at:])
+	}
+	ct.waitFor(ct.send("/load zzzz"), `no session is "zzzz" or starts with it`)
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
