@@ -105,7 +105,8 @@ func TestChat21LoadReplaysToolCalls(t *testing.T) {
 		llmtest.Reply{Match: "missing.txt", Status: 401, Message: "Incorrect API key provided"},
 	)
 	ws := t.TempDir()
-	ct := startChat(t, srv, ws, "--approval", "ask")
+	env := chatEnv(t, srv) // one data folder for the chat and zero sessions show
+	ct := startTerm(t, ws, env, "chat", "--sandbox", "local", "--workspace", ws, "--approval", "ask")
 	ct.ready()
 	first := ct.sessionID(0, 0)
 	at := ct.send("write the notes")
@@ -149,6 +150,34 @@ func TestChat21LoadReplaysToolCalls(t *testing.T) {
 	ct.typeText("\x04")
 	if code := ct.wait(); code != 0 {
 		t.Errorf("exit %d, want 0", code)
+	}
+
+	// zero sessions show tells the same story in markdown.
+	show, errOut, code := zeroRun(t, env, "sessions", "show", first)
+	if code != 0 {
+		t.Fatalf("zero sessions show: exit %d: %s", code, errOut)
+	}
+	pos = 0
+	for _, w := range []string{
+		"## User\n\nwrite the notes",
+		"### Zero calls Writing the notes",
+		"_Zero asked the user to approve text_editor:write: notes.txt_",
+		"_Refused: the user said no._",
+		"Result (failed):\n\n```\nThe user refused this call: the user said no\n```",
+		"## Zero\n\nWrote notes.txt.",
+		"## User\n\nread the missing file",
+		"Result (failed):\n\n```\ncannot read " + filepath.Join(ws, "missing.txt"),
+		"> Error: ",
+		"_Run ended: error_",
+	} {
+		i := strings.Index(show[pos:], w)
+		if i < 0 {
+			t.Fatalf("zero sessions show lacks %q after what came before it:\n%s", w, show)
+		}
+		pos += i + len(w)
+	}
+	if n := strings.Count(show, "Incorrect API key provided"); n != 1 {
+		t.Errorf("zero sessions show says the error %d times, want once:\n%s", n, show)
 	}
 }
 
