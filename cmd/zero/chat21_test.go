@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
+	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
@@ -229,5 +233,113 @@ func TestChat21LoadAmbiguousPrefix(t *testing.T) {
 	ct.typeText("\x04")
 	if code := ct.wait(); code != 0 {
 		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// An approval of a write or patch shows what it would change: a unified
+// diff against the file as it is, the content of a new file, cut after
+// some lines with how many were cut.
+func TestChat21ApprovalShowsTheChange(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	mustWrite(t, filepath.Join(ws, "notes.txt"), "one\ntwo\nthree\n")
+	var long strings.Builder
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&long, "line %d\n", i)
+	}
+	mustWrite(t, filepath.Join(ws, "long.txt"), long.String())
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: chatToolReply("Changing the notes", "text_editor:write", `{"path": "notes.txt", "content": "one\nTWO\nthree\n"}`)},
+		llmtest.Reply{Content: chatToolReply("Making a file", "text_editor:write", `{"path": "fresh.txt", "content": "hello\nworld\n"}`)},
+		llmtest.Reply{Content: chatToolReply("Reading it", "text_editor:read", `{"path": "long.txt"}`)},
+		llmtest.Reply{Content: chatToolReply("Patching it", "text_editor:patch", `{"path": "long.txt", "edits": [{"from": 2, "to": 2, "content": "CHANGED"}]}`)},
+		llmtest.Reply{Content: chatToolReply("Rewriting it", "text_editor:write", `{"path": "long.txt", "content": "all new\n"}`)},
+		llmtest.Reply{Content: chatAnswer("ALL-DONE here")},
+	)
+	ct := startChat(t, srv, ws, "--approval", "ask")
+	ct.ready()
+	at := ct.send("change things")
+
+	at = ct.waitFor(at, "--- notes.txt")
+	for _, w := range []string{"+++ notes.txt", "@@ -1,3 +1,3 @@", " one", "-two", "+TWO", " three"} {
+		ct.waitFor(at, w)
+	}
+	ct.waitScreen("Allow text_editor:write notes.txt? [y]es/[n]o/[a]lways")
+	ct.answer("n")
+
+	at = ct.waitFor(at, "new file fresh.txt, 2 lines:")
+	ct.waitFor(at, "+hello")
+	ct.waitFor(at, "+world")
+	ct.answer("y")
+
+	at = ct.waitFor(at, "--- long.txt")
+	ct.waitFor(at, "-line 2")
+	ct.waitFor(at, "+CHANGED")
+	ct.waitScreen("Allow text_editor:patch long.txt?")
+	ct.answer("y")
+
+	// 100 lines go, one comes (104 lines of diff): the diff is cut, saying how much.
+	at = ct.waitFor(at, "--- long.txt")
+	ct.waitFor(at, "… 64 lines more not shown (40 of 104 shown)")
+	ct.answer("n")
+	ct.answered(at, "ALL-DONE here")
+
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "one\ntwo\nthree\n" {
+		t.Errorf("the refused write changed notes.txt: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "fresh.txt")); string(b) != "hello\nworld\n" {
+		t.Errorf("fresh.txt = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "long.txt")); !strings.HasPrefix(string(b), "line 1\nCHANGED\nline 3\n") {
+		t.Errorf("the patch was not applied: %q", b)
+	}
+	ct.typeText("\x04")
+	if code := ct.wait(); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
+
+// zero run's question on the terminal shows the diff of a write too.
+func TestChat21RunAskShowsTheChange(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	mustWrite(t, filepath.Join(ws, "notes.txt"), "one\ntwo\n")
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: chatToolReply("Changing the notes", "text_editor:write", `{"path": "notes.txt", "content": "one\nTWO\n"}`)},
+		llmtest.Reply{Content: chatAnswer("left alone")},
+	)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal("no pseudo-terminal:", err)
+	}
+	defer ptmx.Close()
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--approval", "ask", "--workspace", ws, "change the notes")
+	cmd.Stdin = tty
+	stderr := &proctest.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	deadline := time.Now().Add(chatWait)
+	for !strings.Contains(stderr.String(), "allow? [y]es") {
+		if time.Now().After(deadline) {
+			t.Fatalf("zero run never asked:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := ptmx.Write([]byte("n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("zero run: %v\n%s", err, stderr.String())
+	}
+	out := stderr.String()
+	want := "  --- notes.txt\n  +++ notes.txt\n  @@ -1,2 +1,2 @@\n   one\n  -two\n  +TWO\nallow? [y]es"
+	if !strings.Contains(out, want) {
+		t.Errorf("the question lacks the diff %q:\n%s", want, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "one\ntwo\n" {
+		t.Errorf("the refused write changed notes.txt: %q", b)
 	}
 }

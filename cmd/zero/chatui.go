@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -211,7 +212,9 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 
 // Init implements tea.Model.
 func (m *chatUI) Init() tea.Cmd {
-	return tea.Batch(textarea.Blink, m.flush(), m.spinCmd(), m.syncAsk())
+	ask := m.syncAsk()
+	m.print(m.out.take(m.width)...)
+	return tea.Batch(textarea.Blink, ask, m.flush(), m.spinCmd())
 }
 
 // Update implements tea.Model.
@@ -274,8 +277,9 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.input, cmd = m.input.Update(msg) // the cursor's blink
 		cmds = append(cmds, cmd)
 	}
+	ask := m.syncAsk() // before the lines are taken: it may print what the question is about
 	m.print(m.out.take(m.width)...)
-	cmds = append(cmds, m.flush(), m.spinCmd(), m.syncAsk())
+	cmds = append(cmds, ask, m.flush(), m.spinCmd())
 	return m, tea.Batch(cmds...)
 }
 
@@ -297,6 +301,7 @@ func (m *chatUI) syncAsk() tea.Cmd {
 	if id == "" {
 		return nil
 	}
+	m.preview(m.asks[0])
 	return tea.Tick(askGrace, func(time.Time) tea.Msg { return askReadyMsg{id: id} })
 }
 
@@ -532,6 +537,23 @@ func question(r server.Request) string {
 		name += " " + loop.Clip(subject, 200)
 	}
 	return "Allow " + visible(name) + "? [y]es/[n]o/[a]lways"
+}
+
+// preview prints, above the question about r, what the call would change:
+// the diff of a write or patch (see changePreview).
+func (m *chatUI) preview(r server.Request) {
+	if r.Tool == trustTool {
+		return
+	}
+	var roots []string
+	if m.sess != nil {
+		roots = m.sess.Spec().Roots
+	}
+	for _, l := range changePreview(roots, r.Tool, r.Method, r.Args, m.view.style, previewLines) {
+		for _, row := range m.wrap("  " + l) {
+			m.view.line(row)
+		}
+	}
 }
 
 // askView is the approval question with the answer being given.
@@ -1127,6 +1149,7 @@ func clipOutput(s string, n int) string {
 // clipped).
 func requestOf(e loop.Event) server.Request {
 	r := server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Title: e.Title}
+	_ = json.Unmarshal(e.Args, &r.Args) // the call's arguments: nil when there are none
 	if _, subject, ok := strings.Cut(e.Title, ": "); ok {
 		r.Subject = subject
 	}
