@@ -63,7 +63,7 @@ func TestChat21SlashCommandsOfACP(t *testing.T) {
 		ct.waitFor(at, c)
 	}
 
-	ct.waitFor(ct.send("/profile nosuch"), `there is no profile "nosuch"; the profiles are agent0, default, developer`)
+	ct.waitFor(ct.send("/profile nosuch"), `error: no profile "nosuch"; the profiles are: agent0, default, developer, hacker, researcher (/profile says`)
 	if strings.Contains(ct.text(), "profile not found") {
 		t.Errorf("/profile nosuch shows the internal error:\n%s", ct.text())
 	}
@@ -190,14 +190,25 @@ func TestChat21LoadReplaysToolCalls(t *testing.T) {
 // says so.
 func TestChat21LoadAmbiguousPrefix(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(t)
-	ct := startChat(t, srv, t.TempDir())
-	ct.ready()
-	// 17 sessions: two of them surely share their first hex digit.
-	for range 16 {
-		ct.waitFor(ct.send("/reset"), "a new conversation")
+	var replies []llmtest.Reply
+	for i := range 17 {
+		replies = append(replies, llmtest.Reply{Match: fmt.Sprintf("task number %d.", i), Content: chatAnswer(fmt.Sprintf("DONE-%d here", i))})
 	}
-	ct.idle()
+	srv := llmtest.NewServer(t, replies...)
+	ws := t.TempDir()
+	env := chatEnv(t, srv) // one data folder for both chats
+	args := []string{"chat", "--sandbox", "local", "--workspace", ws}
+	ct := startTerm(t, ws, env, args...)
+	ct.ready()
+	// 17 sessions, each with a run: two of them surely share their first
+	// hex digit.
+	for i := range 17 {
+		if i > 0 {
+			ct.waitFor(ct.send("/reset"), "a new conversation")
+			ct.idle()
+		}
+		ct.answered(ct.send(fmt.Sprintf("task number %d.", i)), fmt.Sprintf("DONE-%d here", i))
+	}
 	at := ct.send("/sessions")
 	ct.waitFor(at, "ID  ")
 	var ids []string
@@ -233,6 +244,24 @@ func TestChat21LoadAmbiguousPrefix(t *testing.T) {
 	ct.typeText("\x04")
 	if code := ct.wait(); code != 0 {
 		t.Errorf("exit %d, want 0", code)
+	}
+
+	// zero chat --session takes a prefix too, with the same error.
+	again := startTerm(t, ws, env, append(args, "--session", shared[0][:1])...)
+	if code := again.wait(); code != 2 {
+		t.Errorf("--session with an ambiguous prefix: exit %d, want 2", code)
+	}
+	for _, id := range shared {
+		if out := again.text(); !strings.Contains(out, "sessions start with \""+shared[0][:1]+"\"") || !strings.Contains(out, id) {
+			t.Errorf("--session with an ambiguous prefix should list %s:\n%s", id, out)
+		}
+	}
+	unique := startTerm(t, ws, env, append(args, "--session", shared[0][:12])...)
+	unique.waitFor(0, "session "+shared[0]+":")
+	unique.ready()
+	unique.typeText("\x04")
+	if code := unique.wait(); code != 0 {
+		t.Errorf("--session with a prefix: exit %d, want 0", code)
 	}
 }
 

@@ -404,7 +404,7 @@ func TestChatSlashCommands(t *testing.T) {
 
 	ct.waitFor(ct.send("/profile"), "* agent0")
 	ct.waitFor(ct.send("/profile developer"), "profile developer from the next message on")
-	ct.waitFor(ct.send("/profile nosuchprofile"), `there is no profile "nosuchprofile"; the profiles are agent0, default, developer`)
+	ct.waitFor(ct.send("/profile nosuchprofile"), `error: no profile "nosuchprofile"; the profiles are: agent0, default, developer, hacker, researcher`)
 
 	at = ct.send("/load " + first[:6])
 	ct.waitFor(at, "session "+first+": first task title")

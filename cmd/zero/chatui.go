@@ -970,7 +970,7 @@ func (m *chatUI) profileCommand(arg string, busy func() bool) {
 		ids = append(ids, p.ID)
 	}
 	if len(ids) > 0 && !slices.Contains(ids, arg) {
-		say(m.view.style(fmt.Sprintf("there is no profile %q; the profiles are %s", visible(arg), strings.Join(ids, ", ")), red))
+		say(m.view.style(fmt.Sprintf("error: no profile %q; the profiles are: %s (/profile says what each is for)", visible(arg), strings.Join(ids, ", ")), red))
 		return
 	}
 	if err := m.sess.Configure(m.ctx, arg, ""); err != nil {
@@ -1023,32 +1023,10 @@ func (m *chatUI) sessionsCommand() {
 	}
 }
 
-// sessionID resolves an id prefix among the workspace's sessions. An id
-// that is no session of the workspace is returned as it is (another
-// workspace's session, given whole); a prefix of several is an error that
-// lists them.
+// sessionID resolves an id prefix among the workspace's sessions (see
+// sessionByPrefix).
 func (m *chatUI) sessionID(arg string) (string, error) {
-	var found []server.Info
-	for _, in := range workspaceSessions(m.h.manager.List(), m.ws) {
-		if in.ID == arg {
-			return arg, nil
-		}
-		if strings.HasPrefix(in.ID, arg) {
-			found = append(found, in)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return arg, nil
-	case 1:
-		return found[0].ID, nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d sessions start with %q; give more of the id:", len(found), visible(arg))
-	for _, in := range slices.Backward(found) { // the newest first, as /sessions ends
-		fmt.Fprintf(&b, "\n  %s  %s", in.ID, cmp.Or(visible(in.Title), "(no message yet)"))
-	}
-	return "", errors.New(b.String())
+	return sessionByPrefix(workspaceSessions(m.h.manager.List(), m.ws), arg)
 }
 
 // transcript is a session's conversation as it happened, shown as the
