@@ -320,6 +320,8 @@ func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.cancelling, m.leaving = true, false
 			m.status = "cancelling (Ctrl-C again leaves)"
 			return nil
+		case len(m.asks) > 0 && m.asks[0].Tool == trustTool:
+			return m.answer("no") // the /trust question put away
 		case len(m.asks) == 0 && m.input.Value() != "":
 			m.input.Reset() // a message given up
 			m.input.SetHeight(1)
@@ -753,7 +755,11 @@ func (m *chatUI) content() string {
 		b.WriteString(part + "\n")
 	}
 	if m.status != "" && len(m.asks) == 0 {
-		b.WriteString(m.spin.View() + " " + m.view.style(m.status+"…", dim) + "\n")
+		status := m.status
+		if m.running && !m.cancelling && m.sess != nil && m.sess.Paused() {
+			status = "paused" // the run waits at its next step, not for the model
+		}
+		b.WriteString(m.spin.View() + " " + m.view.style(status+"…", dim) + "\n")
 	}
 	if len(m.asks) > 0 {
 		b.WriteString(m.askView())
@@ -918,9 +924,9 @@ const chatHelp = `Type a message and press Enter; while the agent works, a messa
   /sessions         the sessions of this workspace
   /load ID          switch to a session (an id prefix is enough) and show its conversation
   /help             this help
-  /exit             leave (so do Ctrl-D and Ctrl-C at an empty prompt when no run is going on)
+  /exit             leave (so do Ctrl-D at an empty prompt, and Ctrl-C twice at an empty prompt)
 Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Ctrl-C cancels the run
-(twice: leaves), or clears what you typed · Ctrl-Z suspends
+(twice: leaves), clears what you typed, or at an empty prompt asks for a second one to leave · Ctrl-Z suspends
 When the agent asks before a tool runs, answer y (yes), n (no) or a (always, for the rest of the session),
 then Enter; what you type in the moment the question comes up stays in your message.`
 
