@@ -66,6 +66,9 @@ func PreviewChange(roots []string, method string, args map[string]any) (diff loo
 				return loop.FileDiff{}, fmt.Sprintf("%s cannot be shown (not text, unreadable, or over %d MiB)", p.show, textDiffMax>>20), false
 			}
 		}
+		if len(*write.Content) > textDiffMax {
+			return loop.FileDiff{}, fmt.Sprintf("the new text is over %d MiB", textDiffMax>>20), false
+		}
 		return loop.FileDiff{Path: p.show, OldText: old, NewText: *write.Content}, "", true
 	}
 	te := NewTextEditor(roots...)
@@ -81,6 +84,11 @@ func PreviewChange(roots []string, method string, args map[string]any) (diff loo
 		return loop.FileDiff{}, "no edits", false
 	}
 	_, text := textPatched(tf, edits)
+	if len(tf.text) > textDiffMax || len(text) > textDiffMax {
+		// A diff of such a file takes long to work out and helps no one
+		// reading it at a question.
+		return loop.FileDiff{}, fmt.Sprintf("%s is over %d MiB", p.show, textDiffMax>>20), false
+	}
 	old := tf.text
 	return loop.FileDiff{Path: p.show, OldText: &old, NewText: text}, "", true
 }
