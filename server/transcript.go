@@ -12,8 +12,10 @@ import (
 // maxTranscriptResult bounds a tool result's text in a transcript, in runes.
 const maxTranscriptResult = 4000
 
-// Transcript renders a session's event log as markdown: the user's
-// messages, headlines, tool calls with their results, and the answers.
+// Transcript renders a session's event log as markdown, as it happened:
+// the user's messages, headlines, tool calls with the approval asked and
+// the answer given, their results (a refusal or a failure as such),
+// warnings, errors (each once) and the answers.
 func Transcript(info Info, evs []loop.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Zero session %s\n\n", info.ID)
@@ -30,9 +32,11 @@ func Transcript(info Info, evs []loop.Event) string {
 		}
 		return fmt.Sprintf("Subordinate %d", agent)
 	}
+	lastErr := "" // the error said last: a run that ended with it does not say it again
 	for _, e := range evs {
 		switch e.Type {
 		case loop.EventRunStarted:
+			lastErr = ""
 			fmt.Fprintf(&b, "\n## User\n\n%s\n", e.Text)
 		case loop.EventIntervention:
 			fmt.Fprintf(&b, "\n## User (during the run)\n\n%s\n", e.Text)
@@ -66,9 +70,16 @@ func Transcript(info Info, evs []loop.Event) string {
 				fmt.Fprintf(&b, "\nChanged %s\n", d.Path)
 			}
 		case EventApprovalRequested:
-			fmt.Fprintf(&b, "\n_Approval asked for %s (%s)_\n", cmp.Or(e.Title, e.Tool), e.Text)
+			fmt.Fprintf(&b, "\n_%s asked the user to approve %s_\n", who(e.Agent), cmp.Or(e.Title, e.Tool))
 		case EventApprovalResolved:
-			fmt.Fprintf(&b, "\n_Approval %s: %s_\n", e.Text, e.Status)
+			switch e.Status {
+			case ApprovalApproved:
+				b.WriteString("\n_The user approved it._\n")
+			case ApprovalDenied:
+				fmt.Fprintf(&b, "\n_Refused: %s._\n", cmp.Or(e.Error, "no reason given"))
+			default:
+				b.WriteString("\n_Not answered: the run ended first._\n")
+			}
 		case loop.EventResponse:
 			if e.Agent == 0 {
 				fmt.Fprintf(&b, "\n## Zero\n\n%s\n", e.Text)
@@ -78,9 +89,14 @@ func Transcript(info Info, evs []loop.Event) string {
 		case loop.EventWarning:
 			fmt.Fprintf(&b, "\n> Warning: %s\n", e.Text)
 		case loop.EventError:
-			fmt.Fprintf(&b, "\n> Error: %s\n", cmp.Or(e.Error, e.Text))
+			lastErr = cmp.Or(e.Error, e.Text)
+			fmt.Fprintf(&b, "\n> Error: %s\n", lastErr)
 		case loop.EventRunEnded:
-			if e.StopReason != loop.StopResponse {
+			switch {
+			case e.StopReason == loop.StopResponse:
+			case e.Error == lastErr:
+				fmt.Fprintf(&b, "\n_Run ended: %s_\n", e.StopReason)
+			default:
 				fmt.Fprintf(&b, "\n_Run ended: %s%s_\n", e.StopReason, errSuffix(e.Error))
 			}
 		}

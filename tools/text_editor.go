@@ -810,15 +810,7 @@ func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPat
 		return fail(msg)
 	}
 
-	lines := tf.lines
-	for _, e := range slices.Backward(edits) {
-		lines = slices.Replace(lines, e.from-1, e.to, e.lines...)
-	}
-	trailing := tf.trailing || len(tf.lines) == 0
-	text := strings.Join(lines, "\n")
-	if trailing && len(lines) > 0 {
-		text += "\n"
-	}
+	lines, text := textPatched(tf, edits)
 	var st FileStamp
 	if te.files != nil {
 		if err := te.files.WriteTextFile(ctx, p.real, text); err != nil {

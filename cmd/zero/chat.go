@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -32,14 +33,15 @@ import (
 //
 // Keys: Enter sends (during a run: an intervention), Alt-Enter or Ctrl-J
 // starts a new line, Up and Down recall earlier messages. Ctrl-C cancels
-// the run going on, clears the input at an idle prompt, and leaves at an
-// empty idle prompt or when pressed again while a run is being cancelled;
+// the run going on, clears the input at an idle prompt, and at an empty
+// idle prompt says that a second Ctrl-C leaves (any other key takes that
+// back); pressed again while a run is being cancelled it leaves at once.
 // Ctrl-D at an empty prompt leaves (cancelling a run going on). An approval
 // question is answered with y, n or a, then Enter: no single key answers,
 // and what is typed as it comes up stays in the message being written.
 //
-// Exit status: 0 when the person left (Ctrl-D, Ctrl-C at an empty idle
-// prompt, /exit), 130 when they left with a second Ctrl-C while a run was
+// Exit status: 0 when the person left (Ctrl-D, Ctrl-C twice at an empty
+// idle prompt, /exit), 130 when they left with a second Ctrl-C while a run was
 // being cancelled (or on SIGINT from outside), 143 on SIGTERM, 129 when the
 // terminal hung up (SIGHUP): a run going on is cancelled and the sessions
 // closed as on any leaving. 2 for bad flags or a setup that cannot work (no
@@ -99,7 +101,7 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	sess, resumed, err := openChatSession(ctx, h, ws, *resume, *cont)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) {
+		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, errAmbiguousID) {
 			return 2
 		}
 		return 1
@@ -186,6 +188,9 @@ func signalStatus(s os.Signal) int {
 func openChatSession(ctx context.Context, h *host, ws, id string, latest bool) (sess *server.Session, resumed bool, err error) {
 	switch {
 	case id != "":
+		if id, err = sessionByPrefix(workspaceSessions(h.manager.List(), ws), id); err != nil {
+			return nil, false, fmt.Errorf("--session: %w", err)
+		}
 		sess, err = h.manager.Get(id)
 		if err != nil {
 			return nil, false, fmt.Errorf("--session %s: %w (zero chat lists the sessions with /sessions)", id, err)
@@ -202,6 +207,45 @@ func openChatSession(ctx context.Context, h *host, ws, id string, latest bool) (
 	sess, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{ws}})
 	return sess, false, err
 }
+
+// sessionByPrefix resolves an id or an id prefix among infos. An id that
+// is none of them is returned as it is (another workspace's session, given
+// whole, or one that does not exist: opening it says so); a prefix of
+// several is an error that lists them, the newest first.
+func sessionByPrefix(infos []server.Info, arg string) (string, error) {
+	var found []server.Info
+	for _, in := range infos {
+		if in.ID == arg {
+			return arg, nil
+		}
+		if strings.HasPrefix(in.ID, arg) {
+			found = append(found, in)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return arg, nil
+	case 1:
+		return found[0].ID, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v: %d sessions start with %q; give more of the id:", errAmbiguousID, len(found), visible(arg))
+	slices.SortStableFunc(found, func(a, b server.Info) int { return b.Updated.Compare(a.Updated) })
+	for _, in := range found {
+		fmt.Fprintf(&b, "\n  %s  %s", in.ID, cmp.Or(visible(in.Title), "(no message yet)"))
+	}
+	return "", &ambiguousError{b.String()}
+}
+
+// errAmbiguousID: an id prefix names several sessions.
+var errAmbiguousID = errors.New("ambiguous session id")
+
+// ambiguousError lists the sessions an id prefix names; it is an
+// errAmbiguousID.
+type ambiguousError struct{ msg string }
+
+func (e *ambiguousError) Error() string        { return e.msg }
+func (e *ambiguousError) Is(target error) bool { return target == errAmbiguousID }
 
 // latestSession is the most recently updated of the sessions of ws.
 func latestSession(infos []server.Info, ws string) (server.Info, bool) {

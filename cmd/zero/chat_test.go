@@ -404,7 +404,7 @@ func TestChatSlashCommands(t *testing.T) {
 
 	ct.waitFor(ct.send("/profile"), "* agent0")
 	ct.waitFor(ct.send("/profile developer"), "profile developer from the next message on")
-	ct.waitFor(ct.send("/profile nosuchprofile"), "profile not found")
+	ct.waitFor(ct.send("/profile nosuchprofile"), `error: no profile "nosuchprofile"; the profiles are: agent0, default, developer, hacker, researcher`)
 
 	at = ct.send("/load " + first[:6])
 	ct.waitFor(at, "session "+first+": first task title")
@@ -420,7 +420,8 @@ func TestChatSlashCommands(t *testing.T) {
 }
 
 // Ctrl-C cancels the run the model holds, the prompt comes back for the
-// next message, and Ctrl-C at the idle prompt leaves with status 0.
+// next message, and Ctrl-C twice at the empty idle prompt leaves with
+// status 0.
 func TestChatCtrlCCancelsRun(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t,
@@ -441,11 +442,14 @@ func TestChatCtrlCCancelsRun(t *testing.T) {
 	ct.typeText("\x03")
 	ct.answered(at, "cancelled")
 	ct.answered(ct.send("are you there"), "BACK-AGAIN yes")
-	// Ctrl-C with a message typed clears it; at the empty prompt it leaves.
+	// Ctrl-C with a message typed clears it; at the empty prompt it says
+	// how to leave, and the second one leaves.
 	ct.typeText("abandoned text")
 	ct.waitScreen("› abandoned text")
 	ct.typeText("\x03")
 	ct.waitScreen("› Message the agent") // the empty input's placeholder
+	ct.typeText("\x03")
+	ct.waitScreen("press Ctrl-C again to leave")
 	ct.typeText("\x03")
 	if code := ct.wait(); code != 0 {
 		t.Errorf("Ctrl-C at the idle prompt: exit %d, want 0", code)

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -64,7 +65,10 @@ type chatUI struct {
 	queue    []string // lines waiting to be printed, in order
 	printing bool     // a print is on its way; the next waits for it
 	quitting bool
-	code     int // exit status
+	// leaving says the last key was a Ctrl-C at the empty idle prompt: the
+	// next one leaves, any other key takes it back.
+	leaving bool
+	code    int // exit status
 }
 
 // printedMsg says the lines handed to Bubble Tea have been queued for the
@@ -208,7 +212,9 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 
 // Init implements tea.Model.
 func (m *chatUI) Init() tea.Cmd {
-	return tea.Batch(textarea.Blink, m.flush(), m.spinCmd(), m.syncAsk())
+	ask := m.syncAsk()
+	m.print(m.out.take(m.width)...)
+	return tea.Batch(textarea.Blink, ask, m.flush(), m.spinCmd())
 }
 
 // Update implements tea.Model.
@@ -252,9 +258,14 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.running, m.asks, m.status = false, nil, ""
 			m.view.line(m.view.style("this session was closed; /reset starts a new one", yellow))
 		}
+	case memoriesMsg:
+		m.memories(msg)
+	case trustedMsg:
+		m.trusted(msg)
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
+		m.leaving = false
 		// A paste is never an answer: it goes to the message, at a question
 		// too.
 		if m.ask.id != "" {
@@ -266,8 +277,9 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.input, cmd = m.input.Update(msg) // the cursor's blink
 		cmds = append(cmds, cmd)
 	}
+	ask := m.syncAsk() // before the lines are taken: it may print what the question is about
 	m.print(m.out.take(m.width)...)
-	cmds = append(cmds, m.flush(), m.spinCmd(), m.syncAsk())
+	cmds = append(cmds, ask, m.flush(), m.spinCmd())
 	return m, tea.Batch(cmds...)
 }
 
@@ -289,11 +301,15 @@ func (m *chatUI) syncAsk() tea.Cmd {
 	if id == "" {
 		return nil
 	}
+	m.preview(m.asks[0])
 	return tea.Tick(askGrace, func(time.Time) tea.Msg { return askReadyMsg{id: id} })
 }
 
 // key handles a key press.
 func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.Keystroke() != "ctrl+c" {
+		m.leaving = false
+	}
 	switch msg.Keystroke() {
 	case "ctrl+c":
 		switch {
@@ -301,13 +317,22 @@ func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
 			return m.leave(130)
 		case m.running:
 			m.sess.Cancel()
-			m.cancelling = true
+			m.cancelling, m.leaving = true, false
 			m.status = "cancelling (Ctrl-C again leaves)"
 			return nil
+		case len(m.asks) > 0 && m.asks[0].Tool == trustTool:
+			return m.answer("no") // the /trust question put away
 		case len(m.asks) == 0 && m.input.Value() != "":
-			m.input.Reset() // a message given up; the next Ctrl-C leaves
+			m.input.Reset() // a message given up
 			m.input.SetHeight(1)
 			m.histPos = len(m.history)
+			m.leaving = false
+			return nil
+		case !m.leaving:
+			// One Ctrl-C too many (to cancel a run that had just ended, or
+			// to clear a message already gone) must not end the chat: a
+			// second one in a row does.
+			m.leaving = true
 			return nil
 		}
 		return m.leave(0)
@@ -423,7 +448,7 @@ func (m *chatUI) askKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.toDraft(typed)
 			a.note = "that was taken as part of your message, not as an answer"
 		default:
-			m.answer(said)
+			return m.answer(said)
 		}
 		return nil
 	case msg.Code == tea.KeyEscape:
@@ -460,12 +485,22 @@ func askAnswer(typed string) string {
 }
 
 // answer gives the answer said to the oldest approval question.
-func (m *chatUI) answer(said string) {
+func (m *chatUI) answer(said string) tea.Cmd {
 	req := m.asks[0]
+	if req.Tool == trustTool {
+		m.asks = m.asks[1:]
+		if said == "no" {
+			m.view.line(question(req) + " no")
+			m.say(m.view.style("not trusted: the workspace's code stays off", dim))
+			return nil
+		}
+		m.view.line(question(req) + " yes")
+		return m.grant(m.sess, req.Subject)
+	}
 	b := m.h.manager.Approvals()
 	if b == nil {
 		m.asks = nil
-		return
+		return nil
 	}
 	var err error
 	switch said {
@@ -481,6 +516,7 @@ func (m *chatUI) answer(said string) {
 	if err != nil { // answered elsewhere, or the run ended
 		m.view.line(m.view.style("(the request was no longer waiting)", dim))
 	}
+	return nil
 }
 
 // question is how an approval is asked. The tool's name and subject are
@@ -488,6 +524,9 @@ func (m *chatUI) answer(said string) {
 // the terminal (a carriage return and an erased line would leave a
 // question about another command on screen).
 func question(r server.Request) string {
+	if r.Tool == trustTool {
+		return "Trust " + visible(r.Title) + "? [y]es/[n]o"
+	}
 	name := r.Tool
 	if r.Method != "" {
 		name += ":" + r.Method
@@ -502,6 +541,23 @@ func question(r server.Request) string {
 	return "Allow " + visible(name) + "? [y]es/[n]o/[a]lways"
 }
 
+// preview prints, above the question about r, what the call would change:
+// the diff of a write or patch (see changePreview).
+func (m *chatUI) preview(r server.Request) {
+	if r.Tool == trustTool {
+		return
+	}
+	var roots []string
+	if m.sess != nil {
+		roots = m.sess.Spec().Roots
+	}
+	for _, l := range changePreview(roots, r.Tool, r.Method, r.Args, m.view.style, previewLines) {
+		for _, row := range m.wrap("  " + l) {
+			m.view.line(row)
+		}
+	}
+}
+
 // askView is the approval question with the answer being given.
 func (m *chatUI) askView() string {
 	var b strings.Builder
@@ -509,9 +565,12 @@ func (m *chatUI) askView() string {
 		b.WriteString(m.view.style(l, bold, yellow) + "\n")
 	}
 	a := m.ask
-	if !a.ready {
+	switch {
+	case !a.ready:
 		b.WriteString(m.view.style("…", dim))
-	} else {
+	case m.asks[0].Tool == trustTool:
+		b.WriteString(m.view.style("y: trust them · n: not now, then Enter", dim))
+	default:
 		b.WriteString(m.view.style("y: yes · n: no · a: always, then Enter", dim))
 	}
 	switch said := askAnswer(a.typed); {
@@ -574,7 +633,7 @@ func (m *chatUI) events(evs []loop.Event) {
 	for _, e := range evs {
 		switch e.Type {
 		case loop.EventRunStarted:
-			m.running, m.cancelling = true, false
+			m.running, m.cancelling, m.leaving = true, false, false
 			m.userLine(e.Text)
 		case loop.EventIntervention:
 			if i := slices.Index(m.mine, e.Text); i >= 0 {
@@ -600,7 +659,9 @@ func (m *chatUI) events(evs []loop.Event) {
 		m.out.output = false
 		switch e.Type {
 		case loop.EventRunEnded:
-			m.running, m.cancelling, m.asks, m.mine = false, false, nil, nil
+			m.running, m.cancelling, m.mine = false, false, nil
+			// The run's approvals went with it; a /trust question stays.
+			m.asks = slices.DeleteFunc(m.asks, func(r server.Request) bool { return r.Tool != trustTool })
 			switch e.StopReason {
 			case loop.StopCancelled:
 				m.view.line(m.view.style("cancelled", yellow))
@@ -666,12 +727,7 @@ func (m *chatUI) approvalRequest(e loop.Event) server.Request {
 			}
 		}
 	}
-	r := server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Title: e.Title}
-	// The title is "tool: subject" (the subject clipped).
-	if _, subject, ok := strings.Cut(e.Title, ": "); ok {
-		r.Subject = subject
-	}
-	return r
+	return requestOf(e)
 }
 
 // spinCmd starts the spinner's ticks when there is something to wait for
@@ -699,18 +755,27 @@ func (m *chatUI) content() string {
 		b.WriteString(part + "\n")
 	}
 	if m.status != "" && len(m.asks) == 0 {
-		b.WriteString(m.spin.View() + " " + m.view.style(m.status+"…", dim) + "\n")
+		status := m.status
+		if m.running && !m.cancelling && m.sess != nil && m.sess.Paused() {
+			status = "paused" // the run waits at its next step, not for the model
+		}
+		b.WriteString(m.spin.View() + " " + m.view.style(status+"…", dim) + "\n")
 	}
 	if len(m.asks) > 0 {
 		b.WriteString(m.askView())
 		return b.String()
 	}
 	b.WriteString(m.input.View())
-	hint := "Enter sends · /help · Ctrl-D leaves"
-	if m.running {
-		hint = "the agent is working: a message you send now goes to it · Ctrl-C cancels the run"
+	hint := m.view.style("Enter sends · /help · Ctrl-D leaves", dim)
+	switch {
+	case m.running && m.sess != nil && m.sess.Paused():
+		hint = m.view.style("the agent is paused before its next step: /resume lets it go on · Ctrl-C cancels the run", yellow)
+	case m.running:
+		hint = m.view.style("the agent is working: a message you send now goes to it · Ctrl-C cancels the run", dim)
+	case m.leaving:
+		hint = m.view.style("press Ctrl-C again to leave", yellow)
 	}
-	b.WriteString("\n" + m.view.style(hint, dim))
+	b.WriteString("\n" + hint)
 	return b.String()
 }
 
@@ -783,6 +848,23 @@ func (m *chatUI) command(text string) tea.Cmd {
 		say(m.view.style("a new conversation: the agent starts afresh", dim))
 	case "profile":
 		m.profileCommand(arg, busy)
+	case "pause":
+		if m.sess == nil {
+			return nil
+		}
+		m.sess.Pause()
+		say(m.view.style("paused: the agent stops before its next model call; /resume lets it go on", dim))
+	case "resume":
+		if m.sess == nil || !m.sess.Paused() {
+			say("the agent is not paused")
+			return nil
+		}
+		m.sess.Resume()
+		say(m.view.style("resumed", dim))
+	case "memory":
+		return m.memoryCommand(arg)
+	case "trust":
+		m.trustCommand()
 	case "sessions":
 		m.sessionsCommand()
 	case "load":
@@ -793,12 +875,20 @@ func (m *chatUI) command(text string) tea.Cmd {
 		if busy() {
 			return nil
 		}
-		id := m.sessionID(arg)
+		id, err := m.sessionID(arg)
+		if err != nil {
+			say(m.view.style("error: "+err.Error(), red))
+			return nil
+		}
 		if m.sess != nil && id == m.sess.ID() {
 			say(m.view.style("that is this session", dim))
 			return nil
 		}
 		sess, err := m.h.manager.Get(id)
+		if errors.Is(err, server.ErrNotFound) {
+			say(m.view.style(fmt.Sprintf("error: no session is %q or starts with it; /sessions lists those of this workspace", visible(arg)), red))
+			return nil
+		}
 		if err != nil {
 			say(m.view.style("error: "+err.Error(), red))
 			return nil
@@ -827,12 +917,16 @@ func (m *chatUI) release(old *server.Session) {
 const chatHelp = `Type a message and press Enter; while the agent works, a message you send is given to it at its next step.
   /reset            a new session: the agent starts afresh
   /profile [NAME]   switch this session's profile, or show the current one and the others
+  /pause            hold the agent before its next model call
+  /resume           let a paused agent go on
+  /trust            review the workspace's code (extensions, tools) and trust exactly those files
+  /memory [QUERY]   the agent's newest memories of this workspace, or those about QUERY
   /sessions         the sessions of this workspace
   /load ID          switch to a session (an id prefix is enough) and show its conversation
   /help             this help
-  /exit             leave (so do Ctrl-D and Ctrl-C at an empty prompt when no run is going on)
+  /exit             leave (so do Ctrl-D at an empty prompt, and Ctrl-C twice at an empty prompt)
 Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Ctrl-C cancels the run
-(twice: leaves), or clears what you typed · Ctrl-Z suspends
+(twice: leaves), clears what you typed, or at an empty prompt asks for a second one to leave · Ctrl-Z suspends
 When the agent asks before a tool runs, answer y (yes), n (no) or a (always, for the rest of the session),
 then Enter; what you type in the moment the question comes up stays in your message.`
 
@@ -875,6 +969,14 @@ func (m *chatUI) profileCommand(arg string, busy func() bool) {
 		return
 	}
 	if m.sess == nil || busy() {
+		return
+	}
+	var ids []string
+	for _, p := range m.h.catalog.Profiles() {
+		ids = append(ids, p.ID)
+	}
+	if len(ids) > 0 && !slices.Contains(ids, arg) {
+		say(m.view.style(fmt.Sprintf("error: no profile %q; the profiles are: %s (/profile says what each is for)", visible(arg), strings.Join(ids, ", ")), red))
 		return
 	}
 	if err := m.sess.Configure(m.ctx, arg, ""); err != nil {
@@ -927,62 +1029,26 @@ func (m *chatUI) sessionsCommand() {
 	}
 }
 
-// sessionID resolves an id prefix among the workspace's sessions (the
-// argument as it is when it is no unique prefix).
-func (m *chatUI) sessionID(arg string) string {
-	var found []string
-	for _, in := range workspaceSessions(m.h.manager.List(), m.ws) {
-		if in.ID == arg {
-			return arg
-		}
-		if strings.HasPrefix(in.ID, arg) {
-			found = append(found, in.ID)
-		}
-	}
-	if len(found) == 1 {
-		return found[0]
-	}
-	return arg
+// sessionID resolves an id prefix among the workspace's sessions (see
+// sessionByPrefix).
+func (m *chatUI) sessionID(arg string) (string, error) {
+	return sessionByPrefix(workspaceSessions(m.h.manager.List(), m.ws), arg)
 }
 
-// transcript is a session's conversation, briefly: the user's messages and
-// the agent's answers of its last exchanges, each cut to a few lines. It is
-// printed as it is (not through the renderer): its texts show their control
-// characters.
+// transcript is a session's conversation as it happened, shown as the
+// live view showed it: the user's messages, each tool call with its
+// approval question and the answer given, its result (a refusal, a
+// failure, a cancel), warnings, errors and the answers. What only helped
+// to watch it (reasoning, thoughts, the answer's stream) is left out, a
+// command's output is cut to its first lines, and only the last runs are
+// shown (zero sessions show has them all).
 func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
-	const keep = 20 // entries
-	var entries [][]string
-	brief := func(s string, style ...string) []string {
-		lines := strings.Split(strings.TrimSpace(s), "\n")
-		if len(lines) > 4 {
-			lines = append(lines[:3], "…")
-		}
-		for i, l := range lines {
-			lines[i] = m.view.style(visible(loop.Clip(l, 300)), style...)
-		}
-		return lines
-	}
-	user := func(s string) []string {
-		lines := brief(s, bold)
-		for i := range lines {
-			prefix := "  "
-			if i == 0 {
-				prefix = "› "
-			}
-			lines[i] = prefix + lines[i]
-		}
-		return lines
-	}
-	for _, e := range evs {
-		switch {
-		case e.Type == loop.EventRunStarted, e.Type == loop.EventIntervention:
-			entries = append(entries, user(e.Text))
-		case e.Type == loop.EventResponse && e.Agent == 0:
-			entries = append(entries, brief(e.Text))
-		case e.Type == loop.EventRunEnded && e.StopReason == loop.StopCancelled:
-			entries = append(entries, []string{m.view.style("(cancelled)", yellow)})
-		case e.Type == loop.EventRunEnded && e.StopReason == loop.StopError:
-			entries = append(entries, []string{m.view.style("error: "+visible(firstLineOf(e.Error)), red)})
+	const keepRuns = 10
+	evs = server.Coalesce(evs)
+	var starts []int
+	for i, e := range evs {
+		if e.Type == loop.EventRunStarted {
+			starts = append(starts, i)
 		}
 	}
 	runs := fmt.Sprintf("%d runs", info.Runs)
@@ -990,16 +1056,88 @@ func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 		runs = "1 run"
 	}
 	out := []string{m.view.style(fmt.Sprintf("session %s: %s (%s, updated %s)", info.ID, cmp.Or(visible(info.Title), "no message yet"), runs, ago(time.Now(), info.Updated)), dim)}
-	if n := len(entries) - keep; n > 0 {
-		out = append(out, m.view.style(fmt.Sprintf("… %d earlier", n), dim))
-		entries = entries[n:]
+	if n := len(starts) - keepRuns; n > 0 {
+		out = append(out, m.view.style(fmt.Sprintf("… %d earlier runs (zero sessions show %s has them all)", n, info.ID), dim))
+		evs = evs[starts[n]:]
 	}
-	for _, e := range entries {
-		for _, l := range e {
-			out = append(out, m.wrap(l)...)
+	lines := &chatLines{}
+	r := newRenderer(lines, m.color)
+	asked := map[string]server.Request{}
+	for _, e := range evs {
+		switch e.Type {
+		case loop.EventReasoningDelta, loop.EventThoughtsDelta, loop.EventResponseDelta:
+			continue
+		case loop.EventRunStarted, loop.EventIntervention:
+			for i, l := range strings.Split(strings.TrimRight(e.Text, "\n"), "\n") {
+				prefix := "› "
+				if i > 0 {
+					prefix = "  "
+				}
+				r.line(r.style(prefix+visible(l), bold))
+			}
+			continue
+		case loop.EventToolOutputDelta:
+			e.Text = clipOutput(e.Text, 10)
+		case server.EventApprovalRequested:
+			asked[e.Text] = requestOf(e)
+			continue
+		case server.EventApprovalResolved:
+			req, ok := asked[e.Text]
+			if !ok {
+				req = server.Request{Tool: e.Tool, Method: e.Method}
+			}
+			switch e.Status {
+			case server.ApprovalApproved:
+				r.line(question(req) + " yes")
+			case server.ApprovalDenied:
+				r.line(question(req) + " no")
+			default:
+				r.line(question(req) + r.style(" (not answered: the run ended first)", dim))
+			}
+			continue
+		}
+		lines.output = e.Type == loop.EventToolOutputDelta
+		r.event(e)
+		lines.output = false
+		if e.Type == loop.EventRunEnded {
+			switch e.StopReason {
+			case loop.StopCancelled:
+				r.line(r.style("cancelled", yellow))
+			case loop.StopError:
+				if msg := visible(e.Error); msg != "" && msg != r.lastError {
+					r.line(r.style("error: "+msg, red))
+					r.lastError = msg
+				}
+			}
 		}
 	}
-	return out
+	out = append(out, lines.take(m.width)...)
+	return append(out, lines.end()...)
+}
+
+// clipOutput keeps the first n lines of a command's output, saying how many
+// more there were.
+func clipOutput(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "") + fmt.Sprintf("… (%d more lines)\n", len(lines)-n)
+}
+
+// requestOf is the request an approval_requested event announces, as far
+// as the event tells it (the title is "tool: subject", the subject
+// clipped).
+func requestOf(e loop.Event) server.Request {
+	r := server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Title: e.Title}
+	_ = json.Unmarshal(e.Args, &r.Args) // the call's arguments: nil when there are none
+	if _, subject, ok := strings.Cut(e.Title, ": "); ok {
+		r.Subject = subject
+	}
+	return r
 }
 
 // ago says how long ago t was, for listings.
@@ -1018,4 +1156,145 @@ func ago(now, t time.Time) string {
 		return t.Local().Format("Jan 2 15:04")
 	}
 	return t.Local().Format("2006-01-02")
+}
+
+// memoriesMsg is the answer to /memory.
+type memoriesMsg struct {
+	query string
+	list  []server.MemoryInfo
+	err   error
+}
+
+// memoryCommand is /memory [query], as ACP's: the newest memories of the
+// session's workspace and the user's, or the most relevant to query. The
+// search may take a while (it can embed the query), so it runs off the
+// event loop and its answer comes back as a memoriesMsg.
+func (m *chatUI) memoryCommand(query string) tea.Cmd {
+	mgr, ctx, ws := m.h.manager, m.ctx, m.ws
+	if m.sess != nil {
+		if roots := m.sess.Spec().Roots; len(roots) > 0 {
+			ws = roots[0]
+		}
+	}
+	return func() tea.Msg {
+		list, err := mgr.Memories(ctx, server.MemoryQuery{Workspace: ws, Query: query, Limit: 20})
+		return memoriesMsg{query: query, list: list, err: err}
+	}
+}
+
+// memories shows the answer to /memory. The texts are the agent's: their
+// control characters show.
+func (m *chatUI) memories(msg memoriesMsg) {
+	switch {
+	case msg.err != nil:
+		m.say(m.view.style("error: could not read the memory: "+msg.err.Error(), red))
+		return
+	case len(msg.list) == 0 && msg.query != "":
+		m.say(fmt.Sprintf("no memory about %q", visible(msg.query)))
+		return
+	case len(msg.list) == 0:
+		m.say("the agent remembers nothing yet for this workspace")
+		return
+	}
+	for _, mem := range msg.list {
+		l := m.view.style(visible(mem.ID), bold) + m.view.style(fmt.Sprintf(" (%s, %s memory, %s)", visible(mem.Area), visible(mem.Scope), visible(mem.Timestamp)), dim) +
+			" " + visible(loop.Clip(strings.Join(strings.Fields(mem.Text), " "), 300))
+		if m.width > 1 {
+			l = ansi.Truncate(l, m.width-1, "…")
+		}
+		m.view.line(l)
+	}
+}
+
+// trustTool is the Tool of the chat's own question of /trust among the
+// approval questions: a person's answer at this terminal is the only way
+// it is granted.
+const trustTool = "/trust"
+
+// trustCommand is /trust, as ACP's: it shows the workspace's code that is
+// off and asks whether to trust exactly those files; the answer (y or n,
+// then Enter) grants the digest shown, nothing else.
+func (m *chatUI) trustCommand() {
+	if m.sess == nil {
+		return
+	}
+	ts, ok, err := m.sess.TrustState()
+	switch {
+	case !ok:
+		m.say("this chat keeps no workspace trust")
+		return
+	case err != nil:
+		m.say(m.view.style("error: could not read the workspace's code: "+err.Error(), red))
+		return
+	case ts.Status == server.TrustNone:
+		m.say("this workspace carries no code that Zero would run: there is nothing to trust")
+		return
+	case ts.Status == server.TrustTrusted:
+		m.say(fmt.Sprintf("this workspace's code is trusted already (%s):", filesCount(len(ts.Files))))
+		m.trustFiles(ts)
+		return
+	}
+	id := "trust:" + ts.Digest
+	if slices.ContainsFunc(m.asks, func(r server.Request) bool { return r.ID == id }) {
+		return // asked already: the question is up
+	}
+	if ts.Message != "" {
+		m.say(m.view.style(visible(ts.Message), yellow))
+	}
+	m.trustFiles(ts)
+	m.say(m.view.style("Trusting runs exactly these files on this machine; any later change turns them off again.", dim))
+	m.asks = append(m.asks, server.Request{ID: id, Tool: trustTool, Session: m.sess.ID(),
+		Subject: ts.Digest, Title: fmt.Sprintf("%s of %s", filesCount(len(ts.Files)), ts.Workspace)})
+}
+
+// trustFiles lists the files of a trust state: path, kind, and what
+// changed since they were last trusted.
+func (m *chatUI) trustFiles(ts server.TrustState) {
+	for _, f := range ts.Files {
+		l := "  " + visible(f.Path)
+		switch {
+		case f.Change != "":
+			l += m.view.style(" ("+f.Change+")", yellow)
+		case f.Point != "":
+			l += m.view.style(" ("+f.Kind+" at "+f.Point+")", dim)
+		case f.Kind != "":
+			l += m.view.style(" ("+f.Kind+")", dim)
+		}
+		m.say(l)
+	}
+}
+
+// trustedMsg is the outcome of trusting the files a /trust question showed.
+type trustedMsg struct {
+	st  server.TrustState
+	err error
+}
+
+// grant trusts the digest the person was shown; it reloads the session's
+// extensions, so it runs off the event loop.
+func (m *chatUI) grant(sess *server.Session, digest string) tea.Cmd {
+	ctx := m.ctx
+	return func() tea.Msg {
+		st, err := sess.GrantTrust(ctx, digest)
+		return trustedMsg{st: st, err: err}
+	}
+}
+
+func (m *chatUI) trusted(msg trustedMsg) {
+	switch {
+	case errors.Is(msg.err, server.ErrTrustMoved):
+		m.say(m.view.style("not trusted: the files changed while you were asked; /trust shows them again", yellow))
+	case msg.err != nil:
+		m.say(m.view.style("error: could not trust: "+msg.err.Error(), red))
+	default:
+		m.say(m.view.style(fmt.Sprintf("trusted %s of %s: they run from the next message on; any change to them turns them off again", filesCount(len(msg.st.Files)), msg.st.Workspace), green))
+	}
+}
+
+// filesCount says how many files, for people.
+func filesCount(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }

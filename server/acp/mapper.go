@@ -201,6 +201,11 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 		if e.StopReason == loop.StopError && !m.errShown && e.Error != "" {
 			send(sdk.UpdateAgentMessageText("\n\nError: " + e.Error + "\n"))
 		}
+		if replay && e.StopReason == loop.StopCancelled {
+			// Live, session/prompt's stop reason said it; a replay has no
+			// prompt to answer, so the turn says it was cut short.
+			send(sdk.UpdateAgentMessageText("\n\n(" + firstNonEmpty(e.Error, "cancelled") + ")\n"))
+		}
 		m.answer, m.errShown = "", false
 	case server.EventApprovalResolved:
 		if ask != nil {

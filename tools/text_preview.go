@@ -1,0 +1,110 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/zeroagent/zero/loop"
+)
+
+// PreviewChange works out what a text_editor:write or :patch call would do
+// to a file on the disk, before it runs, for the person asked to approve
+// it: the file (absolute, as the model named it), its text now (nil: it
+// does not exist yet) and the text the call would leave. Paths resolve
+// against roots as the tool resolves them (relative ones against the first
+// root), and the file is read through an os.Root of the root that holds
+// it. ok is false for any other call, and when the change cannot be worked
+// out (a path outside the roots, a patch that does not apply to the file as
+// it is, a binary or oversized file): msg then says why, in the words the
+// tool would give the model when it runs.
+func PreviewChange(roots []string, method string, args map[string]any) (diff loop.FileDiff, msg string, ok bool) {
+	if method != "write" && method != "patch" {
+		return loop.FileDiff{}, "", false
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return loop.FileDiff{}, err.Error(), false
+	}
+	var path string
+	var write textWriteArgs
+	var patch textPatchArgs
+	if method == "write" {
+		err = json.Unmarshal(raw, &write)
+		path = write.Path
+	} else {
+		err = json.Unmarshal(raw, &patch)
+		path = patch.Path
+	}
+	switch {
+	case err != nil:
+		return loop.FileDiff{}, "tool_args: " + err.Error(), false
+	case strings.TrimSpace(path) == "":
+		return loop.FileDiff{}, "no tool_args.path", false
+	case len(roots) == 0:
+		return loop.FileDiff{}, "no workspace", false
+	}
+	p, msg := resolveTextPath(NewTextEditor(roots...).roots, path)
+	if msg != "" {
+		return loop.FileDiff{}, msg, false
+	}
+	p.root, p.rootErr = os.OpenRoot(p.base)
+	if p.root != nil {
+		defer p.root.Close()
+	}
+	if method == "write" {
+		if write.Content == nil {
+			return loop.FileDiff{}, "no tool_args.content", false
+		}
+		var old *string
+		if p.root != nil {
+			var known bool
+			if old, known = textDiskOld(p.root, p.rel); !known {
+				return loop.FileDiff{}, fmt.Sprintf("%s cannot be shown (not text, unreadable, or over %d MiB)", p.show, textDiffMax>>20), false
+			}
+		}
+		if len(*write.Content) > textDiffMax {
+			return loop.FileDiff{}, fmt.Sprintf("the new text is over %d MiB", textDiffMax>>20), false
+		}
+		return loop.FileDiff{Path: p.show, OldText: old, NewText: *write.Content}, "", true
+	}
+	te := NewTextEditor(roots...)
+	tf, msg := te.load(context.Background(), p) // from the disk: the context is not used
+	if msg != "" {
+		return loop.FileDiff{}, msg, false
+	}
+	edits, msg := textValidateEdits(patch.Edits, len(tf.lines), tf.crlf)
+	if msg != "" {
+		return loop.FileDiff{}, msg, false
+	}
+	if len(edits) == 0 {
+		return loop.FileDiff{}, "no edits", false
+	}
+	_, text := textPatched(tf, edits)
+	if len(tf.text) > textDiffMax || len(text) > textDiffMax {
+		// A diff of such a file takes long to work out and helps no one
+		// reading it at a question.
+		return loop.FileDiff{}, fmt.Sprintf("%s is over %d MiB", p.show, textDiffMax>>20), false
+	}
+	old := tf.text
+	return loop.FileDiff{Path: p.show, OldText: &old, NewText: text}, "", true
+}
+
+// textPatched applies edits (checked, sorted) to tf: the lines and the
+// text of the file after the patch. A patch keeps the file's final
+// newline, and gives an empty file one.
+func textPatched(tf *textFile, edits []lineEdit) ([]string, string) {
+	lines := tf.lines
+	for _, e := range slices.Backward(edits) {
+		lines = slices.Replace(lines, e.from-1, e.to, e.lines...)
+	}
+	trailing := tf.trailing || len(tf.lines) == 0
+	text := strings.Join(lines, "\n")
+	if trailing && len(lines) > 0 {
+		text += "\n"
+	}
+	return lines, text
+}
