@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -34,9 +35,15 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now, listing it on stderr, as zero trust does")
 	cont := fs.Bool("continue", false, "continue the last session of this workspace (zero sessions lists them)")
 	sessionID := fs.String("session", "", "continue the stored session with this id")
+	helpOutput(fs, args, stdout)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: zero run [flags] MESSAGE\n\nRuns one task and shows it live; exits 0 when the agent answered.\n\nFlags:")
-		fs.PrintDefaults()
+		printUsage(fs, "  zero run [flags] MESSAGE",
+			"Runs one task in the workspace and shows it live: the agent's thoughts, its commands and their output,\n"+
+				"and its answer. Exits 0 when the agent answered, 1 when the run failed, 130 when cancelled (Ctrl-C).\n"+
+				"Flags may stand before or after the message; after -- everything is the message.",
+			"  zero run \"list the Go files here and count their lines\"\n"+
+				"  zero run --sandbox local --continue \"now add a test for it\"\n"+
+				"  zero run --json \"what does main.go do?\" | jq -c 'select(.type == \"response\")'")
 	}
 	words, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -90,11 +97,17 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	var (
 		show func(loop.Event)
 		view *renderer // nil with --json
+		// evErrors are the errors the --json events carried: said there,
+		// they are not said again on stderr.
+		evErrors []string
 	)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		show = func(e loop.Event) {
+			if e.Type == loop.EventError || e.Error != "" {
+				evErrors = append(evErrors, cmp.Or(e.Text, e.Error), e.Error)
+			}
 			if err := enc.Encode(e); err != nil {
 				a.logger.Warn("write event", "err", err)
 			}
@@ -151,8 +164,12 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		return 130
 	default:
-		// Said once: the live view on a terminal already showed the error.
-		if view != nil && !(view.color && view.lastError == err.Error()) {
+		// Said once: the live view or the --json events already said the
+		// error. stderr says it again only to a person who watches it while
+		// the live view goes elsewhere (zero run "task" > transcript.txt).
+		shown := slices.Contains(evErrors, err.Error()) || view != nil && view.lastError == err.Error()
+		watching := view != nil && isTTY(stderr) && !sameFile(stdout, stderr)
+		if !shown || watching {
 			fmt.Fprintln(stderr, "zero:", err)
 		}
 		return 1
@@ -332,6 +349,19 @@ func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// sameFile reports whether two outputs write to the same file (one
+// terminal, or one pipe or file given as both).
+func sameFile(a, b io.Writer) bool {
+	fa, ok1 := a.(*os.File)
+	fb, ok2 := b.(*os.File)
+	if !ok1 || !ok2 {
+		return a == b
+	}
+	sa, err1 := fa.Stat()
+	sb, err2 := fb.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // isTerminalIn reports whether r is a terminal a person can answer on

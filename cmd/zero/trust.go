@@ -94,18 +94,19 @@ func trustCommand(args []string, stdout, stderr io.Writer) int {
 	workspace := fs.String("workspace", "", "the workspace (default: the current directory)")
 	revoke := fs.Bool("revoke", false, "forget the trust of this workspace: its code stops running")
 	check := fs.Bool("check", false, "only show the code and whether it is trusted (exit 1 when it is not)")
+	helpOutput(fs, args, stdout)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: zero trust [--workspace DIR] [--check | --revoke]
-
-Lists what in the workspace can run on this machine (extension scripts,
-.disabled switches, tool scripts, their helper files) with each file's
-digest, and trusts exactly that content: any later change, by a git pull or
-by the agent, turns it off again until you trust it again. The record is
-kept in your config directory, outside every workspace.
-
-Flags:
-`)
-		fs.PrintDefaults()
+		printUsage(fs, "  zero trust [--workspace DIR] [--yes] [--check | --revoke]",
+			`Shows what in the workspace can run on this machine (extension scripts, .disabled switches, tool
+scripts, their helper files, .mcp.json and what its servers run, knowledge, secrets.env): each file's
+path, size and kind, with its content, or what changed since you last trusted it as a diff. Then asks
+whether to trust exactly that content (y/N): any later change, by a git pull or by the agent, turns it
+off again until you trust it again. The record is kept in your config directory, outside every
+workspace. Without a terminal to ask on, --yes is needed.`,
+			"  zero trust                  review and trust this workspace's code\n"+
+				"  zero trust --check          only show it, and exit 1 when it is not trusted\n"+
+				"  zero trust --yes --workspace ~/src/project   trust without asking (scripts)\n"+
+				"  zero trust --revoke         stop running this workspace's code")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
