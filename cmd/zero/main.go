@@ -171,7 +171,7 @@ var faceHelp = map[string]facePage{
 		examples: "  zero mcp --workspace ~/src/project\n  zero mcp --http 127.0.0.1:7777",
 	},
 	"lsp": {
-		about: "Serves the LSP-style session on stdin and stdout for the VS Code extension. Logs go to stderr.",
+		about:    "Serves the LSP-style session on stdin and stdout for the VS Code extension. Logs go to stderr.",
 		examples: "  zero lsp --workspace ~/src/project",
 	},
 }
