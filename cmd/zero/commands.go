@@ -186,7 +186,7 @@ func configCommand(args []string, stdout, stderr io.Writer) int {
 	if code := a.profileGate(stderr); code != 0 {
 		return code
 	}
-	if err := a.cfg.Print(stdout); err != nil {
+	if err := printConfig(stdout, a.cfg); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
