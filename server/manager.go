@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -519,6 +520,73 @@ func (m *Manager) closeSession(s *Session) {
 		m.opts.OnClose(s.Spec())
 	}
 	m.opts.Logger.Info("session closed", "session", s.ID())
+}
+
+// ErrAmbiguous is the error of an id prefix that more than one session's
+// id starts with.
+var ErrAmbiguous = errors.New("names more than one session")
+
+// ResolveID returns the one of ids that is id, or else the one that starts
+// with id, as people shorten the ids a listing shows. None is an error
+// wrapping [ErrNotFound]; several, one wrapping [ErrAmbiguous] that lists
+// them.
+func ResolveID(ids []string, id string) (string, error) {
+	var found []string
+	for _, full := range ids {
+		if full == id {
+			return id, nil
+		}
+		if id != "" && strings.HasPrefix(full, id) && !slices.Contains(found, full) {
+			found = append(found, full)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", idError{fmt.Sprintf("no session %q", id), ErrNotFound}
+	case 1:
+		return found[0], nil
+	}
+	slices.Sort(found)
+	shown := found
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(found)-10))
+	}
+	return "", idError{fmt.Sprintf("session id %q names more than one session: %s; give more of it", id, strings.Join(shown, ", ")), ErrAmbiguous}
+}
+
+// idError says what is wrong with a session id in the user's words and
+// wraps the sentinel the callers test.
+type idError struct {
+	msg string
+	err error
+}
+
+func (e idError) Error() string { return e.msg }
+func (e idError) Unwrap() error { return e.err }
+
+// Resolve returns the id of the session, open in this process or stored
+// for any workspace, that id names: the whole id, or a prefix that only one
+// session's id starts with (see [ResolveID]).
+func (m *Manager) Resolve(id string) (string, error) {
+	m.mu.Lock()
+	ids := make([]string, 0, len(m.sessions))
+	for full := range m.sessions {
+		ids = append(ids, full)
+	}
+	m.mu.Unlock()
+	if slices.Contains(ids, id) {
+		return id, nil
+	}
+	if st := m.opts.Store; st != nil {
+		stored, err := st.Sessions(store.ListOptions{})
+		if err != nil {
+			return "", fmt.Errorf("session %q: %w", id, err)
+		}
+		for _, rec := range stored {
+			ids = append(ids, rec.ID)
+		}
+	}
+	return ResolveID(ids, id)
 }
 
 // ValidID reports whether id may name a session: it names files too (the

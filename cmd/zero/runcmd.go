@@ -34,7 +34,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the live view")
 	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now, listing it on stderr, as zero trust does")
 	cont := fs.Bool("continue", false, "continue the last session of this workspace (zero sessions lists them)")
-	sessionID := fs.String("session", "", "continue the stored session with this id")
+	sessionID := fs.String("session", "", "continue the stored session with this id, or a prefix of it that names one session (zero sessions lists them)")
 	helpOutput(fs, args, stdout)
 	fs.Usage = func() {
 		printUsage(fs, "  zero run [flags] MESSAGE",
@@ -121,7 +121,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	sess, since, err := runSession(ctx, h, *cont, *sessionID)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) {
+		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrAmbiguous) {
 			return 2
 		}
 		return 1
@@ -192,6 +192,12 @@ func runSession(ctx context.Context, h *host, cont bool, id string) (s *server.S
 	if id == "" {
 		s, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{h.ws}})
 		return s, 0, err
+	}
+	if id, err = h.manager.Resolve(id); err != nil {
+		if errors.Is(err, server.ErrNotFound) {
+			err = fmt.Errorf("%w (zero sessions --all lists them)", err)
+		}
+		return nil, 0, err
 	}
 	for _, in := range list {
 		if in.ID == id {

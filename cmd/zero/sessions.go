@@ -75,15 +75,24 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "zero sessions %s: want one session id\n", sub)
 			return 2
 		}
-		return showSession(st, fs.Arg(0), sub == "export", stdout, stderr)
+		id, err := resolveStored(st, fs.Arg(0))
+		if err != nil {
+			printStoreErr(stderr, "zero", st.Path(), err)
+			return 1
+		}
+		return showSession(st, id, sub == "export", stdout, stderr)
 	case "rm", "delete":
 		if fs.NArg() == 0 {
 			fmt.Fprintln(stderr, "zero sessions rm: want the ids of the sessions to delete (zero sessions lists them)")
 			return 2
 		}
 		code := 0
-		for _, id := range fs.Args() {
-			if err := removeSession(st, id); err != nil {
+		for _, arg := range fs.Args() {
+			id, err := resolveStored(st, arg)
+			if err == nil {
+				err = removeSession(st, id)
+			}
+			if err != nil {
 				printStoreErr(stderr, "zero", st.Path(), err)
 				code = 1
 				continue
@@ -203,6 +212,25 @@ func showSession(st *store.Store, id string, asJSON bool, stdout, stderr io.Writ
 		Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq}
 	fmt.Fprint(stdout, server.Transcript(info, evs))
 	return 0
+}
+
+// resolveStored returns the id of the stored session that arg names: its
+// whole id or a prefix only its id starts with; an ambiguous prefix is an
+// error that lists the sessions it could mean.
+func resolveStored(st *store.Store, arg string) (string, error) {
+	list, err := st.Sessions(store.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	id, err := server.ResolveID(ids, arg)
+	if errors.Is(err, server.ErrNotFound) {
+		return "", fmt.Errorf("%w (zero sessions --all lists them)", err)
+	}
+	return id, err
 }
 
 // removeSession deletes a stored session that no live process holds, and
