@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroagent/zero/loop"
@@ -120,6 +121,24 @@ type Manager struct {
 	// loadMu serialises loads from the store, so that two faces asking for
 	// one stored session at once get the same one.
 	loadMu sync.Mutex
+	// reach follows the sessions created in this process (by id) until one
+	// of their runs reaches the model (see Unreached).
+	reach map[string]*reach
+}
+
+// reach says whether a session ran and whether the model ever answered it.
+type reach struct{ ran, reached atomic.Bool }
+
+// see notes what an event says: a run began, or the model answered (any
+// event but the run's frame, the user's messages, warnings and errors).
+func (r *reach) see(e loop.Event) {
+	switch e.Type {
+	case loop.EventRunStarted:
+		r.ran.Store(true)
+	case loop.EventTurnStarted, loop.EventRunEnded, loop.EventWarning, loop.EventError, loop.EventIntervention:
+	default:
+		r.reached.Store(true)
+	}
 }
 
 // Info describes a session for listings.
@@ -152,7 +171,7 @@ func NewManager(opts Options) *Manager {
 		limit := opts.LogLimit
 		opts.NewLog = func(string) Log { return NewMemLog(limit) }
 	}
-	m := &Manager{opts: opts, sessions: map[string]*Session{}}
+	m := &Manager{opts: opts, sessions: map[string]*Session{}, reach: map[string]*reach{}}
 	if opts.Broker != nil && opts.Store != nil {
 		opts.Broker.mu.Lock()
 		opts.Broker.remembered = func(id string) {
@@ -213,7 +232,17 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 		log = newStoreLog(st, spec.ID, m.opts.LogLimit, nil, 0)
 	}
 	s := newSession(spec, log, m.opts.Now())
+	if st != nil {
+		m.mu.Lock()
+		m.reach[spec.ID] = &reach{}
+		m.mu.Unlock()
+	}
 	s, err := m.start(ctx, s, nil)
+	if err != nil {
+		m.mu.Lock()
+		delete(m.reach, spec.ID)
+		m.mu.Unlock()
+	}
 	if err != nil && st != nil {
 		if derr := st.DeleteSession(spec.ID); derr != nil {
 			m.opts.Logger.Warn("removing a session that failed to start", "session", spec.ID, "err", derr)
@@ -234,7 +263,17 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 		}
 	}
 	s.setup, s.now, s.trust = m.opts.Setup, m.opts.Now, m.opts.Trust
-	ls, err := m.opts.NewSession(ctx, spec, s.sink)
+	sink := s.sink
+	m.mu.Lock()
+	rs := m.reach[spec.ID]
+	m.mu.Unlock()
+	if rs != nil {
+		sink = func(e loop.Event) {
+			rs.see(e)
+			s.sink(e)
+		}
+	}
+	ls, err := m.opts.NewSession(ctx, spec, sink)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -506,14 +545,44 @@ func (m *Manager) CloseAll() {
 	}
 }
 
+// Unreached reports whether session id was created in this process, ran,
+// and none of its runs reached the model (a closed port, a refused key, no
+// such model): it holds nothing but the messages the model never saw, and
+// closing it removes it from the store rather than leave it among the
+// sessions to continue.
+func (m *Manager) Unreached(id string) bool {
+	m.mu.Lock()
+	rs := m.reach[id]
+	m.mu.Unlock()
+	return rs != nil && rs.ran.Load() && !rs.reached.Load()
+}
+
 func (m *Manager) closeSession(s *Session) {
 	s.close()
+	unreached := m.Unreached(s.ID())
+	m.mu.Lock()
+	delete(m.reach, s.ID())
+	m.mu.Unlock()
 	if b := m.opts.Broker; b != nil {
 		b.detach(s.ID())
 	}
 	if st := m.opts.Store; st != nil {
-		if err := st.Release(s.ID(), pid); err != nil {
-			m.opts.Logger.Warn("release session", "session", s.ID(), "err", err)
+		discarded := false
+		if unreached {
+			if err := st.DeleteSession(s.ID()); err != nil {
+				m.opts.Logger.Warn("removing a session that never reached the model", "session", s.ID(), "err", err)
+			} else {
+				discarded = true
+				m.opts.Logger.Info("session removed: none of its runs reached the model", "session", s.ID())
+				if m.opts.OnDelete != nil {
+					m.opts.OnDelete(s.Spec())
+				}
+			}
+		}
+		if !discarded {
+			if err := st.Release(s.ID(), pid); err != nil {
+				m.opts.Logger.Warn("release session", "session", s.ID(), "err", err)
+			}
 		}
 	}
 	if m.opts.OnClose != nil {

@@ -152,7 +152,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	p.waitFor(ctx, sess.Cursor())
 	stopPump()
-	if !*jsonOut && isTTY(stderr) {
+	// A session none of whose runs reached the model is not kept (see
+	// server.Manager.Unreached): there is nothing to go on with.
+	if !*jsonOut && isTTY(stderr) && !h.manager.Unreached(sess.ID()) {
 		defer fmt.Fprintf(stderr, "zero: session %s (zero run --continue goes on with it)\n", sess.ID())
 	}
 	switch {
