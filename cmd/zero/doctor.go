@@ -225,7 +225,7 @@ func (a *app) checkTrust() checkResult {
 	case err != nil:
 		r.note, r.detail, r.fix = true, err.Error(), "see "+a.trust.Path()
 	case st.Status == trust.StatusUntrusted || st.Status == trust.StatusChanged:
-		r.note, r.detail, r.fix = true, trustSummary(st), "review the files with zero trust --check, then run zero trust"
+		r.note, r.detail, r.fix = true, trustSummary(st), "run zero trust: it shows each file (or what changed) and asks"
 	default:
 		r.detail = trustSummary(st)
 	}

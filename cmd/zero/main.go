@@ -28,7 +28,7 @@ Usage:
   zero profiles              list the agent profiles and where they come from
   zero prompt [--profile P]  print the system prompt a profile's agent is given
   zero config                print the effective configuration and where each value came from
-  zero trust [--revoke]      list the workspace's code (extensions, tools) and trust exactly that content
+  zero trust [--yes|--revoke] show the workspace's code (extensions, tools) and ask to trust exactly that content
   zero doctor                check the model endpoint, the sandbox, the profiles and the config
   zero sandbox ls|rm [--all] list or remove the Docker containers Zero keeps per workspace
   zero sessions [ls|show|export|rm] list, read or delete the stored sessions
@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "config":
 		return configCommand(args[1:], stdout, stderr)
 	case "trust":
-		return trustCommand(args[1:], stdout, stderr)
+		return trustCommand(args[1:], stdin, stdout, stderr)
 	case "doctor":
 		return doctorCommand(ctx, args[1:], stdout, stderr)
 	case "sandbox":

@@ -32,7 +32,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.SetOutput(stderr)
 	common := addCommonFlags(fs, true)
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the live view")
-	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now, listing it on stderr, as zero trust does")
+	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now without asking, listing it on stderr (zero trust shows each file and asks)")
 	cont := fs.Bool("continue", false, "continue the last session of this workspace (zero sessions lists them)")
 	sessionID := fs.String("session", "", "continue the stored session with this id, or a prefix of it that names one session (zero sessions lists them)")
 	helpOutput(fs, args, stdout)
