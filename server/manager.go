@@ -130,12 +130,18 @@ type Manager struct {
 type reach struct{ ran, reached atomic.Bool }
 
 // see notes what an event says: a run began, or the model answered (any
-// event but the run's frame, the user's messages, warnings and errors).
+// event but the run's frame, the user's messages, warnings and errors), or
+// a run ended otherwise than with an error (an answer, or a cancel: the
+// model may have been working, and the person chose to stop it).
 func (r *reach) see(e loop.Event) {
 	switch e.Type {
 	case loop.EventRunStarted:
 		r.ran.Store(true)
-	case loop.EventTurnStarted, loop.EventRunEnded, loop.EventWarning, loop.EventError, loop.EventIntervention:
+	case loop.EventRunEnded:
+		if e.StopReason != loop.StopError {
+			r.reached.Store(true)
+		}
+	case loop.EventTurnStarted, loop.EventWarning, loop.EventError, loop.EventIntervention:
 	default:
 		r.reached.Store(true)
 	}
@@ -546,8 +552,9 @@ func (m *Manager) CloseAll() {
 }
 
 // Unreached reports whether session id was created in this process, ran,
-// and none of its runs reached the model (a closed port, a refused key, no
-// such model): it holds nothing but the messages the model never saw, and
+// and each of its runs ended with an error before the model said anything
+// (a closed port, a refused key, no such model): it holds nothing but the
+// messages the model never answered, and
 // closing it removes it from the store rather than leave it among the
 // sessions to continue.
 func (m *Manager) Unreached(id string) bool {

@@ -309,30 +309,31 @@ func TestDoctorDemoModel(t *testing.T) {
 	}
 }
 
-// Each fact is said once: zero run's error is on stdout (the live view, or
-// the --json event) and not again on stderr; zero doctor's MCP failure is
-// its report line, not a log line too, and says each cause once.
+// Each fact is said once: zero run's error goes to stderr when the live
+// view goes elsewhere, to the view alone when both are one output, and
+// with --json it is the event (stderr keeps to logs); zero doctor's MCP
+// failure is its report line, not a log line too, and says each cause once.
 func TestErrorSaidOnce(t *testing.T) {
 	t.Parallel()
 	env := []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}
-	for _, json := range []bool{false, true} {
-		args := []string{"run", "--workspace", t.TempDir(), "hi"}
-		if json {
-			args = append(args[:1], append([]string{"--json"}, args[1:]...)...)
-		}
-		out, errOut, code := cli21Run(t, env, "", args...)
-		if code != 1 || strings.Count(out, "cannot reach the model") == 0 || strings.Contains(errOut, "cannot reach the model") {
-			t.Errorf("zero %s: exit %d; the error should be on stdout only\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
-		}
-		if !json && strings.Count(out, "cannot reach the model") != 1 {
-			t.Errorf("zero run's view says the error %d times:\n%s", strings.Count(out, "cannot reach the model"), out)
-		}
+	const msg = "cannot reach the model"
+	out, errOut, code := cli21Run(t, env, "", "run", "--workspace", t.TempDir(), "hi")
+	if code != 1 || strings.Count(errOut, msg) != 1 || strings.Contains(out, msg) {
+		t.Errorf("zero run, stdout and stderr apart: exit %d; the error should be on stderr once\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	out, errOut, code = cli21Run(t, env, "", "run", "--json", "--workspace", t.TempDir(), "hi")
+	if code != 1 || !strings.Contains(out, msg) || strings.Contains(errOut, msg) {
+		t.Errorf("zero run --json: exit %d; the error should be the event only\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	both, _ := zeroCmd(t, env, "run", "--workspace", t.TempDir(), "hi").CombinedOutput()
+	if n := strings.Count(string(both), msg); n != 1 {
+		t.Errorf("zero run with stdout and stderr one pipe says the error %d times:\n%s", n, both)
 	}
 
 	cfg := t.TempDir()
 	mustWrite(t, cfg+"/zero/config.yaml", "mcp_servers:\n  gone:\n    url: http://127.0.0.1:1/mcp\n")
 	srv := llmtest.NewServer(t)
-	out, errOut, code := cli21Run(t, []string{"XDG_CONFIG_HOME=" + cfg, "ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL()}, "", "doctor", "--sandbox", "local", "--workspace", t.TempDir())
+	out, errOut, code = cli21Run(t, []string{"XDG_CONFIG_HOME=" + cfg, "ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL()}, "", "doctor", "--sandbox", "local", "--workspace", t.TempDir())
 	if code != 1 || !strings.Contains(out, "✗ MCP servers: gone") {
 		t.Fatalf("zero doctor with a server that is not there: exit %d\n%s%s", code, out, errOut)
 	}

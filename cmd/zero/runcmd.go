@@ -97,16 +97,19 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	var (
 		show func(loop.Event)
 		view *renderer // nil with --json
-		// evErrors are the errors the --json events carried: said there,
-		// they are not said again on stderr.
+		// evErrors are the errors already said (by the --json events, or
+		// on stderr as they came): they are not said again at the end.
 		evErrors []string
+		errMu    sync.Mutex
 	)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		show = func(e loop.Event) {
 			if e.Type == loop.EventError || e.Error != "" {
+				errMu.Lock()
 				evErrors = append(evErrors, cmp.Or(e.Text, e.Error), e.Error)
+				errMu.Unlock()
 			}
 			if err := enc.Encode(e); err != nil {
 				a.logger.Warn("write event", "err", err)
@@ -115,6 +118,21 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	} else {
 		view = newRenderer(stdout, isTerminal(stdout))
 		show = view.event
+		if !sameFile(stdout, stderr) {
+			// The run's errors go where errors go, once: on stderr when the
+			// live view goes elsewhere (a pipe, a file), in the view when
+			// both are one terminal.
+			show = func(e loop.Event) {
+				if e.Type == loop.EventError && e.Agent == 0 {
+					fmt.Fprintln(stderr, "zero:", e.Text)
+					errMu.Lock()
+					evErrors = append(evErrors, e.Text)
+					errMu.Unlock()
+					return
+				}
+				view.event(e)
+			}
+		}
 	}
 	h := newHostWith(ctx, a) // closes a
 	defer h.close(closeGrace)
@@ -166,12 +184,12 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		return 130
 	default:
-		// Said once: the live view or the --json events already said the
-		// error. stderr says it again only to a person who watches it while
-		// the live view goes elsewhere (zero run "task" > transcript.txt).
-		shown := slices.Contains(evErrors, err.Error()) || view != nil && view.lastError == err.Error()
-		watching := view != nil && isTTY(stderr) && !sameFile(stdout, stderr)
-		if !shown || watching {
+		// Said once: the --json events, stderr as it came, or the live view
+		// on the terminal already said the error.
+		errMu.Lock()
+		shown := slices.Contains(evErrors, err.Error())
+		errMu.Unlock()
+		if !shown && !(view != nil && view.lastError == err.Error()) {
 			fmt.Fprintln(stderr, "zero:", err)
 		}
 		return 1
