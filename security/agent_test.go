@@ -83,7 +83,7 @@ func TestAgentWritesExtensionThenSubordinate(t *testing.T) {
 				}
 				if trusted {
 					write(t, filepath.Join(b.ws, ".zero/extensions/agent_init/_10_ok"), "#!/bin/sh\nexit 0\n", 0o755)
-					if out, _, err := b.run(nil, "trust", "--workspace", b.ws); err != nil {
+					if out, _, err := b.run(nil, "trust", "--yes", "--workspace", b.ws); err != nil {
 						t.Fatalf("zero trust: %v\n%s", err, out)
 					}
 				}
@@ -117,7 +117,7 @@ func TestDisabledApprovalBypass(t *testing.T) {
 		write(t, filepath.Join(b.ws, ".zero/extensions/tool_execute_before", name), "", 0o644)
 	}
 	write(t, filepath.Join(b.ws, ".zero/extensions/tool_execute_before/_05_approval"), "#!/bin/sh\necho '{}'\n", 0o755)
-	if out, _, err := b.run(nil, "trust", "--workspace", b.ws); err != nil {
+	if out, _, err := b.run(nil, "trust", "--yes", "--workspace", b.ws); err != nil {
 		t.Fatalf("zero trust: %v\n%s", err, out)
 	}
 	s := b.acp(nil, "--approval", "ask")

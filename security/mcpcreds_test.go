@@ -64,7 +64,7 @@ func TestMCPCredentialsNeverReachModel(t *testing.T) {
 	write(t, filepath.Join(b.ws, ".mcp.json"), `{"mcpServers": {
 		"wshttp": {"type": "http", "url": "`+url+`", "headers": {"Authorization": "Bearer ws-bearer-token-111", "X-Api-Key": "ws-api-key-222"}},
 		"wsenv": {"command": "sh", "args": ["echo.sh"], "env": {"SECRETISH_WS": "ws-env-value-333"}}}}`, 0o644)
-	if out, stderr, err := b.run(nil, "trust", "--workspace", b.ws); err != nil {
+	if out, stderr, err := b.run(nil, "trust", "--yes", "--workspace", b.ws); err != nil {
 		t.Fatalf("zero trust: %v\n%s%s", err, out, stderr)
 	}
 	s := b.acp([]string{"ZERO_APPROVAL=auto"})

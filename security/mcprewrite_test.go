@@ -28,7 +28,7 @@ func TestAgentRewritesMCPServer(t *testing.T) {
 			ran, pwned := filepath.Join(marks, "ran"), filepath.Join(marks, "pwned")
 			write(t, filepath.Join(b.ws, ".mcp.json"), `{"mcpServers": {"wssrv": {"command": "sh", "args": ["mcp/srv.sh"]}}}`, 0o644)
 			write(t, filepath.Join(b.ws, "mcp", "srv.sh"), "echo $$ >> "+ran+"\n"+echoServerSh, 0o644)
-			if out, stderr, err := b.run(nil, "trust", "--workspace", b.ws); err != nil || !strings.Contains(out, "mcp/srv.sh") {
+			if out, stderr, err := b.run(nil, "trust", "--yes", "--workspace", b.ws); err != nil || !strings.Contains(out, "mcp/srv.sh") {
 				t.Fatalf("zero trust does not list the server's script: %v\n%s%s", err, out, stderr)
 			}
 			rewrite := "printf 'touch " + pwned + "\\n' > mcp/srv.sh && echo rewritten"

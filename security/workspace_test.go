@@ -120,7 +120,7 @@ func TestTrustedWorkspaceRunsUntilChanged(t *testing.T) {
 	t.Parallel()
 	b := newBox(t, answer("one"), answer("two"))
 	mark := plantExtensions(t, b.ws)
-	out, stderr, err := b.run(nil, "trust", "--workspace", b.ws)
+	out, stderr, err := b.run(nil, "trust", "--yes", "--workspace", b.ws)
 	if err != nil || !strings.Contains(out, ".zero/extensions/agent_init/_10_x") || !strings.Contains(out, "trusted") {
 		t.Fatalf("zero trust: %v\n%s%s", err, out, stderr)
 	}

@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroagent/zero/loop"
@@ -119,6 +121,30 @@ type Manager struct {
 	// loadMu serialises loads from the store, so that two faces asking for
 	// one stored session at once get the same one.
 	loadMu sync.Mutex
+	// reach follows the sessions created in this process (by id) until one
+	// of their runs reaches the model (see Unreached).
+	reach map[string]*reach
+}
+
+// reach says whether a session ran and whether the model ever answered it.
+type reach struct{ ran, reached atomic.Bool }
+
+// see notes what an event says: a run began, or the model answered (any
+// event but the run's frame, the user's messages, warnings and errors), or
+// a run ended otherwise than with an error (an answer, or a cancel: the
+// model may have been working, and the person chose to stop it).
+func (r *reach) see(e loop.Event) {
+	switch e.Type {
+	case loop.EventRunStarted:
+		r.ran.Store(true)
+	case loop.EventRunEnded:
+		if e.StopReason != loop.StopError {
+			r.reached.Store(true)
+		}
+	case loop.EventTurnStarted, loop.EventWarning, loop.EventError, loop.EventIntervention:
+	default:
+		r.reached.Store(true)
+	}
 }
 
 // Info describes a session for listings.
@@ -151,7 +177,7 @@ func NewManager(opts Options) *Manager {
 		limit := opts.LogLimit
 		opts.NewLog = func(string) Log { return NewMemLog(limit) }
 	}
-	m := &Manager{opts: opts, sessions: map[string]*Session{}}
+	m := &Manager{opts: opts, sessions: map[string]*Session{}, reach: map[string]*reach{}}
 	if opts.Broker != nil && opts.Store != nil {
 		opts.Broker.mu.Lock()
 		opts.Broker.remembered = func(id string) {
@@ -212,7 +238,17 @@ func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error
 		log = newStoreLog(st, spec.ID, m.opts.LogLimit, nil, 0)
 	}
 	s := newSession(spec, log, m.opts.Now())
+	if st != nil {
+		m.mu.Lock()
+		m.reach[spec.ID] = &reach{}
+		m.mu.Unlock()
+	}
 	s, err := m.start(ctx, s, nil)
+	if err != nil {
+		m.mu.Lock()
+		delete(m.reach, spec.ID)
+		m.mu.Unlock()
+	}
 	if err != nil && st != nil {
 		if derr := st.DeleteSession(spec.ID); derr != nil {
 			m.opts.Logger.Warn("removing a session that failed to start", "session", spec.ID, "err", derr)
@@ -233,7 +269,17 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 		}
 	}
 	s.setup, s.now, s.trust = m.opts.Setup, m.opts.Now, m.opts.Trust
-	ls, err := m.opts.NewSession(ctx, spec, s.sink)
+	sink := s.sink
+	m.mu.Lock()
+	rs := m.reach[spec.ID]
+	m.mu.Unlock()
+	if rs != nil {
+		sink = func(e loop.Event) {
+			rs.see(e)
+			s.sink(e)
+		}
+	}
+	ls, err := m.opts.NewSession(ctx, spec, sink)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -505,20 +551,118 @@ func (m *Manager) CloseAll() {
 	}
 }
 
+// Unreached reports whether session id was created in this process, ran,
+// and each of its runs ended with an error before the model said anything
+// (a closed port, a refused key, no such model): it holds nothing but the
+// messages the model never answered, and
+// closing it removes it from the store rather than leave it among the
+// sessions to continue.
+func (m *Manager) Unreached(id string) bool {
+	m.mu.Lock()
+	rs := m.reach[id]
+	m.mu.Unlock()
+	return rs != nil && rs.ran.Load() && !rs.reached.Load()
+}
+
 func (m *Manager) closeSession(s *Session, cause error) {
 	s.closeFor(cause)
+	unreached := m.Unreached(s.ID())
+	m.mu.Lock()
+	delete(m.reach, s.ID())
+	m.mu.Unlock()
 	if b := m.opts.Broker; b != nil {
 		b.detach(s.ID())
 	}
 	if st := m.opts.Store; st != nil {
-		if err := st.Release(s.ID(), pid); err != nil {
-			m.opts.Logger.Warn("release session", "session", s.ID(), "err", err)
+		discarded := false
+		if unreached {
+			if err := st.DeleteSession(s.ID()); err != nil {
+				m.opts.Logger.Warn("removing a session that never reached the model", "session", s.ID(), "err", err)
+			} else {
+				discarded = true
+				m.opts.Logger.Info("session removed: none of its runs reached the model", "session", s.ID())
+				if m.opts.OnDelete != nil {
+					m.opts.OnDelete(s.Spec())
+				}
+			}
+		}
+		if !discarded {
+			if err := st.Release(s.ID(), pid); err != nil {
+				m.opts.Logger.Warn("release session", "session", s.ID(), "err", err)
+			}
 		}
 	}
 	if m.opts.OnClose != nil {
 		m.opts.OnClose(s.Spec())
 	}
 	m.opts.Logger.Info("session closed", "session", s.ID())
+}
+
+// ErrAmbiguous is the error of an id prefix that more than one session's
+// id starts with.
+var ErrAmbiguous = errors.New("names more than one session")
+
+// ResolveID returns the one of ids that is id, or else the one that starts
+// with id, as people shorten the ids a listing shows. None is an error
+// wrapping [ErrNotFound]; several, one wrapping [ErrAmbiguous] that lists
+// them.
+func ResolveID(ids []string, id string) (string, error) {
+	var found []string
+	for _, full := range ids {
+		if full == id {
+			return id, nil
+		}
+		if id != "" && strings.HasPrefix(full, id) && !slices.Contains(found, full) {
+			found = append(found, full)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", idError{fmt.Sprintf("no session %q", id), ErrNotFound}
+	case 1:
+		return found[0], nil
+	}
+	slices.Sort(found)
+	shown := found
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(found)-10))
+	}
+	return "", idError{fmt.Sprintf("session id %q names more than one session: %s; give more of it", id, strings.Join(shown, ", ")), ErrAmbiguous}
+}
+
+// idError says what is wrong with a session id in the user's words and
+// wraps the sentinel the callers test.
+type idError struct {
+	msg string
+	err error
+}
+
+func (e idError) Error() string { return e.msg }
+func (e idError) Unwrap() error { return e.err }
+
+// Resolve returns the id of the session, open in this process or stored
+// for any workspace, that id names: the whole id, or a prefix that only one
+// session's id starts with (see [ResolveID]).
+func (m *Manager) Resolve(id string) (string, error) {
+	m.mu.Lock()
+	ids := make([]string, 0, len(m.sessions))
+	for full := range m.sessions {
+		ids = append(ids, full)
+	}
+	m.mu.Unlock()
+	if slices.Contains(ids, id) {
+		return id, nil
+	}
+	if st := m.opts.Store; st != nil {
+		stored, err := st.Sessions(store.ListOptions{})
+		if err != nil {
+			return "", fmt.Errorf("session %q: %w", id, err)
+		}
+		for _, rec := range stored {
+			ids = append(ids, rec.ID)
+		}
+	}
+	return ResolveID(ids, id)
 }
 
 // ValidID reports whether id may name a session: it names files too (the

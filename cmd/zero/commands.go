@@ -1,12 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,12 +17,58 @@ import (
 	"github.com/zeroagent/zero/store"
 )
 
+// helpText is a command's help page (see printUsage).
+type helpText struct{ usage, about, examples string }
+
+// Help pages of the commands built with openApp.
+var (
+	profilesHelp = helpText{
+		usage: "  zero profiles [--workspace DIR]",
+		about: "Lists the agent profiles (Zero's own, yours in ~/.config/zero/agents, the workspace's in .zero/agents)\n" +
+			"with the layer each comes from; * marks the default. Says whether the workspace's code may run, and\n" +
+			"what is wrong with a profile that does not load.",
+		examples: "  zero profiles\n  zero profiles --workspace ~/src/project",
+	}
+	promptHelp = helpText{
+		usage: "  zero prompt [--profile P] [--workspace DIR]",
+		about: "Prints the system prompt the agent of a profile is given in this workspace (on stdout), and its size\n" +
+			"in tokens (on stderr): what the model reads before your first message.",
+		examples: "  zero prompt\n  zero prompt --profile developer | less",
+	}
+	configHelp = helpText{
+		usage: "  zero config [flags]",
+		about: "Prints the configuration in force and where each value comes from: a flag, the environment, your\n" +
+			"config.yaml, the workspace's .zero/config.yaml, or Zero's default. Flags show what they would change.",
+		examples: "  zero config\n  zero config --sandbox local --model gpt-4.1-mini",
+	}
+	doctorHelp = helpText{
+		usage: "  zero doctor [flags]",
+		about: "Checks what the configured setup needs, in order: the configuration, the model endpoint (it answers,\n" +
+			"takes the key, serves the model), the profiles, the sandbox, the workspace's code, the session store\n" +
+			"and the MCP servers; says for each what is wrong and how to fix it. Exits 0 when all is in order.",
+		examples: "  zero doctor\n  OPENAI_BASE_URL=http://localhost:11434/v1 ZERO_MODEL=qwen2.5-coder:14b zero doctor",
+	}
+	sandboxHelp = helpText{
+		usage: "  zero sandbox ls [--workspace DIR]\n  zero sandbox rm [--all] [--workspace DIR]",
+		about: "Lists (ls) or removes (rm) the Docker containers Zero keeps, one per workspace, for the agent's\n" +
+			"commands. rm removes this workspace's container, killing what runs in it; the next command starts a\n" +
+			"new one. The workspace's files are not touched.",
+		examples: "  zero sandbox ls\n  zero sandbox rm --workspace ~/src/project\n  zero sandbox rm --all",
+	}
+)
+
 // openApp parses the flags of a command that takes no arguments and
-// builds its app; when it returns nil the command is over with code.
-func openApp(name string, args []string, withModel bool, stderr io.Writer) (a *app, code int) {
+// builds its app; when it returns nil the command is over with code. extra
+// adds the command's own flags.
+func openApp(name string, args []string, withModel bool, help helpText, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (a *app, code int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	common := addCommonFlags(fs, withModel)
+	for _, f := range extra {
+		f(fs)
+	}
+	helpOutput(fs, args, stdout)
+	fs.Usage = func() { printUsage(fs, help.usage, help.about, help.examples) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, 0
@@ -42,7 +89,7 @@ func openApp(name string, args []string, withModel bool, stderr io.Writer) (a *a
 
 // profilesCommand lists the profiles every layer offers.
 func profilesCommand(args []string, stdout, stderr io.Writer) int {
-	a, code := openApp("zero profiles", args, false, stderr)
+	a, code := openApp("zero profiles", args, false, profilesHelp, stdout, stderr)
 	if a == nil {
 		return code
 	}
@@ -89,7 +136,7 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 // promptCommand prints the system prompt an agent of a profile is given,
 // with its token count.
 func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a, code := openApp("zero prompt", args, false, stderr)
+	a, code := openApp("zero prompt", args, false, promptHelp, stdout, stderr)
 	if a == nil {
 		return code
 	}
@@ -132,14 +179,14 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 // configCommand prints the effective configuration and where each value
 // came from.
 func configCommand(args []string, stdout, stderr io.Writer) int {
-	a, code := openApp("zero config", args, true, stderr)
+	a, code := openApp("zero config", args, true, configHelp, stdout, stderr)
 	if a == nil {
 		return code
 	}
 	if code := a.profileGate(stderr); code != 0 {
 		return code
 	}
-	if err := a.cfg.Print(stdout); err != nil {
+	if err := printConfig(stdout, a.cfg); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
@@ -148,23 +195,30 @@ func configCommand(args []string, stdout, stderr io.Writer) int {
 
 // sandboxCommand manages the Docker containers Zero keeps per workspace.
 func sandboxCommand(args []string, stdout, stderr io.Writer) int {
-	usage := "usage: zero sandbox ls | zero sandbox rm [--all] [--workspace DIR]"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
+	sub := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
 	}
-	sub, args := args[0], args[1:]
 	all := false
-	if sub == "rm" {
-		if i := slices.Index(args, "--all"); i >= 0 {
-			all, args = true, slices.Delete(args, i, i+1)
+	extra := func(fs *flag.FlagSet) {
+		if sub == "rm" || sub == "" {
+			fs.BoolVar(&all, "all", false, "rm: remove the containers of every workspace, not only this one's")
 		}
 	}
 	if sub != "ls" && sub != "rm" {
-		fmt.Fprintln(stderr, usage)
+		if sub == "" && helpAsked(args) {
+			openApp("zero sandbox", args, false, sandboxHelp, stdout, stderr, extra)
+			return 0
+		}
+		if sub == "" {
+			fmt.Fprintln(stderr, "zero sandbox: want ls or rm")
+		} else {
+			fmt.Fprintf(stderr, "zero sandbox: unknown subcommand %q: want ls or rm\n", sub)
+		}
+		fmt.Fprintf(stderr, "\nUsage:\n%s\n(zero sandbox --help says more)\n", sandboxHelp.usage)
 		return 2
 	}
-	a, code := openApp("zero sandbox "+sub, args, false, stderr)
+	a, code := openApp("zero sandbox "+sub, args, false, sandboxHelp, stdout, stderr, extra)
 	if a == nil {
 		return code
 	}
@@ -186,14 +240,22 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	verb := ""
-	if sub == "rm" {
-		verb = "removed "
+	if len(list) == 0 {
+		if sub == "ls" {
+			fmt.Fprintln(stdout, "no sandbox containers")
+		} else {
+			fmt.Fprintln(stdout, "no sandbox container to remove")
+		}
+		return 0
 	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tIMAGE\tWORKSPACE")
 	for _, c := range list {
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", verb, c.Name, c.State, c.Image, c.Workspace)
+		state := c.State
+		if sub == "rm" { // what it is now, and what it was
+			state = "removed (was " + cmp.Or(c.State, "unknown") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, state, c.Image, c.Workspace)
 	}
 	if err := tw.Flush(); err != nil {
 		return 1

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/sandbox"
+	"github.com/zeroagent/zero/secrets"
 	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/trust"
 )
@@ -33,7 +36,7 @@ type checkResult struct {
 // for each what is wrong and how to fix it. It exits 0 only when all is in
 // order.
 func doctorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a, code := openApp("zero doctor", args, true, stderr)
+	a, code := openApp("zero doctor", args, true, doctorHelp, stdout, stderr)
 	if a == nil {
 		if code == 2 { // the configuration itself is broken: that is the finding
 			fmt.Fprintln(stdout, "✗ configuration: see the error above")
@@ -44,6 +47,12 @@ func doctorCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// An unknown profile is the same usage error as in every command.
 	if code := a.profileGate(stderr); code != 0 {
 		return code
+	}
+	// The report says each finding once: the warnings the checks would log
+	// (an MCP server that did not start) are those findings again. ZERO_LOG
+	// still asks for the logs.
+	if os.Getenv("ZERO_LOG") == "" {
+		a.logger = slog.New(secrets.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}), logSecrets.Load))
 	}
 	conf := checkResult{name: "configuration", ok: true, detail: fmt.Sprintf("loaded (profile %s from %s)", a.cfg.Profile, a.cfg.Origin("profile"))}
 	for _, ig := range a.cfg.Ignored() {
@@ -115,13 +124,45 @@ func (a *app) checkModel(ctx context.Context) checkResult {
 		r.detail, r.fix = api.Error(), "check the key in the variable named by models.chat.api_key_env (zero config)"
 	case err != nil:
 		r.detail, r.fix = err.Error(), "check models.chat.base_url / OPENAI_BASE_URL and that the server runs"
-	case len(ids) > 0 && !slices.Contains(ids, c.Model()):
-		r.detail = fmt.Sprintf("the endpoint answers but does not list %q (%d models listed)", c.Model(), len(ids))
+	case len(ids) == 1 && ids[0] != c.Model():
+		// A server that lists one model usually serves it under any name
+		// (llama.cpp's server, llamafile, the scripted demo model): the
+		// list is not proof of a mistake, and asking the model would
+		// spend a reply. Said, not failed; a server that refuses the name
+		// says so at the first message.
+		r.ok, r.note = true, true
+		r.detail = fmt.Sprintf("%s answers; it lists only %q, not %q: a single-model server answers to any name, others refuse it at the first message",
+			a.cfg.Origin("models.chat.base_url"), ids[0], c.Model())
+		r.fix = fmt.Sprintf("if the first message fails with a model error, set ZERO_MODEL=%s (or models.chat.model)", ids[0])
+	case len(ids) > 1 && !slices.Contains(ids, c.Model()):
+		r.detail = fmt.Sprintf("the endpoint answers but does not list %q (it lists %s)", c.Model(), listed(ids))
 		r.fix = "set ZERO_MODEL (or models.chat.model) to one of the endpoint's models"
 	default:
 		r.ok, r.detail = true, fmt.Sprintf("%s answers and serves %s", a.cfg.Origin("models.chat.base_url"), c.Model())
 	}
 	return r
+}
+
+// unrepeat drops a part of an error chain that repeats the one before it
+// ("failed to send request: failed to send request: Post …"), as libraries
+// that wrap their own errors say it.
+func unrepeat(msg string) string {
+	parts := strings.Split(msg, ": ")
+	out := parts[:1]
+	for _, p := range parts[1:] {
+		if p != out[len(out)-1] {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ": ")
+}
+
+// listed names the models an endpoint listed, the first few.
+func listed(ids []string) string {
+	if len(ids) > 3 {
+		return strings.Join(ids[:3], ", ") + fmt.Sprintf(" and %d more", len(ids)-3)
+	}
+	return strings.Join(ids, ", ")
 }
 
 // needsKey reports whether ep is an endpoint that needs an API key and
@@ -184,7 +225,7 @@ func (a *app) checkTrust() checkResult {
 	case err != nil:
 		r.note, r.detail, r.fix = true, err.Error(), "see "+a.trust.Path()
 	case st.Status == trust.StatusUntrusted || st.Status == trust.StatusChanged:
-		r.note, r.detail, r.fix = true, trustSummary(st), "review the files with zero trust --check, then run zero trust"
+		r.note, r.detail, r.fix = true, trustSummary(st), "run zero trust: it shows each file (or what changed) and asks"
 	default:
 		r.detail = trustSummary(st)
 	}
@@ -348,7 +389,7 @@ func (a *app) checkMCP(ctx context.Context) (checkResult, bool) {
 	if len(errs) > 0 {
 		var msgs []string
 		for _, err := range errs {
-			msgs = append(msgs, err.Error())
+			msgs = append(msgs, unrepeat(err.Error()))
 		}
 		r.detail += "; " + strings.Join(msgs, "; ")
 		r.fix = "check the server's command, args, env or url in mcp_servers of your config.yaml (or the workspace's .mcp.json)"

@@ -39,7 +39,7 @@ func TestWorkspaceMCPServerRunsFromSnapshot(t *testing.T) {
 		reqs := srv.Requests()
 		return reqs[len(reqs)-1].Messages[0].Content, string(b)
 	}
-	if out, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(out), "mcp/srv.sh") {
+	if out, err := zeroCmd(t, env, "trust", "--yes", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(out), "mcp/srv.sh") {
 		t.Fatalf("zero trust does not list the server's script: %v\n%s", err, out)
 	}
 	if sys, out := run("MS-1: hello"); !strings.Contains(sys, "### wssrv.zero_sessions:") {

@@ -192,7 +192,7 @@ func TestKnowledge(t *testing.T) {
 		t.Errorf("a deleted knowledge file is still found:\n%s", got)
 	}
 
-	zero("trust", "--workspace", ws)
+	zero("trust", "--yes", "--workspace", ws)
 	got = result("KN-3")
 	if !strings.Contains(got, "second Tuesday") || !strings.Contains(got, "source: .zero/knowledge/release.md") {
 		t.Errorf("a trusted workspace's knowledge is not found:\n%s", got)

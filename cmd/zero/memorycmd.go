@@ -14,19 +14,22 @@ import (
 	"github.com/zeroagent/zero/memory"
 )
 
-const memoryUsage = `Usage:
-  zero memory [ls] [--area A] [--limit N] [--workspace DIR]   the newest memories of this workspace and your own
+const memoryUsage = `  zero memory [ls] [--area A] [--limit N] [--workspace DIR]   the newest memories of this workspace and your own
   zero memory search QUERY [--limit N] [--workspace DIR]      the memories most relevant to QUERY
   zero memory save [--user] [--area A] TEXT                   remember TEXT (in this workspace's memory, or --user: yours)
   zero memory rm ID...                                        forget memories by id
   zero memory import DIR [--user] [--workspace DIR]           import a folder of documents as knowledge
-  zero memory export [--workspace DIR]                        print the memories as JSON lines
+  zero memory export [--workspace DIR]                        print the memories as JSON lines`
 
-The agent saves and recalls memories (memory_save, memory_load, recall every few turns,
-memorizing at the end of a task) in the memory of its workspace; your own memory (--user)
-is searched in every workspace, and only you change it. Memories live in the session store
-($ZERO_STORE, else $XDG_DATA_HOME/zero/zero.db).
-`
+const memoryAbout = `Reads and changes the agent's memory. The agent saves and recalls memories (memory_save,
+memory_load, recall every few turns, memorizing at the end of a task) in the memory of its workspace;
+your own memory (--user) is searched in every workspace, and only you change it. Memories live in the
+session store ($ZERO_STORE, else $XDG_DATA_HOME/zero/zero.db).`
+
+const memoryExamples = `  zero memory
+  zero memory search "how to run the tests"
+  zero memory save --user "I prefer tabs over spaces"
+  zero memory import ./docs`
 
 // memoryCommand lists, searches, saves, removes, imports and exports memories.
 func memoryCommand(args []string, stdout, stderr io.Writer) int {
@@ -36,11 +39,12 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("zero memory "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, memoryUsage) }
-	wsFlag := fs.String("workspace", "", "the workspace (default: the current directory)")
-	area := fs.String("area", "", "the memory area: main, fragments, solutions")
-	limit := fs.Int("limit", 20, "how many memories to show")
-	user := fs.Bool("user", false, "your own memory, searched in every workspace")
+	wsFlag := fs.String("workspace", "", "the workspace whose memory it is (default: the current directory)")
+	area := fs.String("area", "", "the memory area to list or save in: main, fragments, solutions (default: all; save: main)")
+	limit := fs.Int("limit", 20, "ls, search: how many memories to show")
+	user := fs.Bool("user", false, "save, import: your own memory, searched in every workspace")
+	helpOutput(fs, args, stdout)
+	fs.Usage = func() { printUsage(fs, memoryUsage, memoryAbout, memoryExamples) }
 	words, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -148,6 +152,6 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 	case "import":
 		return importCommand(ctx, svc, scope, words, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "zero memory: unknown subcommand %q\n\n%s", sub, memoryUsage)
+	fmt.Fprintf(stderr, "zero memory: unknown subcommand %q\n\nUsage:\n%s\n", sub, memoryUsage)
 	return 2
 }

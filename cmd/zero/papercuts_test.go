@@ -275,7 +275,7 @@ func TestPapercutConfigIgnoredValues(t *testing.T) {
 			t.Errorf("zero config has %q %d times, want once:\n%s", want, n, stdout)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^    api_key_env: OPENAI_API_KEY +# default; key <not set>; the workspace's HOME is ignored$`).MatchString(stdout) {
+	if !regexp.MustCompile(`(?m)^    api_key_env: OPENAI_API_KEY +# \(default\); key <not set>; the workspace's HOME is ignored$`).MatchString(stdout) {
 		t.Errorf("the api_key_env line should show the value in force and the ignored one:\n%s", stdout)
 	}
 }

@@ -139,7 +139,7 @@ func TestWorkspaceMCPJSON(t *testing.T) {
 	if sys := run("WS-1: hello"); strings.Contains(sys, "wsinner.") {
 		t.Fatal("an untrusted workspace's .mcp.json server was started")
 	}
-	out, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput()
+	out, err := zeroCmd(t, env, "trust", "--yes", "--workspace", ws).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), ".mcp.json") {
 		t.Fatalf("zero trust does not list .mcp.json: %v\n%s", err, out)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -31,12 +32,18 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.SetOutput(stderr)
 	common := addCommonFlags(fs, true)
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the live view")
-	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now, listing it on stderr, as zero trust does")
+	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now without asking, listing it on stderr (zero trust shows each file and asks)")
 	cont := fs.Bool("continue", false, "continue the last session of this workspace (zero sessions lists them)")
-	sessionID := fs.String("session", "", "continue the stored session with this id")
+	sessionID := fs.String("session", "", "continue the stored session with this id, or a prefix of it that names one session (zero sessions lists them)")
+	helpOutput(fs, args, stdout)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: zero run [flags] MESSAGE\n\nRuns one task and shows it live; exits 0 when the agent answered.\n\nFlags:")
-		fs.PrintDefaults()
+		printUsage(fs, "  zero run [flags] MESSAGE",
+			"Runs one task in the workspace and shows it live: the agent's thoughts, its commands and their output,\n"+
+				"and its answer. Exits 0 when the agent answered, 1 when the run failed, 130 when cancelled (Ctrl-C).\n"+
+				"Flags may stand before or after the message; after -- everything is the message.",
+			"  zero run \"list the Go files here and count their lines\"\n"+
+				"  zero run --sandbox local --continue \"now add a test for it\"\n"+
+				"  zero run --json \"what does main.go do?\" | jq -c 'select(.type == \"response\")'")
 	}
 	words, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -90,11 +97,20 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	var (
 		show func(loop.Event)
 		view *renderer // nil with --json
+		// evErrors are the errors already said (by the --json events, or
+		// on stderr as they came): they are not said again at the end.
+		evErrors []string
+		errMu    sync.Mutex
 	)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		show = func(e loop.Event) {
+			if e.Type == loop.EventError || e.Error != "" {
+				errMu.Lock()
+				evErrors = append(evErrors, cmp.Or(e.Text, e.Error), e.Error)
+				errMu.Unlock()
+			}
 			if err := enc.Encode(e); err != nil {
 				a.logger.Warn("write event", "err", err)
 			}
@@ -102,13 +118,28 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	} else {
 		view = newRenderer(stdout, isTerminal(stdout))
 		show = view.event
+		if !sameFile(stdout, stderr) {
+			// The run's errors go where errors go, once: on stderr when the
+			// live view goes elsewhere (a pipe, a file), in the view when
+			// both are one terminal.
+			show = func(e loop.Event) {
+				if e.Type == loop.EventError && e.Agent == 0 {
+					fmt.Fprintln(stderr, "zero:", e.Text)
+					errMu.Lock()
+					evErrors = append(evErrors, e.Text)
+					errMu.Unlock()
+					return
+				}
+				view.event(e)
+			}
+		}
 	}
 	h := newHostWith(ctx, a) // closes a
 	defer h.close(closeGrace)
 	sess, since, err := runSession(ctx, h, *cont, *sessionID)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) {
+		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrAmbiguous) {
 			return 2
 		}
 		return 1
@@ -139,7 +170,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	p.waitFor(ctx, sess.Cursor())
 	stopPump()
-	if !*jsonOut && isTTY(stderr) {
+	// A session none of whose runs reached the model is not kept (see
+	// server.Manager.Unreached): there is nothing to go on with.
+	if !*jsonOut && isTTY(stderr) && !h.manager.Unreached(sess.ID()) {
 		defer fmt.Fprintf(stderr, "zero: session %s (zero run --continue goes on with it)\n", sess.ID())
 	}
 	switch {
@@ -151,8 +184,12 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		return 130
 	default:
-		// Said once: the live view on a terminal already showed the error.
-		if view != nil && !(view.color && view.lastError == err.Error()) {
+		// Said once: the --json events, stderr as it came, or the live view
+		// on the terminal already said the error.
+		errMu.Lock()
+		shown := slices.Contains(evErrors, err.Error())
+		errMu.Unlock()
+		if !shown && !(view != nil && view.lastError == err.Error()) {
 			fmt.Fprintln(stderr, "zero:", err)
 		}
 		return 1
@@ -175,6 +212,12 @@ func runSession(ctx context.Context, h *host, cont bool, id string) (s *server.S
 	if id == "" {
 		s, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{h.ws}})
 		return s, 0, err
+	}
+	if id, err = h.manager.Resolve(id); err != nil {
+		if errors.Is(err, server.ErrNotFound) {
+			err = fmt.Errorf("%w (zero sessions --all lists them)", err)
+		}
+		return nil, 0, err
 	}
 	for _, in := range list {
 		if in.ID == id {
@@ -332,6 +375,19 @@ func newID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// sameFile reports whether two outputs write to the same file (one
+// terminal, or one pipe or file given as both).
+func sameFile(a, b io.Writer) bool {
+	fa, ok1 := a.(*os.File)
+	fb, ok2 := b.(*os.File)
+	if !ok1 || !ok2 {
+		return a == b
+	}
+	sa, err1 := fa.Stat()
+	sb, err2 := fb.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // isTerminalIn reports whether r is a terminal a person can answer on

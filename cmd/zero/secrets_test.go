@@ -94,7 +94,7 @@ func TestWorkspaceSecretsNeedTrust(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "got.txt")); err == nil {
 		t.Fatal("the command ran with an untrusted workspace's secret")
 	}
-	if out, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(out), ".zero/secrets.env") {
+	if out, err := zeroCmd(t, env, "trust", "--yes", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(out), ".zero/secrets.env") {
 		t.Fatalf("zero trust does not list .zero/secrets.env: %v\n%s", err, out)
 	}
 	if out := run("WS-B: use the token"); !strings.Contains(out, "used") || strings.Contains(out, value) {

@@ -15,16 +15,21 @@ import (
 	"github.com/zeroagent/zero/store"
 )
 
-const sessionsUsage = `Usage:
-  zero sessions [ls] [--all] [--workspace DIR]   list the stored sessions of this workspace (or of all)
+const sessionsUsage = `  zero sessions [ls] [--all] [--workspace DIR]   list the stored sessions of this workspace (or of all)
   zero sessions show ID                          print a session as a readable transcript
   zero sessions export ID                        print a session (settings, events, histories) as JSON
-  zero sessions rm ID...                         delete sessions and their spilled output
+  zero sessions rm ID...                         delete sessions and their spilled output`
 
-Sessions are kept in $ZERO_STORE, else $XDG_DATA_HOME/zero/zero.db (~/.local/share/zero/zero.db).
-Continue one with zero run --continue (the last of this workspace) or --session ID,
-or load it in an editor (ACP session/load, LSP zero/loadSession, MCP zero_start with session).
-`
+const sessionsAbout = `Lists, shows, exports and deletes the sessions Zero keeps, in $ZERO_STORE, else
+$XDG_DATA_HOME/zero/zero.db (~/.local/share/zero/zero.db). An ID may be shortened to any prefix that
+names one session, as zero sessions lists them. Continue one with zero run --continue (the last of this
+workspace) or --session ID, or load it in an editor (ACP session/load, LSP zero/loadSession, MCP
+zero_start with session).`
+
+const sessionsExamples = `  zero sessions
+  zero sessions show 3f2a         the session whose id starts with 3f2a
+  zero sessions export 3f2a > session.json
+  zero sessions rm 3f2a 9c01`
 
 // sessionsCommand lists, shows, exports and removes stored sessions.
 func sessionsCommand(args []string, stdout, stderr io.Writer) int {
@@ -34,9 +39,10 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("zero sessions "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, sessionsUsage) }
-	all := fs.Bool("all", false, "list the sessions of every workspace")
-	wsFlag := fs.String("workspace", "", "the workspace whose sessions to list (default: the current directory)")
+	all := fs.Bool("all", false, "ls: list the sessions of every workspace")
+	wsFlag := fs.String("workspace", "", "ls: the workspace whose sessions to list (default: the current directory)")
+	helpOutput(fs, args, stdout)
+	fs.Usage = func() { printUsage(fs, sessionsUsage, sessionsAbout, sessionsExamples) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -69,15 +75,24 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "zero sessions %s: want one session id\n", sub)
 			return 2
 		}
-		return showSession(st, fs.Arg(0), sub == "export", stdout, stderr)
+		id, err := resolveStored(st, fs.Arg(0))
+		if err != nil {
+			printStoreErr(stderr, "zero", st.Path(), err)
+			return 1
+		}
+		return showSession(st, id, sub == "export", stdout, stderr)
 	case "rm", "delete":
 		if fs.NArg() == 0 {
 			fmt.Fprintln(stderr, "zero sessions rm: want the ids of the sessions to delete (zero sessions lists them)")
 			return 2
 		}
 		code := 0
-		for _, id := range fs.Args() {
-			if err := removeSession(st, id); err != nil {
+		for _, arg := range fs.Args() {
+			id, err := resolveStored(st, arg)
+			if err == nil {
+				err = removeSession(st, id)
+			}
+			if err != nil {
 				printStoreErr(stderr, "zero", st.Path(), err)
 				code = 1
 				continue
@@ -86,7 +101,7 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	fmt.Fprintf(stderr, "zero sessions: unknown subcommand %q\n\n%s", sub, sessionsUsage)
+	fmt.Fprintf(stderr, "zero sessions: unknown subcommand %q\n\nUsage:\n%s\n", sub, sessionsUsage)
 	return 2
 }
 
@@ -197,6 +212,25 @@ func showSession(st *store.Store, id string, asJSON bool, stdout, stderr io.Writ
 		Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq}
 	fmt.Fprint(stdout, server.Transcript(info, evs))
 	return 0
+}
+
+// resolveStored returns the id of the stored session that arg names: its
+// whole id or a prefix only its id starts with; an ambiguous prefix is an
+// error that lists the sessions it could mean.
+func resolveStored(st *store.Store, arg string) (string, error) {
+	list, err := st.Sessions(store.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	id, err := server.ResolveID(ids, arg)
+	if errors.Is(err, server.ErrNotFound) {
+		return "", fmt.Errorf("%w (zero sessions --all lists them)", err)
+	}
+	return id, err
 }
 
 // removeSession deletes a stored session that no live process holds, and

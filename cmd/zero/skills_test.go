@@ -44,7 +44,7 @@ func TestSkillsFromOutside(t *testing.T) {
 	if !strings.Contains(loaded, "Run scripts/notes.sh and edit NOTES.md.") || !strings.Contains(loaded, "scripts/notes.sh") {
 		t.Errorf("skills_tool:load did not give the instructions and files:\n%s", loaded)
 	}
-	if out, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(out), ".zero/skills/deploy/SKILL.md") {
+	if out, err := zeroCmd(t, env, "trust", "--yes", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(out), ".zero/skills/deploy/SKILL.md") {
 		t.Fatalf("zero trust does not list the skill for review: %v\n%s", err, out)
 	}
 	reqs = run("SK-2: hello")

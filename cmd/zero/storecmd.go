@@ -13,12 +13,11 @@ import (
 	"github.com/zeroagent/zero/store"
 )
 
-const storeUsage = `Usage:
-  zero store [check]            read every page of the session store and say whether it is sound
+const storeUsage = `  zero store [check]            read every page of the session store and say whether it is sound
   zero store recover [--empty]  move a damaged store aside (it is kept) and start a new one
-                                with the sessions and memories that can still be read
+                                with the sessions and memories that can still be read`
 
-The session store is one SQLite file: $ZERO_STORE, else $XDG_DATA_HOME/zero/zero.db
+const storeAbout = `The session store is one SQLite file: $ZERO_STORE, else $XDG_DATA_HOME/zero/zero.db
 (~/.local/share/zero/zero.db). It keeps the sessions (their events and histories) and the
 memory. A disk or file system fault, a copy taken while it was written, or garbage written
 over it can damage it: every command then says that it is damaged and names this command;
@@ -33,8 +32,11 @@ It says how many sessions and memories were saved, and how many are known to be 
 on damaged pages that no index names are not counted). A damaged header leaves nothing to
 read: the new store starts empty, and the damaged file stays for a specialist tool
 (sqlite3's .recover). --empty copies nothing. Close the editors that run Zero first: a store
-one of their sessions holds is refused. A store that is not damaged is left as it is.
-`
+one of their sessions holds is refused. A store that is not damaged is left as it is.`
+
+const storeExamples = `  zero store
+  zero store recover
+  ZERO_STORE=/tmp/copy.db zero store check`
 
 // storeCommand checks the session store or recovers a damaged one.
 func storeCommand(args []string, stdout, stderr io.Writer) int {
@@ -45,8 +47,9 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 	name := "zero store " + sub
 	flags := flag.NewFlagSet(name, flag.ContinueOnError)
 	flags.SetOutput(stderr)
-	flags.Usage = func() { fmt.Fprint(stderr, storeUsage) }
 	empty := flags.Bool("empty", false, "recover: start the new store empty, copying nothing from the damaged file")
+	helpOutput(flags, args, stdout)
+	flags.Usage = func() { printUsage(flags, storeUsage, storeAbout, storeExamples) }
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -54,11 +57,11 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if flags.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n\n%s", name, flags.Arg(0), storeUsage)
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n\nUsage:\n%s\n", name, flags.Arg(0), storeUsage)
 		return 2
 	}
 	if sub != "check" && sub != "recover" {
-		fmt.Fprintf(stderr, "zero store: unknown subcommand %q\n\n%s", sub, storeUsage)
+		fmt.Fprintf(stderr, "zero store: unknown subcommand %q\n\nUsage:\n%s\n", sub, storeUsage)
 		return 2
 	}
 	if *empty && sub != "recover" {

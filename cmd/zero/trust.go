@@ -1,13 +1,24 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
+
+	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/trust"
@@ -68,7 +79,7 @@ func (a *app) trustDigest(digest string) (trust.State, error) {
 		st, _ := a.trust.Check(m)
 		return st, errTrustMoved
 	}
-	if err := a.trust.Grant(m); err != nil {
+	if err := grantAndKeep(a.trust, m, a.userDir); err != nil {
 		return trust.State{}, err
 	}
 	return a.trust.Check(m)
@@ -88,24 +99,26 @@ func (a *app) removeSnapshots() {
 
 // trustCommand lists the workspace's code and records the user's trust in
 // exactly that content, or revokes it.
-func trustCommand(args []string, stdout, stderr io.Writer) int {
+func trustCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zero trust", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	workspace := fs.String("workspace", "", "the workspace (default: the current directory)")
 	revoke := fs.Bool("revoke", false, "forget the trust of this workspace: its code stops running")
-	check := fs.Bool("check", false, "only show the code and whether it is trusted (exit 1 when it is not)")
+	check := fs.Bool("check", false, "only list the code and whether it is trusted (exit 1 when it is not)")
+	yes := fs.Bool("yes", false, "trust what is shown without asking (for scripts; the files are still shown)")
+	helpOutput(fs, args, stdout)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: zero trust [--workspace DIR] [--check | --revoke]
-
-Lists what in the workspace can run on this machine (extension scripts,
-.disabled switches, tool scripts, their helper files) with each file's
-digest, and trusts exactly that content: any later change, by a git pull or
-by the agent, turns it off again until you trust it again. The record is
-kept in your config directory, outside every workspace.
-
-Flags:
-`)
-		fs.PrintDefaults()
+		printUsage(fs, "  zero trust [--workspace DIR] [--yes] [--check | --revoke]",
+			`Shows what in the workspace can run on this machine (extension scripts, .disabled switches, tool
+scripts, their helper files, .mcp.json and what its servers run, knowledge, secrets.env): each file's
+path, size and kind, with its content, or what changed since you last trusted it as a diff. Then asks
+whether to trust exactly that content (y/N): any later change, by a git pull or by the agent, turns it
+off again until you trust it again. The record is kept in your config directory, outside every
+workspace. Without a terminal to ask on, --yes is needed.`,
+			"  zero trust                  review and trust this workspace's code\n"+
+				"  zero trust --check          only show it, and exit 1 when it is not trusted\n"+
+				"  zero trust --yes --workspace ~/src/project   trust without asking (scripts)\n"+
+				"  zero trust --revoke         stop running this workspace's code")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -125,6 +138,9 @@ Flags:
 	store := trust.NewStore(userConfigDir())
 	if *revoke {
 		had, err := store.Revoke(ws)
+		if err == nil {
+			err = os.RemoveAll(trustedCopyDir(userConfigDir(), ws))
+		}
 		switch {
 		case err != nil:
 			fmt.Fprintln(stderr, "zero:", err)
@@ -152,7 +168,9 @@ Flags:
 		fmt.Fprintf(stdout, "%s carries no code that Zero would run; nothing to trust.\n", ws)
 		return 0
 	}
-	printManifest(stdout, st)
+	if *check || st.Runs() {
+		printManifest(stdout, st)
+	}
 	switch {
 	case *check && st.Runs():
 		fmt.Fprintf(stdout, "\ntrusted since %s\n", st.Trusted.Local().Format("2006-01-02 15:04"))
@@ -164,12 +182,213 @@ Flags:
 		fmt.Fprintln(stdout, "\nalready trusted: nothing changed since", st.Trusted.Local().Format("2006-01-02 15:04"))
 		return 0
 	}
-	if err := store.Grant(m); err != nil {
+	if err := reviewCode(stdout, st, trustedCopyDir(userConfigDir(), ws)); err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return 1
+	}
+	if !*yes {
+		fmt.Fprintf(stdout, "\nTrust %s of %s? What of them runs, runs on this machine with your permissions. [y/N] ", plural(len(m.Files), "file"), ws)
+		answer, ok := readAnswer(stdin)
+		switch {
+		case !ok:
+			fmt.Fprintln(stdout)
+			fmt.Fprintln(stderr, "zero trust: nothing trusted: there is no one to answer (stdin gave no answer and is not a terminal); review the files above and run zero trust --yes to trust exactly them")
+			return 1
+		case answer != "y" && answer != "yes":
+			fmt.Fprintln(stdout, "not trusted: nothing changed; the workspace's code stays off.")
+			return 1
+		}
+	}
+	if err := grantAndKeep(store, m, userConfigDir()); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "\ntrusted (%s, recorded in %s). Any change to these files turns them off again.\n", short(m.Digest), store.Path())
 	return 0
+}
+
+// readAnswer reads the person's answer, one line, lower-cased; ok is false
+// when stdin ended without one (nothing to read: /dev/null, a closed pipe).
+func readAnswer(stdin io.Reader) (string, bool) {
+	if stdin == nil {
+		return "", false
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return "", false
+	}
+	return strings.ToLower(strings.TrimSpace(line)), true
+}
+
+// maxReviewLines is how much of one file the review prints; the rest is
+// named, and the file is in the workspace to read.
+const maxReviewLines = 400
+
+// reviewCode shows each acting file the way the user consents to it: its
+// path, kind and size, and its content (the bytes that were hashed, from a
+// snapshot), or, for a file that changed since the user last trusted the
+// workspace, a unified diff against the copy kept then (copyDir).
+func reviewCode(w io.Writer, st trust.State, copyDir string) error {
+	m := st.Manifest
+	dir, err := trust.Snapshot(m)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	now, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer now.Close()
+	var before *os.Root // the copy kept when the user last trusted, if any
+	if st.Status == trust.StatusChanged {
+		if r, err := os.OpenRoot(filepath.Join(copyDir, "files")); err == nil {
+			before = r
+			defer r.Close()
+		}
+	}
+	changed := map[string]string{}
+	for _, c := range st.Changes {
+		changed[c.Path] = c.What
+	}
+	for _, f := range m.Files {
+		what := f.Kind
+		if f.Point != "" {
+			what += ", " + f.Point
+		}
+		if st.Status == trust.StatusChanged {
+			what += ", " + cmp.Or(changed[f.Path], "unchanged")
+		}
+		name := filepath.FromSlash(f.Path)
+		data, rerr := now.ReadFile(name)
+		switch {
+		case f.Link != "" && rerr != nil:
+			fmt.Fprintf(w, "\n== %s  (%s, a link to %s that is not followed: nothing runs from it)\n", f.Path, what, reviewable(f.Link))
+			continue
+		case rerr != nil:
+			return fmt.Errorf("review %s: %w", f.Path, rerr)
+		}
+		if fi, err := now.Stat(name); err == nil && fi.Mode().Perm()&0o100 != 0 {
+			what += ", executable"
+		}
+		if f.Link != "" {
+			what += ", a link to " + reviewable(f.Link)
+		}
+		fmt.Fprintf(w, "\n== %s  (%s, %s, %s)\n", f.Path, what, plural(len(data), "byte"), short(f.Digest))
+		if st.Status == trust.StatusChanged && changed[f.Path] == "" {
+			fmt.Fprintln(w, "   (unchanged since you trusted it)")
+			continue
+		}
+		if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+			fmt.Fprintln(w, "   (binary: not shown)")
+			continue
+		}
+		text := string(data)
+		if before != nil && changed[f.Path] == "changed" {
+			if old, err := before.ReadFile(name); err == nil && utf8.Valid(old) {
+				text = udiff.Unified("trusted/"+f.Path, "now/"+f.Path, string(old), text)
+			}
+		}
+		printCut(w, reviewable(text))
+	}
+	for _, c := range st.Changes {
+		if c.What == "removed" {
+			fmt.Fprintf(w, "\n== %s  (removed since you trusted it)\n", c.Path)
+		}
+	}
+	return nil
+}
+
+// printCut prints text indented, at most maxReviewLines lines of it.
+func printCut(w io.Writer, text string) {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i, l := range lines {
+		if i == maxReviewLines {
+			fmt.Fprintf(w, "   … %d more lines (read the file in the workspace before you trust it)\n", len(lines)-i)
+			return
+		}
+		fmt.Fprintln(w, "   "+l)
+	}
+}
+
+// reviewable shows what would act on the terminal or hide in the text:
+// control characters (see visible) and Unicode format characters such as
+// bidirectional overrides, which can make code read other than it runs.
+func reviewable(s string) string {
+	s = visible(s)
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.Is(unicode.Cf, r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// plural is "1 byte", "2 bytes".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// trustedCopyDir is where the copy of a workspace's code as the user last
+// trusted it is kept, for the diff of the next review: in the user's config
+// directory, one folder per workspace. The copies are never run (no file
+// in them is executable).
+func trustedCopyDir(userDir, ws string) string {
+	sum := sha256.Sum256([]byte(ws))
+	return filepath.Join(userDir, "trusted", hex.EncodeToString(sum[:8]))
+}
+
+// grantAndKeep records the user's trust in exactly m and keeps a copy of
+// its files for the diff of the next review. A copy that cannot be kept
+// costs only that diff: the trust stands, and the next review shows whole
+// files.
+func grantAndKeep(st *trust.Store, m *trust.Manifest, userDir string) error {
+	if err := st.Grant(m); err != nil {
+		return err
+	}
+	dir := trustedCopyDir(userDir, m.Workspace)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil
+	}
+	snap, err := trust.Snapshot(m)
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(snap)
+	_ = copyTree(snap, filepath.Join(dir, "files"))
+	return nil
+}
+
+// copyTree copies the regular files under src into dst, readable by the
+// user only and never executable.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(out, data, 0o600)
+	})
 }
 
 // printManifest lists the acting files, marking what changed since the

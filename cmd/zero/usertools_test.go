@@ -58,7 +58,7 @@ func TestUserTools(t *testing.T) {
 	if !strings.Contains(got, " in "+cfg) {
 		t.Errorf("the user's own tool did not start in %s, away from the workspace:\n%s", cfg, got)
 	}
-	if tout, err := zeroCmd(t, env, "trust", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(tout), ".zero/tools/wstool") {
+	if tout, err := zeroCmd(t, env, "trust", "--yes", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(tout), ".zero/tools/wstool") {
 		t.Fatalf("zero trust: %v\n%s", err, tout)
 	}
 	out, reqs = run("UT-2: use the workspace's tool")
