@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -209,4 +211,65 @@ func lastBody(reqs []llmtest.Recorded) string {
 		return "(no request)"
 	}
 	return string(reqs[len(reqs)-1].Body)
+}
+
+// lspCall writes one LSP message (Content-Length framing) and returns the
+// answer to id.
+func lspCall(t *testing.T, f *face, id int, method string, params any) (result, rpcErr json.RawMessage) {
+	t.Helper()
+	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
+	if id != 0 {
+		msg["id"] = id
+	}
+	body, _ := json.Marshal(msg)
+	if _, err := fmt.Fprintf(f.in, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+		t.Fatalf("%s: %v\nstderr:\n%s", method, err, f.stderr)
+	}
+	for id != 0 {
+		n := 0
+		for {
+			line, err := f.out.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: %v\nstderr:\n%s", method, err, f.stderr)
+			}
+			if line = strings.TrimSpace(line); line == "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+				n, _ = strconv.Atoi(v)
+			}
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(f.out, buf); err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(buf, &m) == nil && m.Method == "" && m.ID != nil && *m.ID == id {
+			return m.Result, m.Error
+		}
+	}
+	return nil, nil
+}
+
+// The LSP face: an editor whose workspace folder is the home directory
+// gets the refusal as zero/newSession's error, with how to choose.
+func TestLSPRefusesBroadRoot(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	f := startFace(t, t.TempDir(), []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "HOME=" + home}, "lsp")
+	if _, rerr := lspCall(t, f, 1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + home, "capabilities": map[string]any{}}); rerr != nil {
+		t.Fatalf("initialize: %s", rerr)
+	}
+	lspCall(t, f, 0, "initialized", map[string]any{})
+	_, rerr := lspCall(t, f, 2, "zero/newSession", map[string]any{})
+	for _, w := range []string{"your whole home directory", "--workspace " + home} {
+		if !strings.Contains(string(rerr), w) {
+			t.Errorf("zero/newSession in the home directory: error %s lacks %q", rerr, w)
+		}
+	}
 }
