@@ -273,3 +273,20 @@ func TestLSPRefusesBroadRoot(t *testing.T) {
 		}
 	}
 }
+
+// An editor that does not know the variable its configuration names
+// (${workspaceFolder} outside VS Code and Cursor) passes the text as it
+// is: zero says so at start instead of a folder that does not exist.
+func TestWorkspaceEditorVariableUnexpanded(t *testing.T) {
+	t.Parallel()
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m"}, "mcp", "--workspace", "${workspaceFolder}")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("zero mcp --workspace ${workspaceFolder}: %v, want exit 2", err)
+	}
+	for _, w := range []string{"did not replace ${workspaceFolder}", "absolute path"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("the error lacks %q:\n%s", w, out)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func tool(name, desc string, in, out *jsonschema.Schema) mcp.Tool {
 type (
 	startArgs struct {
 		Message   string `json:"message" jsonschema:"The task for the agent, complete on its own: the agent cannot see this conversation, so include the files, errors and goals it needs."`
-		Workspace string `json:"workspace,omitempty" jsonschema:"Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in."`
+		Workspace string `json:"workspace,omitempty" jsonschema:"Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in (never / or the home directory unless the user named it with --workspace)."`
 		Session   string `json:"session,omitempty" jsonschema:"Id of a session to continue, from an earlier zero_start, zero_run or zero_sessions result. Omit to start a new session."`
 		Profile   string `json:"profile,omitempty" jsonschema:"Agent profile for a new session (or to switch a session to)."`
 	}
