@@ -103,6 +103,11 @@ func hiddenBelow(rules map[string]mountKind, p string) bool {
 
 func depth(p string) int { return strings.Count(p, "/") }
 
+// writableRoot reports whether the plan makes / itself a workspace root.
+func writableRoot(plan []mount) bool {
+	return slices.Contains(plan, mount{"/", bindRoot})
+}
+
 // bwrapArgs confine a command: the whole file system read-only, a private
 // /tmp, the workspace roots writable at their own paths, the hidden paths
 // covered, a PID namespace of its own and, unless Network, a network
@@ -114,15 +119,36 @@ func depth(p string) int { return strings.Count(p, "/") }
 // terminal's foreground group. bash reaps the orphans an init inherits,
 // and a namespace's init only gets the signals it handles (SIGINT does;
 // SIGKILL from the host always does), which is what the protocol sends.
+//
+// With / itself a root (the user named the whole file system as the
+// workspace), / is bound writable in place of the read-only root, first:
+// bwrap mounts in order, and a --bind / / after --dev and --proc would
+// cover the sandbox's /dev and /proc with the host's (bash then cannot
+// open /dev/null, and the host's processes show in /proc). /sys stays
+// read-only: it holds the kernel's settings, not files of the workspace.
 func (l *Local) bwrapArgs() []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--as-pid-1"}
+	plan := l.mountPlan()
+	root := []string{"--ro-bind", "/", "/"}
+	if writableRoot(plan) {
+		root = []string{"--bind", "/", "/"}
+	}
+	args := append(root, "--dev", "/dev", "--proc", "/proc")
+	if root[0] == "--bind" {
+		if fi, err := os.Stat("/sys"); err == nil && fi.IsDir() {
+			args = append(args, "--ro-bind", "/sys", "/sys")
+		}
+	}
+	args = append(args, "--unshare-pid", "--as-pid-1")
 	if !l.opts.Network {
 		args = append(args, "--unshare-net")
 	}
 	var readOnly []string
-	for _, m := range l.mountPlan() {
+	for _, m := range plan {
 		switch m.kind {
 		case bindRoot:
+			if m.path == "/" {
+				continue // bound first, above
+			}
 			args = append(args, "--bind", m.path, m.path)
 		case privateTmp:
 			args = append(args, "--tmpfs", m.path)

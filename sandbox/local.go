@@ -137,7 +137,11 @@ func (l *Local) IsolationSummary() string {
 			hidden++
 		}
 	}
-	return fmt.Sprintf("bubblewrap: workspace writable, rest read-only, private /tmp and PIDs, %s, %d sensitive paths hidden", net, hidden)
+	files := "workspace writable, rest read-only"
+	if writableRoot(l.mountPlan()) {
+		files = "the whole file system writable (the workspace is /)"
+	}
+	return fmt.Sprintf("bubblewrap: %s, private /tmp and PIDs, %s, %d sensitive paths hidden", files, net, hidden)
 }
 
 // probeBwrap checks that bwrap can build the sandbox here (it needs user

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/server/acp"
 	"github.com/zeroagent/zero/server/lsp"
 	mcpface "github.com/zeroagent/zero/server/mcp"
@@ -76,7 +77,7 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return code
 	}
 	backend, where := h.sandbox()
-	opts := mcpface.Options{Manager: h.manager, Catalog: h.catalog, Version: version, DefaultWorkspace: h.ws, RunBudget: *budget,
+	opts := mcpface.Options{Manager: h.manager, Catalog: h.catalog, Version: version, DefaultWorkspace: h.defaultWorkspace(), RunBudget: *budget,
 		Backend: backend, Sandbox: where, Logger: h.logger.With("face", "mcp")}
 	if *addr == "" {
 		return serveFace(ctx, h, "mcp", func(ctx context.Context) error {
@@ -98,6 +99,19 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return serveFace(ctx, h, "mcp-http", func(ctx context.Context) error {
 		return mcpface.ServeHTTP(ctx, ln, token, opts)
 	})
+}
+
+// defaultWorkspace is the folder a session works in when neither the call
+// nor the client names one: where zero was started, unless that is as
+// broad as the home directory and the user did not name it (Claude
+// Desktop starts its servers in /). Then there is none, and the MCP face
+// asks the call for its workspace.
+func (h *host) defaultWorkspace() string {
+	if _, err := h.roots(server.SessionSpec{}); err != nil {
+		h.logger.Info("no default workspace: a call or the client's roots must name the folder", "started_in", h.ws)
+		return ""
+	}
+	return h.ws
 }
 
 // checkStart refuses to serve, before a word of the protocol, when the

@@ -326,28 +326,6 @@ func agentEnviron(environ []string, secret ...string) []string {
 	return env
 }
 
-func resolveWorkspace(dir string) (string, error) {
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("current directory: %w", err)
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", dir, err)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("workspace: %w", err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("workspace %s is not a directory", abs)
-	}
-	return abs, nil
-}
-
 // userConfigDir is $XDG_CONFIG_HOME/zero, else ~/.config/zero, on every
 // system (macOS included), where the README and Agent Zero users look.
 func userConfigDir() string {

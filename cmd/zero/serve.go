@@ -29,6 +29,7 @@ import (
 type host struct {
 	flags  map[string]string // configuration set by flags
 	ws     string            // the default workspace: --workspace or the current directory
+	named  string            // the folder the user named with --workspace (realPath), "" if none: it may be as broad as it likes
 	logger *slog.Logger
 
 	broker  *server.Broker
@@ -68,6 +69,10 @@ func serveFlags(ctx context.Context, name string, args []string, stderr io.Write
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2
+	}
+	if common.explicit("workspace") { // the user chose it: no refusal, no warning
+		h.named = realPath(ws)
+		h.apps[ws].wsChecked = true // built by newHost
 	}
 	return h, 0
 }
@@ -147,14 +152,13 @@ func (h *host) app(roots []string) (*app, error) {
 	return a, nil
 }
 
-// roots checks a session's workspace folders: absolute directories; none
-// means the default workspace.
+// roots checks a session's workspace folders: absolute directories, none
+// as broad as the home directory unless chosen (refuseBroad); none means
+// the default workspace.
 func (h *host) roots(spec server.SessionSpec) ([]string, error) {
-	if len(spec.Roots) == 0 {
-		return []string{h.ws}, nil
-	}
-	out := make([]string, 0, len(spec.Roots))
-	for _, r := range spec.Roots {
+	rs := rootsOr(spec.Roots, h.ws)
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
 		if !filepath.IsAbs(r) {
 			return nil, fmt.Errorf("workspace %q is not an absolute path", r)
 		}
@@ -166,7 +170,12 @@ func (h *host) roots(spec server.SessionSpec) ([]string, error) {
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out, refuseBroad(out, h.named, func(root string) bool {
+		h.mu.Lock()
+		a := h.apps[root]
+		h.mu.Unlock()
+		return a != nil && a.wsChecked
+	})
 }
 
 // sandbox returns the configured backend ("docker", "local", "auto") and

@@ -268,6 +268,9 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	a.mu.Unlock()
 	sess, err := a.opts.Manager.Create(ctx, spec)
 	if err != nil {
+		if bad := badWorkspace(err); bad != nil {
+			return sdk.NewSessionResponse{}, bad
+		}
 		return sdk.NewSessionResponse{}, rpcError("", fmt.Errorf("create session: %w", err))
 	}
 	if files != nil {

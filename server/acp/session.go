@@ -573,3 +573,15 @@ func (a *agent) memoryCommand(ctx context.Context, st *sessState, query string) 
 	}
 	return b.String()
 }
+
+// badWorkspace is the "Invalid params" answer for a session whose folder
+// the host refused (one as broad as the home directory that nobody chose):
+// the client shows it as a bad cwd, with the host's word on how to choose
+// another, not as an internal error. It is nil for any other error.
+func badWorkspace(err error) error {
+	var ws interface{ InvalidWorkspace() bool }
+	if !errors.As(err, &ws) || !ws.InvalidWorkspace() {
+		return nil
+	}
+	return invalidParams("cwd", ws.(error).Error())
+}

@@ -128,7 +128,7 @@ func tool(name, desc string, in, out *jsonschema.Schema) mcp.Tool {
 type (
 	startArgs struct {
 		Message   string `json:"message" jsonschema:"The task for the agent, complete on its own: the agent cannot see this conversation, so include the files, errors and goals it needs."`
-		Workspace string `json:"workspace,omitempty" jsonschema:"Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in."`
+		Workspace string `json:"workspace,omitempty" jsonschema:"Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in (never / or the home directory unless the user named it with --workspace)."`
 		Session   string `json:"session,omitempty" jsonschema:"Id of a session to continue, from an earlier zero_start, zero_run or zero_sessions result. Omit to start a new session."`
 		Profile   string `json:"profile,omitempty" jsonschema:"Agent profile for a new session (or to switch a session to)."`
 	}
@@ -331,6 +331,10 @@ func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputRespons
 		return nil, ask, err
 	}
 	s, err = f.mgr.Create(context.WithoutCancel(ctx), server.SessionSpec{Roots: roots, Profile: a.Profile})
+	var refused interface{ InvalidWorkspace() bool }
+	if errors.As(err, &refused) && refused.InvalidWorkspace() { // the host's word on choosing another folder
+		return nil, nil, badArg("workspace", "%v", err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("create session: %w", err)
 	}
@@ -357,7 +361,11 @@ func (f *face) workspace(ctx context.Context, ws string, in mcp.InputResponses) 
 	if f.opts.DefaultWorkspace != "" {
 		return []string{f.opts.DefaultWorkspace}, nil, nil
 	}
-	return nil, nil, badArg("workspace", "required: give the absolute path of the folder to work in (the client offers no roots)")
+	// Without a default, zero was started outside any project (Claude
+	// Desktop starts its servers in /): the model can ask the user, and
+	// the user can fix the configuration.
+	return nil, nil, badArg("workspace", "required: the client sent no workspace roots and zero has no folder of its own (it was started in / or the home directory, or without --workspace). "+
+		"Give workspace, the absolute path of the project's folder (ask the user which), or add --workspace DIR to zero mcp's arguments in the client's configuration")
 }
 
 func isDir(p string) error {
