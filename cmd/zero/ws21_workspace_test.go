@@ -14,9 +14,9 @@ import (
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
-// face is one editor face (zero mcp|acp) driven over stdio the way an
+// lineFace is one editor face (zero mcp|acp) driven over stdio the way an
 // editor does, for the workspace tests.
-type face struct {
+type lineFace struct {
 	t      *testing.T
 	in     io.WriteCloser
 	out    *bufio.Reader
@@ -26,11 +26,11 @@ type face struct {
 }
 
 // startFace starts zero with args in dir, with env added to zeroCmd's.
-func startFace(t *testing.T, dir string, env []string, args ...string) *face {
+func startLineFace(t *testing.T, dir string, env []string, args ...string) *lineFace {
 	t.Helper()
 	cmd := zeroCmd(t, append([]string{"ZERO_STORE=off"}, env...), args...)
 	cmd.Dir = dir
-	f := &face{t: t, cmd: cmd, stderr: &strings.Builder{}}
+	f := &lineFace{t: t, cmd: cmd, stderr: &strings.Builder{}}
 	cmd.Stderr = f.stderr
 	var err error
 	if f.in, err = cmd.StdinPipe(); err != nil {
@@ -50,7 +50,7 @@ func startFace(t *testing.T, dir string, env []string, args ...string) *face {
 
 // call sends a request (id 0: a notification) and returns its result or
 // error; requests from zero are refused.
-func (f *face) call(id int, method string, params any) (result, rpcErr json.RawMessage) {
+func (f *lineFace) call(id int, method string, params any) (result, rpcErr json.RawMessage) {
 	f.t.Helper()
 	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
 	if id != 0 {
@@ -90,7 +90,7 @@ func (f *face) call(id int, method string, params any) (result, rpcErr json.RawM
 }
 
 // zeroRun initializes an MCP client without roots and calls zero_run.
-func (f *face) zeroRun(args map[string]any) (text string, isError bool) {
+func (f *lineFace) zeroRun(args map[string]any) (text string, isError bool) {
 	f.t.Helper()
 	f.call(1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "ws21", "version": "1"}})
 	f.call(0, "notifications/initialized", map[string]any{})
@@ -134,7 +134,7 @@ func TestMCPRefusesBroadWorkspace(t *testing.T) {
 		{"the call names home", t.TempDir(), map[string]any{"message": "hi", "workspace": home}, []string{"your whole home directory", "--workspace " + home}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := startFace(t, tc.dir, env, "mcp")
+			f := startLineFace(t, tc.dir, env, "mcp")
 			text, isError := f.zeroRun(tc.args)
 			if !isError {
 				t.Fatalf("zero_run was accepted: %s", text)
@@ -158,12 +158,12 @@ func TestACPRefusesBroadCwd(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	env := []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "HOME=" + home}
-	newSession := func(f *face, cwd string) (json.RawMessage, json.RawMessage) {
+	newSession := func(f *lineFace, cwd string) (json.RawMessage, json.RawMessage) {
 		f.call(1, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 		return f.call(2, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
 	}
 	for _, cwd := range []string{home, "/"} {
-		_, rerr := newSession(startFace(t, home, env, "acp"), cwd)
+		_, rerr := newSession(startLineFace(t, home, env, "acp"), cwd)
 		var e struct {
 			Code int `json:"code"`
 			Data struct {
@@ -180,7 +180,7 @@ func TestACPRefusesBroadCwd(t *testing.T) {
 			}
 		}
 	}
-	res, rerr := newSession(startFace(t, home, env, "acp", "--workspace", home), home)
+	res, rerr := newSession(startLineFace(t, home, env, "acp", "--workspace", home), home)
 	if rerr != nil || !strings.Contains(string(res), "sessionId") {
 		t.Errorf("session/new in the home directory named with --workspace: %s %s", res, rerr)
 	}
@@ -195,7 +195,7 @@ func TestMCPWorkspaceRootNamed(t *testing.T) {
 		llmtest.Reply{Content: chatCommandReply(`echo quiet > /dev/null && echo ran-in-$(pwd)`)},
 		llmtest.Reply{Content: `{"thoughts": ["done"], "tool_name": "response", "tool_args": {"text": "root-done"}}`},
 	)
-	f := startFace(t, "/", []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "mcp", "--workspace", "/", "--sandbox", "local")
+	f := startLineFace(t, "/", []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "mcp", "--workspace", "/", "--sandbox", "local")
 	text, isError := f.zeroRun(map[string]any{"message": "where are you"})
 	if isError || !strings.Contains(text, "root-done") {
 		t.Fatalf("zero_run with --workspace /: %s\nstderr:\n%s", text, f.stderr)
@@ -215,7 +215,7 @@ func lastBody(reqs []llmtest.Recorded) string {
 
 // lspCall writes one LSP message (Content-Length framing) and returns the
 // answer to id.
-func lspCall(t *testing.T, f *face, id int, method string, params any) (result, rpcErr json.RawMessage) {
+func lspCall(t *testing.T, f *lineFace, id int, method string, params any) (result, rpcErr json.RawMessage) {
 	t.Helper()
 	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
 	if id != 0 {
@@ -261,7 +261,7 @@ func lspCall(t *testing.T, f *face, id int, method string, params any) (result, 
 func TestLSPRefusesBroadRoot(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	f := startFace(t, t.TempDir(), []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "HOME=" + home}, "lsp")
+	f := startLineFace(t, t.TempDir(), []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "HOME=" + home}, "lsp")
 	if _, rerr := lspCall(t, f, 1, "initialize", map[string]any{"processId": nil, "rootUri": "file://" + home, "capabilities": map[string]any{}}); rerr != nil {
 		t.Fatalf("initialize: %s", rerr)
 	}
