@@ -664,7 +664,7 @@ func (m *chatUI) events(evs []loop.Event) {
 			m.asks = slices.DeleteFunc(m.asks, func(r server.Request) bool { return r.Tool != trustTool })
 			switch e.StopReason {
 			case loop.StopCancelled:
-				m.view.line(m.view.style("cancelled", yellow))
+				m.view.line(m.view.style(cmp.Or(visible(e.Error), "cancelled"), yellow))
 			case loop.StopError:
 				// Said once: the error event was shown already.
 				if e.Error != "" && e.Error != m.view.lastError {
@@ -1102,7 +1102,7 @@ func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 		if e.Type == loop.EventRunEnded {
 			switch e.StopReason {
 			case loop.StopCancelled:
-				r.line(r.style("cancelled", yellow))
+				r.line(r.style(cmp.Or(visible(e.Error), "cancelled"), yellow))
 			case loop.StopError:
 				if msg := visible(e.Error); msg != "" && msg != r.lastError {
 					r.line(r.style("error: "+msg, red))

@@ -34,6 +34,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -90,7 +91,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		err = ctx.Err()
 		pw.CloseWithError(err)
 	}
-	a.shutdown()
+	cause := loop.ErrDisconnected // the client left
+	if ctx.Err() != nil {
+		cause = loop.ErrShutdown
+	}
+	a.shutdown(cause)
 	return err
 }
 
@@ -121,9 +126,9 @@ var (
 	_ sdk.AgentLoader = (*agent)(nil)
 )
 
-// shutdown cancels every run of this connection, stops forwarding and
+// shutdown cancels every run of this connection for cause, stops forwarding and
 // waits (boundedly) for the prompts in flight and the goroutines it owns.
-func (a *agent) shutdown() {
+func (a *agent) shutdown(cause error) {
 	a.mu.Lock()
 	a.closing = true
 	sessions := make([]*sessState, 0, len(a.sessions))
@@ -137,7 +142,7 @@ func (a *agent) shutdown() {
 	}
 	a.mu.Unlock()
 	for _, st := range sessions {
-		st.sess.Cancel()
+		st.sess.CancelWith(cause)
 	}
 	timer := time.NewTimer(shutdownGrace)
 	defer timer.Stop()
@@ -499,7 +504,7 @@ func (a *agent) watch(ctx context.Context, done <-chan struct{}, st *sessState, 
 	case <-done:
 		return
 	case <-a.ctx.Done():
-		st.sess.Cancel()
+		st.sess.CancelWith(loop.ErrDisconnected)
 		return
 	case <-ctx.Done():
 	}
@@ -513,7 +518,7 @@ func (a *agent) watch(ctx context.Context, done <-chan struct{}, st *sessState, 
 		case <-done:
 			return
 		case <-a.ctx.Done():
-			st.sess.Cancel()
+			st.sess.CancelWith(loop.ErrDisconnected)
 			return
 		case <-st.promptSignal():
 		case <-t.C:

@@ -43,6 +43,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -191,7 +192,7 @@ func (c *conn) stop() {
 	}
 	c.mu.Unlock()
 	for _, t := range ts {
-		t.sess.Cancel()
+		t.sess.CancelWith(loop.ErrDisconnected)
 	}
 }
 
@@ -204,7 +205,7 @@ func (c *conn) cancelRuns() {
 	}
 	c.mu.Unlock()
 	for _, t := range ts {
-		t.sess.Cancel()
+		t.sess.CancelWith(loop.ErrShutdown)
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -129,7 +130,13 @@ func (f *face) serveStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	input := newStdioInput(in, f.maxMessage, w, f.log)
 	input.h = h
 	err := ss.Listen(ctx, input, w)
-	f.stop()
+	// Listen returns when the client closed stdin (it left) or when Zero
+	// stops (ctx): the runs in flight are cancelled for that cause.
+	if ctx.Err() != nil {
+		f.stop(loop.ErrShutdown)
+	} else {
+		f.stop(loop.ErrDisconnected)
+	}
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp stdio: %w", err)
 	}
@@ -168,7 +175,7 @@ func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) err
 	case err = <-served:
 	}
 	endRequests()
-	f.stop()
+	f.stop(loop.ErrShutdown)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 	defer cancel()
 	sh.CloseSessions(sctx)
@@ -267,10 +274,11 @@ func (f *face) start(ctx context.Context) {
 	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
 }
 
-// stop cancels the runs of the sessions this face drove, ends its
-// elicitations and waits (up to stopGrace) for the runs to end. Sessions
-// stay in the manager: the caller decides whether to close them.
-func (f *face) stop() {
+// stop cancels the runs of the sessions this face drove for cause (the
+// client left, or Zero stops), ends its elicitations and waits (up to
+// stopGrace) for the runs to end. Sessions stay in the manager: the caller
+// decides whether to close them.
+func (f *face) stop(cause error) {
 	f.mu.Lock()
 	f.closed = true
 	f.cancel()
@@ -287,7 +295,7 @@ func (f *face) stop() {
 		if err != nil {
 			continue
 		}
-		s.Cancel()
+		s.CancelWith(cause)
 		for s.Running() && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
