@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zeroagent/zero/llm/llmtest"
 )
@@ -58,7 +57,7 @@ func TestDisconnectIsNamedADisconnect(t *testing.T) {
 				c.waitNote("tick 1") // the command runs: it ticks until a gate that never opens
 			}
 			c.in.(io.Closer).Close() // the editor goes away
-			waitExit(c)
+			c.waitExit()
 
 			show := stateOf(t, env, id)
 			if !strings.Contains(show, "the client disconnected") {
@@ -76,24 +75,4 @@ func stateOf(t *testing.T, env []string, id string) string {
 	t.Helper()
 	out, _ := zeroCmd(t, env, "sessions", "show", id).CombinedOutput()
 	return string(out)
-}
-
-// waitExit waits until the face has closed its output (it exited).
-func waitExit(c *faceClient) {
-	c.t.Helper()
-	timer := time.AfterFunc(chatWait, func() {
-		c.mu.Lock()
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	})
-	defer timer.Stop()
-	deadline := time.Now().Add(chatWait)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for !c.closed {
-		if time.Now().After(deadline) {
-			c.t.Fatal("the face did not exit after its input closed")
-		}
-		c.cond.Wait()
-	}
 }

@@ -285,6 +285,19 @@ func (c *faceClient) notify(method string, params any) {
 // a hang.
 func (c *faceClient) wait(what string, cond func() bool) {
 	c.t.Helper()
+	c.until(what, cond, false)
+}
+
+// waitExit waits until the face has closed its output (it exited).
+func (c *faceClient) waitExit() {
+	c.t.Helper()
+	c.until("the face's exit", func() bool { return c.closed }, true)
+}
+
+// until waits for cond, under c.mu, woken by every message of the face;
+// a face that closes its output first fails the test unless closedOK.
+func (c *faceClient) until(what string, cond func() bool, closedOK bool) {
+	c.t.Helper()
 	timer := time.AfterFunc(chatWait, func() {
 		c.mu.Lock()
 		c.cond.Broadcast()
@@ -295,7 +308,7 @@ func (c *faceClient) wait(what string, cond func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for !cond() {
-		if c.closed {
+		if c.closed && !closedOK {
 			c.t.Fatalf("the face closed its output before %s", what)
 		}
 		if time.Now().After(deadline) {
