@@ -62,13 +62,9 @@ func startRawStdio(t *testing.T, env *servertest.Env, max int64) *rawStdio {
 	}()
 	t.Cleanup(func() {
 		cw.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("ServeStdio = %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("ServeStdio did not return after EOF")
+		// No deadline (see call): a face that never returns is a hang.
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio = %v", err)
 		}
 	})
 	r := &rawStdio{t: t, w: cw, lines: rawLines(cr), log: logs}
@@ -96,23 +92,19 @@ func (r *rawStdio) sendLong(head string, n int, tail string) {
 	}
 }
 
-// next is the next line from the server, decoded.
+// next is the next line from the server, decoded. It waits as long as the
+// server takes (see call).
 func (r *rawStdio) next() map[string]any {
 	r.t.Helper()
-	select {
-	case l, ok := <-r.lines:
-		if !ok {
-			r.t.Fatal("server output ended")
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			r.t.Fatalf("bad line %q: %v", l, err)
-		}
-		return m
-	case <-time.After(waitLong):
-		r.t.Fatal("no answer")
+	l, ok := <-r.lines
+	if !ok {
+		r.t.Fatal("server output ended")
 	}
-	return nil
+	var m map[string]any
+	if err := json.Unmarshal([]byte(l), &m); err != nil {
+		r.t.Fatalf("bad line %q: %v", l, err)
+	}
+	return m
 }
 
 // ping checks that the connection still works: a ping gets its answer
