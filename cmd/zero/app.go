@@ -496,30 +496,39 @@ func (a *app) codeExecutionAs(user string) (*tools.CodeExecution, error) {
 	return ce, nil
 }
 
-// close ends the sandbox and its shells. The backend goes first: Docker's
-// Close kills every shell's commands with one exec and closes the shells
-// in parallel, where the tools would close them one by one.
+// close stops what the app started on this machine and in the sandbox:
+// the MCP servers of every session, the shells and the backend, all at
+// once, each within its own library's waits (a stdio server gets its time
+// to exit after its stdin closes, then SIGTERM, then a kill; see
+// mcpclient), and returns when they are gone. The backend goes before the
+// tools' shells: Docker's Close kills every shell's commands with one exec
+// and closes the shells in parallel, where the tools would close them one
+// by one.
 func (a *app) close() {
 	defer a.removeSnapshots()
-	if a.backend != nil {
-		a.backend.Close()
-	}
-	if a.memExt != nil {
-		a.memExt.Close()
-	}
 	a.mu.Lock()
 	pools := a.pools
 	a.pools, a.closed = nil, true
 	a.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, p := range pools {
-		p.Close()
+		wg.Go(func() { p.Close() })
 	}
-	for _, ce := range a.userCE {
-		ce.Close()
+	wg.Go(func() {
+		if a.backend != nil {
+			a.backend.Close()
+		}
+		for _, ce := range a.userCE {
+			ce.Close()
+		}
+		if a.ce != nil {
+			a.ce.Close()
+		}
+	})
+	if a.memExt != nil {
+		a.memExt.Close()
 	}
-	if a.ce != nil {
-		a.ce.Close()
-	}
+	wg.Wait()
 }
 
 // endpoint is what a model role of a profile resolves to.
