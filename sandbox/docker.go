@@ -26,6 +26,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -165,6 +166,7 @@ type dockerAPI interface {
 	Close() error
 	ImageInspect(ctx context.Context, imageID string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
 	ImagePull(ctx context.Context, ref string, options image.PullOptions) (io.ReadCloser, error)
+	DistributionInspect(ctx context.Context, imageRef, encodedRegistryAuth string) (registry.DistributionInspect, error)
 	ContainerList(ctx context.Context, options container.ListOptions) ([]container.Summary, error)
 	ContainerInspect(ctx context.Context, containerID string) (container.InspectResponse, error)
 	ContainerCreate(ctx context.Context, config *container.Config, hostConfig *container.HostConfig,
@@ -226,8 +228,12 @@ type Docker struct {
 	mu     sync.Mutex
 	shells map[*Shell]struct{}
 	closed bool
-	lease  *lease   // nil until the first exec, or when leaseDir is unusable
-	users  []string // users execs ran as: the reaper runs as each
+	// waiters are the shells being opened whose ctx carries a pull
+	// listener (WithPullListener); pulling is the pull under way, if any.
+	waiters map[*pullWaiter]struct{}
+	pulling *PullStatus
+	lease   *lease   // nil until the first exec, or when leaseDir is unusable
+	users   []string // users execs ran as: the reaper runs as each
 }
 
 // NewDocker checks opts and connects a client to the engine named by
@@ -398,6 +404,9 @@ func (d *Docker) OpenShellAs(ctx context.Context, user string) (*Shell, error) {
 	d.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("open docker shell: %w", ErrClosed)
+	}
+	if fn := pullListener(ctx); fn != nil {
+		defer d.wait(fn)()
 	}
 	id, err := d.ensureContainer(ctx)
 	if err != nil {
@@ -911,7 +920,20 @@ type pullMessage struct {
 	ErrorMessage string `json:"error"`
 }
 
-func (d *Docker) pull(ctx context.Context) error {
+func (d *Docker) pull(ctx context.Context) (err error) {
+	meter := newPullMeter(d.opts.Image)
+	d.report(meter.status())
+	defer func() {
+		st := meter.status()
+		st.Finished = true
+		if err != nil {
+			st.Error = strings.Join(strings.Fields(err.Error()), " ")
+		}
+		d.report(st)
+		d.mu.Lock()
+		d.pulling = nil
+		d.mu.Unlock()
+	}()
 	rc, err := d.api.ImagePull(ctx, d.opts.Image, image.PullOptions{})
 	if err != nil {
 		return err
@@ -932,12 +954,15 @@ func (d *Docker) pull(ctx context.Context) error {
 		case m.ErrorMessage != "":
 			return errors.New(m.ErrorMessage)
 		}
+		p := PullProgress{Image: d.opts.Image, Layer: m.ID, Status: m.Status}
+		if m.Progress != nil {
+			p.Current, p.Total = m.Progress.Current, m.Progress.Total
+		}
 		if d.opts.OnPull != nil {
-			p := PullProgress{Image: d.opts.Image, Layer: m.ID, Status: m.Status}
-			if m.Progress != nil {
-				p.Current, p.Total = m.Progress.Current, m.Progress.Total
-			}
 			d.opts.OnPull(p)
+		}
+		if meter.add(p, time.Now()) {
+			d.report(meter.status())
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/secrets"
+	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/skills"
 	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/tools"
@@ -98,7 +100,10 @@ type app struct {
 	// editorMCP the servers an editor passed for a session.
 	pools     map[string]*mcpclient.Pool
 	editorMCP map[string][]mcpclient.Server
-	closed    bool // by close: no pool is made after it
+	// pulls send the sandbox image's pull progress to each session, by id
+	// (see pullReporting).
+	pulls  map[string]*pullReporter
+	closed bool // by close: no pool is made after it
 	// secretSet is the agents' secrets (see secrets), loaded once.
 	secretSet *secrets.Set
 
@@ -107,9 +112,6 @@ type app struct {
 	mem    *memory.Service
 	memExt *memory.Extensions
 
-	// notice is where a terminal command tells what takes long before
-	// its output starts (stderr); nil for the editor faces.
-	notice io.Writer
 	// wsChecked: the terminal asked about a workspace as broad as the home
 	// directory, or the user named it (see preflight); else (an editor
 	// chose it) its sessions are warned.
@@ -121,12 +123,7 @@ func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := newAppAt(ws, nil, f.overrides(), newLogger(stderr))
-	if err != nil {
-		return nil, err
-	}
-	a.notice = stderr
-	return a, nil
+	return newAppAt(ws, nil, f.overrides(), newLogger(stderr))
 }
 
 // newAppAt builds the app of workspace ws (absolute) with more roots.
@@ -193,9 +190,12 @@ func (a *app) openSandbox(ctx context.Context) error {
 }
 
 // chooseBackend opens the configured sandbox: docker, local, or auto
-// (docker when an engine answers and has the image or can pull it, else
-// local with a warning). For docker, the image is pulled here, before the
-// run, when the engine lacks it.
+// (docker when an engine answers and has the image or its registry does,
+// else local with a warning). Nothing heavy happens here: the engine is
+// pinged and asked about the image, which is pulled (and the container
+// made) by the first command that needs a shell, its progress shown on
+// that command (see pullReporting). An image that cannot be had is then
+// that command's error, saying what to do.
 func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 	local := func() (sandbox.Backend, error) {
 		l, err := a.localBackend()
@@ -221,15 +221,13 @@ func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 		return local()
 	case "docker", "auto", "":
 		d, err := a.docker()
-		pulling := false
 		if err == nil {
-			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			pctx, cancel := context.WithTimeout(ctx, engineCheckTimeout)
 			_, err = d.ListContainers(pctx) // does an engine answer?
-			cancel()
-			if err == nil {
-				pulling = true
-				err = a.ensureImage(ctx, d)
+			if err == nil && b != "docker" {
+				err = a.imageCanBeHad(pctx, d)
 			}
+			cancel()
 			if err != nil {
 				d.Close()
 			}
@@ -238,20 +236,13 @@ func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 		switch {
 		case err == nil:
 			return d, nil
-		case pulling && ctx.Err() != nil:
-			return nil, fmt.Errorf("pulling the sandbox image %s: %w", a.cfg.Sandbox.Image, context.Cause(ctx))
-		case pulling && errors.Is(err, context.DeadlineExceeded) && b == "docker":
-			return nil, fmt.Errorf("pulling the sandbox image %s did not finish in %v; pull it with docker pull, choose another with --image IMAGE, or run on the host with --sandbox local", a.cfg.Sandbox.Image, imagePullTimeout)
-		case pulling && errors.Is(err, context.DeadlineExceeded):
-			a.warn.warn(fmt.Sprintf("pulling the sandbox image %s did not finish in %v; using the local backend (sandbox.backend auto)", a.cfg.Sandbox.Image, imagePullTimeout))
-			return local()
-		case errors.As(err, &pull) && b == "docker":
-			return nil, fmt.Errorf("%w; choose another with --image IMAGE or run on the host with --sandbox local", err)
-		case errors.As(err, &pull):
-			a.warn.warn(fmt.Sprintf("%v; using the local backend (sandbox.backend auto). For Docker, pull it once online (docker pull %s) or choose an image the engine has with --image IMAGE", err, pull.Image))
-			return local()
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("choosing the sandbox: %w", context.Cause(ctx))
 		case b == "docker":
 			return nil, fmt.Errorf("sandbox.backend docker (%s): %w", a.cfg.Origin("sandbox.backend"), err)
+		case errors.As(err, &pull):
+			a.warn.warn(fmt.Sprintf("the Docker engine has no image %s and cannot pull it (%v); using the local backend (sandbox.backend auto). For Docker, pull it once online (docker pull %s) or choose an image the engine has with --image IMAGE", pull.Image, pull.Err, pull.Image))
+			return local()
 		}
 		a.warn.warn(fmt.Sprintf("no Docker engine answered (%v); using the local backend", err))
 		return local()
@@ -260,22 +251,20 @@ func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 	}
 }
 
-// imagePullTimeout bounds pulling the sandbox image before a run: a
-// large image on a slow line takes minutes.
-const imagePullTimeout = 30 * time.Minute
+// engineCheckTimeout bounds asking the engine whether it answers and, for
+// sandbox.backend auto, whether the image can be had.
+const engineCheckTimeout = 5 * time.Second
 
-// ensureImage pulls the sandbox image when the engine lacks it, before
-// anything runs: an image that cannot be had is then a clear start-up
-// error (or, with sandbox.backend auto, the local backend), not the
-// failure of the agent's first command. A terminal command says first
-// that a pull is coming, as it can take minutes.
-func (a *app) ensureImage(ctx context.Context, d *sandbox.Docker) error {
-	ctx, cancel := context.WithTimeout(ctx, imagePullTimeout)
-	defer cancel()
-	if st, err := d.ImageStatus(ctx); err == nil && !st.Present && a.notice != nil {
-		fmt.Fprintf(a.notice, "zero: pulling the sandbox image %s (once)\n", st.Image)
+// imageCanBeHad is nil when the engine has the sandbox image or its
+// registry does (the engine fetches the manifest, not the layers): with
+// sandbox.backend auto, an image that cannot be had chooses the local
+// backend now rather than failing the first command.
+func (a *app) imageCanBeHad(ctx context.Context, d *sandbox.Docker) error {
+	st, err := d.ImageStatus(ctx)
+	if err != nil || st.Present {
+		return err
 	}
-	return d.EnsureImage(ctx)
+	return d.CanPull(ctx)
 }
 
 // localBackend builds the local backend from the configuration: under
@@ -421,6 +410,73 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
+// pullReporting is the code execution tool and its input tool for session
+// sid: on the Docker backend, a command that waits for the sandbox image
+// to be pulled shows the pull's progress as sandbox_pull events on its tool
+// call, and an image that cannot be pulled is its error, saying what to do.
+func (a *app) pullReporting(sid string, ce *tools.CodeExecution) []loop.Tool {
+	a.mu.Lock()
+	r := a.pulls[sid]
+	a.mu.Unlock()
+	if _, docker := a.backend.(*sandbox.Docker); !docker || r == nil {
+		return []loop.Tool{ce, ce.InputTool()}
+	}
+	return []loop.Tool{pullingCE{ce, r}, pullingInput{ce.InputTool(), r}}
+}
+
+// pullReporter tells one session how a pull it waits for goes.
+type pullReporter struct {
+	a    *app
+	emit func(loop.Event) // the session's sink
+}
+
+// pullingCE and pullingInput are the code execution and input tools with
+// their pulls reported (by r); the rest of what the tools are is theirs.
+type (
+	pullingCE struct {
+		*tools.CodeExecution
+		r *pullReporter
+	}
+	pullingInput struct {
+		tools.Input
+		r *pullReporter
+	}
+)
+
+func (t pullingCE) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	return t.r.execute(ctx, call, t.CodeExecution.Execute)
+}
+
+func (t pullingInput) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	return t.r.execute(ctx, call, t.Input.Execute)
+}
+
+// execute runs a tool call whose shell may wait for the image.
+func (r *pullReporter) execute(ctx context.Context, call *loop.ToolCall, run func(context.Context, *loop.ToolCall) (loop.ToolResult, error)) (loop.ToolResult, error) {
+	agent := call.Agent.Number
+	ctx = sandbox.WithPullListener(ctx, func(st sandbox.PullStatus) {
+		status := server.PullPulling
+		switch {
+		case st.Finished && st.Error != "":
+			status = server.PullFailed
+		case st.Finished:
+			status = server.PullDone
+		}
+		args, _ := json.Marshal(st)
+		r.emit(loop.Event{Type: server.EventSandboxPull, Agent: agent, Item: call.ID, Time: time.Now(),
+			Text: st.String(), Args: args, Status: status})
+	})
+	res, err := run(ctx, call)
+	if pe, ok := errors.AsType[*sandbox.PullError](err); ok {
+		// Not an error of the run: the model can still read and write
+		// files, and tells the user what to do.
+		return loop.ToolResult{IsError: true, Text: fmt.Sprintf("%v. Commands cannot run in the Docker sandbox until the engine has "+
+			"the image: pull it once online (docker pull %s), choose an image the engine has (--image IMAGE, or sandbox.image "+
+			"in config.yaml), or run the commands on this machine (--sandbox local). Tell the user.", pe, pe.Image)}, nil
+	}
+	return res, err
+}
+
 // codeExecutionAs is the code execution tool whose shells run as user,
 // one per user, for profiles with sandbox.user.
 func (a *app) codeExecutionAs(user string) (*tools.CodeExecution, error) {
@@ -440,30 +496,39 @@ func (a *app) codeExecutionAs(user string) (*tools.CodeExecution, error) {
 	return ce, nil
 }
 
-// close ends the sandbox and its shells. The backend goes first: Docker's
-// Close kills every shell's commands with one exec and closes the shells
-// in parallel, where the tools would close them one by one.
+// close stops what the app started on this machine and in the sandbox:
+// the MCP servers of every session, the shells and the backend, all at
+// once, each within its own library's waits (a stdio server gets its time
+// to exit after its stdin closes, then SIGTERM, then a kill; see
+// mcpclient), and returns when they are gone. The backend goes before the
+// tools' shells: Docker's Close kills every shell's commands with one exec
+// and closes the shells in parallel, where the tools would close them one
+// by one.
 func (a *app) close() {
 	defer a.removeSnapshots()
-	if a.backend != nil {
-		a.backend.Close()
-	}
-	if a.memExt != nil {
-		a.memExt.Close()
-	}
 	a.mu.Lock()
 	pools := a.pools
 	a.pools, a.closed = nil, true
 	a.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, p := range pools {
-		p.Close()
+		wg.Go(func() { p.Close() })
 	}
-	for _, ce := range a.userCE {
-		ce.Close()
+	wg.Go(func() {
+		if a.backend != nil {
+			a.backend.Close()
+		}
+		for _, ce := range a.userCE {
+			ce.Close()
+		}
+		if a.ce != nil {
+			a.ce.Close()
+		}
+	})
+	if a.memExt != nil {
+		a.memExt.Close()
 	}
-	if a.ce != nil {
-		a.ce.Close()
-	}
+	wg.Wait()
 }
 
 // endpoint is what a model role of a profile resolves to.
@@ -684,7 +749,7 @@ func (a *app) setupFor(sid, name, model string, files tools.Files, withModel boo
 				ce = a.ce
 			}
 		}
-		all = append(all, ce, ce.InputTool())
+		all = append(all, a.pullReporting(sid, ce)...)
 	} else { // zero prompt: describe the tools without a sandbox
 		ce := tools.NewCodeExecution(nil, tools.Timeouts{})
 		all = append(all, ce, ce.InputTool())
@@ -741,6 +806,14 @@ type sessionOpts struct {
 
 // sessionFor builds a session as the editor asked.
 func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
+	if o.id != "" && sink != nil {
+		a.mu.Lock()
+		if a.pulls == nil {
+			a.pulls = map[string]*pullReporter{}
+		}
+		a.pulls[o.id] = &pullReporter{a: a, emit: sink}
+		a.mu.Unlock()
+	}
 	if len(o.mcp) > 0 {
 		a.addMCPCredentials(o.mcp) // before the session takes its secrets
 		a.mu.Lock()
@@ -1107,6 +1180,7 @@ func (a *app) closePool(sid string) {
 	p := a.pools[sid]
 	delete(a.pools, sid)
 	delete(a.editorMCP, sid)
+	delete(a.pulls, sid)
 	a.mu.Unlock()
 	if p != nil {
 		p.Close()

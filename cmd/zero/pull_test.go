@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-// An editor that gives up on a session while the sandbox image is being
-// pulled (ACP's cancel, a closed connection) ends the pull: the request's
-// context reaches it.
+// An editor that gives up on a command while the sandbox image is being
+// pulled for it (ACP's cancel, a closed connection) ends the pull: the
+// command's context reaches it. Choosing the backend pulls nothing.
 func TestImagePullFollowsTheRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -39,6 +39,9 @@ func TestImagePullFollowsTheRequest(t *testing.T) {
 			w.Write([]byte("OK"))
 		case path == "/containers/json":
 			w.Write([]byte("[]"))
+		case strings.HasPrefix(path, "/containers/") && strings.HasSuffix(path, "/json"):
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"message":"No such container"}`))
 		case strings.HasPrefix(path, "/images/") && strings.HasSuffix(path, "/json"):
 			w.WriteHeader(http.StatusNotFound)
 			w.Write([]byte(`{"message":"No such image"}`))
@@ -61,9 +64,19 @@ func TestImagePullFollowsTheRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.chooseBackend(ctx)
-	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "pulling the sandbox image") {
-		t.Fatalf("chooseBackend with the request cancelled = %v, want the pull cancelled", err)
+	b, err := a.chooseBackend(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	select {
+	case <-pullEnded:
+		t.Fatal("choosing the backend pulled the image")
+	default:
+	}
+	_, err = b.OpenShell(ctx)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "pull kalilinux/kali-rolling") {
+		t.Fatalf("OpenShell with the command cancelled = %v, want the pull cancelled", err)
 	}
 	<-pullEnded // the engine saw the client leave
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroagent/zero/loop"
@@ -39,6 +40,9 @@ type host struct {
 
 	mu   sync.Mutex
 	apps map[string]*app // by roots
+	// closing is set by close: a session closed then leaves its MCP
+	// servers to its app's close, which stops them all at once.
+	closing atomic.Bool
 }
 
 // serveFlags parses the flags of `zero acp|mcp|lsp`; extra adds the
@@ -111,7 +115,7 @@ func (h *host) init(ctx context.Context, a *app) {
 			h.mu.Lock() // only an app that exists holds the session's servers
 			a := h.apps[strings.Join(rootsOr(spec.Roots, h.ws), "\x00")]
 			h.mu.Unlock()
-			if a != nil {
+			if a != nil && !h.closing.Load() {
 				a.closePool(spec.ID)
 			}
 		},
@@ -257,11 +261,16 @@ func files(f server.FileAccess) tools.Files {
 	return f
 }
 
-// close ends every session, waiting at most grace for their runs, then
-// closes the sandboxes' shells (containers stay for reuse).
+// close ends every session, in order: their runs are cancelled and given
+// grace to end; what they taught is memorized; then the MCP servers, the
+// shells and the sandboxes stop (containers stay for reuse), each given the
+// time its own library takes to stop it; only then, with every run over, is
+// the session store flushed and closed, so no last event is lost to a
+// server that is slow to exit.
 func (h *host) close(grace time.Duration) {
+	h.closing.Store(true) // the sessions' MCP servers stop with their app, below
 	done := make(chan struct{})
-	go func() { // owned here: close waits for it or gives up after grace
+	go func() { // owned here: close waits for it, within bounds
 		h.manager.CloseAll()
 		close(done)
 	}()
@@ -281,23 +290,29 @@ func (h *host) close(grace time.Duration) {
 		}
 	}
 	cancel()
+	var wg sync.WaitGroup
 	for _, a := range apps {
-		a.close()
+		wg.Go(a.close) // returns once its servers and shells are gone
 	}
+	wg.Wait()
 	if h.store == nil {
 		return
 	}
-	// Closing the shells ended the runs; their last events are written
-	// before the store closes.
+	// Closing the shells and servers ended the runs still going; their
+	// last events are written before the store closes.
 	select {
 	case <-done:
-	case <-time.After(time.Second):
-		h.logger.Warn("runs still going on; the session store closes without their last events")
+	case <-time.After(runsEndAfterClose):
+		h.logger.Warn("runs still going on; the session store closes without their last events", "waited", runsEndAfterClose)
 	}
 	if err := h.store.Close(); err != nil {
 		h.logger.Warn("closing the session store", "err", err)
 	}
 }
+
+// runsEndAfterClose bounds the wait for runs to end once their shells and
+// MCP servers are closed (a command's end is read from the engine).
+const runsEndAfterClose = 5 * time.Second
 
 // memorizeGrace bounds the wait for memorizing when the process ends.
 const memorizeGrace = 30 * time.Second

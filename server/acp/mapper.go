@@ -207,6 +207,19 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 			send(sdk.UpdateAgentMessageText("\n\n(" + firstNonEmpty(e.Error, "cancelled") + ")\n"))
 		}
 		m.answer, m.errShown = "", false
+	case server.EventSandboxPull:
+		// A command waits for the sandbox image: its tool call shows how the
+		// pull goes (the command's output replaces it when it comes). Only
+		// live: a replay has nothing to wait for.
+		if replay || e.Text == "" {
+			return
+		}
+		if e.Item == "" || m.skip[e.Item] {
+			send(sdk.UpdateAgentThoughtText("\n" + e.Text + "\n"))
+			return
+		}
+		send(sdk.UpdateToolCall(sdk.ToolCallId(e.Item), sdk.WithUpdateContent([]sdk.ToolCallContent{
+			sdk.ToolContent(sdk.TextBlock(e.Text))})))
 	case server.EventApprovalResolved:
 		if ask != nil {
 			ask.withdraw(e.Text)

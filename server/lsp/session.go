@@ -203,6 +203,11 @@ func (t *tracked) event(ctx context.Context, e loop.Event) {
 		t.c.ask(t, e.Text, cmp.Or(e.Title, e.Tool))
 	case server.EventApprovalResolved:
 		t.c.stopAsking(e.Text)
+	case server.EventSandboxPull: // also in zero/event, with the numbers
+		if t.run != nil && t.run.token != nil && e.Text != "" {
+			t.progress(ctx, t.run.token, &protocol.WorkDoneProgressReport{
+				Kind: protocol.WorkDoneProgressKindReport, Message: e.Text, Cancellable: true})
+		}
 	case loop.EventToolResult:
 		if e.Status == "completed" && len(e.Diffs) > 0 {
 			t.c.show(t, e.Diffs)

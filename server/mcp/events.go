@@ -67,6 +67,9 @@ func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
 		case sameOutput(out, e):
 			e.Text = "" // the output is in the deltas above: once is enough
 		}
+		if n := len(out); e.Type == server.EventSandboxPull && n > 0 && out[n-1].Type == string(e.Type) && out[n-1].Item == e.Item {
+			out = out[:n-1] // a pull's progress: its newest report says it all
+		}
 		out = append(out, compact{Seq: e.Seq, Agent: e.Agent, Type: string(e.Type), Item: e.Item, Text: e.Text,
 			Tool: e.Tool, Title: e.Title, Kind: e.Kind, Status: e.Status, Running: e.Running, StopReason: e.StopReason,
 			Error: e.Error, Profile: e.Profile})

@@ -243,6 +243,7 @@ type progress struct {
 	thought  string
 	thoughts map[string]string // item → thoughts text so far
 	waiting  string            // title of the approval the run waits for
+	pull     string            // how the pull of the sandbox image goes, while it does
 }
 
 func (p *progress) events(evs []loop.Event) {
@@ -277,6 +278,17 @@ func (p *progress) events(evs []loop.Event) {
 			p.send()
 		case server.EventApprovalResolved:
 			p.waiting = ""
+		case server.EventSandboxPull:
+			// Progress for a client that asked for it, else a log message
+			// (the app sends them throttled); the end is logged for both.
+			p.pull = e.Text
+			if e.Status != server.PullPulling {
+				p.pull = ""
+				p.logf(mcp.LoggingLevelInfo, "%s", e.Text)
+			} else if p.token == nil {
+				p.logf(mcp.LoggingLevelInfo, "%s", e.Text)
+			}
+			p.send()
 		}
 	}
 }
@@ -298,6 +310,9 @@ func lastThought(s string) string {
 func (p *progress) message() string {
 	if p.waiting != "" {
 		return "waiting for approval: " + p.waiting + " — call zero_approve"
+	}
+	if p.pull != "" {
+		return p.pull
 	}
 	switch {
 	case p.headline != "" && p.thought != "":
