@@ -94,7 +94,10 @@ func fakeEngine(t *testing.T) (dockerHost string) {
 		case strings.HasPrefix(path, "/images/") && strings.HasSuffix(path, "/json"):
 			w.WriteHeader(http.StatusNotFound)
 			w.Write([]byte(`{"message":"No such image: ` + strings.TrimSuffix(strings.TrimPrefix(path, "/images/"), "/json") + `"}`))
-		case path == "/images/create":
+		case strings.HasPrefix(path, "/containers/") && strings.HasSuffix(path, "/json"):
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"message":"No such container: ` + strings.TrimSuffix(strings.TrimPrefix(path, "/containers/"), "/json") + `"}`))
+		case path == "/images/create", strings.HasPrefix(path, "/distribution/"): // offline: no pull, no registry
 			w.WriteHeader(http.StatusInternalServerError)
 			w.Write([]byte(`{"message":"Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host"}`))
 		default:
@@ -124,15 +127,25 @@ func TestPapercutImageCannotBePulled(t *testing.T) {
 	t.Parallel()
 	t.Run("docker", func(t *testing.T) {
 		t.Parallel()
-		srv := llmtest.NewServer(t)
-		_, stderr, code := zeroRun(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "ZERO_SANDBOX=docker", "DOCKER_HOST=" + fakeEngine(t)},
+		// Nothing is pulled before the first command; that command's result
+		// says why it could not run and how to go on.
+		srv := llmtest.NewServer(t,
+			llmtest.Reply{Content: `{"thoughts": ["look"], "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "ls"}}`},
+			llmtest.Reply{Match: "cannot pull image kalilinux/kali-rolling", Content: `{"thoughts": ["tell"], "tool_name": "response", "tool_args": {"text": "told"}}`},
+		)
+		stdout, stderr, code := zeroRun(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "ZERO_SANDBOX=docker", "DOCKER_HOST=" + fakeEngine(t)},
 			"run", "--workspace", t.TempDir(), "hi")
-		want := `zero: cannot pull image kalilinux/kali-rolling: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host; choose another with --image IMAGE or run on the host with --sandbox local` + "\n"
-		if code == 0 || !strings.Contains(stderr, want) {
-			t.Errorf("exit %d; stderr should end with the one-line fix\n%s\nstderr:\n%s", code, want, stderr)
+		if code != 0 || !strings.Contains(stdout, "told") {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
-		if n := len(srv.Requests()); n != 0 {
-			t.Errorf("the model got %d requests; the run should end before", n)
+		reqs := srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("the model got %d requests, want 2", len(reqs))
+		}
+		for _, want := range []string{"docker pull kalilinux/kali-rolling", "--image IMAGE", "--sandbox local"} {
+			if !strings.Contains(string(reqs[1].Body), want) {
+				t.Errorf("the failed command's result lacks %q", want)
+			}
 		}
 	})
 	t.Run("auto", func(t *testing.T) {
@@ -143,7 +156,7 @@ func TestPapercutImageCannotBePulled(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "answered") {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
-		want := "cannot pull image kalilinux/kali-rolling: "
+		want := "has no image kalilinux/kali-rolling and cannot pull it"
 		if n := strings.Count(stdout+stderr, want); n != 1 {
 			t.Errorf("the fallback should be told once, told %d times:\nstdout:\n%s\nstderr:\n%s", n, stdout, stderr)
 		}
