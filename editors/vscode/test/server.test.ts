@@ -56,13 +56,15 @@ interface Zero {
 }
 
 /**
- * Starts fakellm with the script and `zero lsp` in a temporary workspace
- * that is also its HOME and XDG directories (the session store is there),
+ * Starts fakellm with the script and `zero lsp` in a temporary workspace,
+ * with HOME and the XDG directories in a second temporary folder (the
+ * session store is there; a workspace that is HOME is refused),
  * then initializes it as the extension does, with initializationOptions
  * options; approvals in events are allowed.
  */
 async function startZero(script: string | object, approval: string, options: InitializationOptions, onEvent?: (e: ZeroEvent) => void): Promise<Zero> {
   const ws = mkdtempSync(path.join(tmpdir(), 'zero-ws-'));
+  const home = mkdtempSync(path.join(tmpdir(), 'zero-home-'));
   writeFileSync(path.join(ws, 'README.md'), '# hello\n');
   let scriptPath: string;
   if (typeof script === 'string') scriptPath = script;
@@ -73,7 +75,7 @@ async function startZero(script: string | object, approval: string, options: Ini
   const { url, proc: fk } = await fakeServer(scriptPath);
   const server = spawn(zero, ['lsp', '--sandbox', 'local', '--approval', approval, '--model', 'demo', '--base-url', url], {
     cwd: ws,
-    env: { ...process.env, OPENAI_API_KEY: '', HOME: ws, ZERO_STORE: path.join(ws, 'zero.db'), XDG_DATA_HOME: ws, XDG_CONFIG_HOME: ws, XDG_STATE_HOME: ws, XDG_CACHE_HOME: ws },
+    env: { ...process.env, OPENAI_API_KEY: '', HOME: home, ZERO_STORE: path.join(home, 'zero.db'), XDG_DATA_HOME: home, XDG_CONFIG_HOME: home, XDG_STATE_HOME: home, XDG_CACHE_HOME: home },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -102,6 +104,7 @@ async function startZero(script: string | object, approval: string, options: Ini
       server.kill();
       fk.kill();
       rmSync(ws, { recursive: true, force: true });
+      rmSync(home, { recursive: true, force: true });
     }
   };
   try {
