@@ -710,6 +710,16 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 			return "", true
 		}
 		return "waiting for the model", true
+	case server.EventSandboxPull:
+		// The pull's progress, replaced in place; the scrollback has a
+		// line when it starts and one when it ends.
+		switch e.Status {
+		case server.PullPulling:
+			return visible(e.Text), true
+		case server.PullDone:
+			return "starting the sandbox", true
+		}
+		return "", true
 	case loop.EventReasoningDelta, loop.EventThoughtsDelta, loop.EventResponseDelta, loop.EventResponse,
 		loop.EventToolCall, loop.EventToolOutputDelta, loop.EventRunEnded, loop.EventError, server.EventApprovalRequested:
 		return "", true
@@ -1065,7 +1075,7 @@ func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 	asked := map[string]server.Request{}
 	for _, e := range evs {
 		switch e.Type {
-		case loop.EventReasoningDelta, loop.EventThoughtsDelta, loop.EventResponseDelta:
+		case loop.EventReasoningDelta, loop.EventThoughtsDelta, loop.EventResponseDelta, server.EventSandboxPull:
 			continue
 		case loop.EventRunStarted, loop.EventIntervention:
 			for i, l := range strings.Split(strings.TrimRight(e.Text, "\n"), "\n") {

@@ -20,8 +20,9 @@ import (
 
 // pullEngine is a Docker engine on a unix socket that has no container and
 // no image; what it is asked is counted, and a pull streams progress, then
-// waits for release and fails (the test stops there: nothing after the pull
-// is faked).
+// waits for release and fails, or succeeds when succeed is set (the test
+// stops there: nothing after the pull is faked, and creating the container
+// fails).
 type pullEngine struct {
 	host    string // for DOCKER_HOST
 	release chan struct{}
@@ -31,6 +32,7 @@ type pullEngine struct {
 	registry bool
 
 	mu       sync.Mutex
+	succeed  bool
 	pulls    int
 	creates  int
 	inspects int // of the registry
@@ -103,6 +105,21 @@ func newPullEngine(t *testing.T, registry bool) *pullEngine {
 			case <-r.Context().Done():
 				return
 			}
+			f.mu.Lock()
+			succeed := f.succeed
+			f.mu.Unlock()
+			if succeed {
+				for _, line := range []string{
+					`{"status":"Download complete","progressDetail":{},"id":"l1"}`,
+					`{"status":"Extracting","progressDetail":{"current":48000000,"total":48000000},"id":"l1"}`,
+					`{"status":"Pull complete","progressDetail":{},"id":"l1"}`,
+					`{"status":"Digest: sha256:0000000000000000000000000000000000000000000000000000000000000000"}`,
+					`{"status":"Status: Downloaded newer image for kalilinux/kali-rolling:latest"}`,
+				} {
+					w.Write([]byte(line + "\n"))
+				}
+				return
+			}
 			w.Write([]byte(`{"errorDetail":{"message":"net/http: TLS handshake timeout"},"error":"net/http: TLS handshake timeout"}` + "\n"))
 		default:
 			notFound("endpoint " + path)
@@ -110,6 +127,14 @@ func newPullEngine(t *testing.T, registry bool) *pullEngine {
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
+	return f
+}
+
+// succeeding makes the pulls succeed once released.
+func (f *pullEngine) succeeding() *pullEngine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.succeed = true
 	return f
 }
 

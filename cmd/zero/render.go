@@ -6,7 +6,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
 )
 
 // renderer shows a run as a person wants to watch it: reasoning and
@@ -24,10 +27,20 @@ type renderer struct {
 	// result repeats it, and is not shown again, however many lines
 	// (the user's own message, an approval) came between.
 	streamed map[string]bool
+	// live is set on a terminal that shows the line being written as it
+	// changes: an image pull's progress is one line, rewritten in place.
+	// Elsewhere (a pipe, the chat's scrollback) a pull says when it starts
+	// and when it ends, each on a line of its own.
+	live  bool
+	width int // the live terminal's columns (0: unknown)
+	// pulling is set while a live pull's line is on the screen, unended;
+	// pullsSaid are the tool calls whose pull was said to start.
+	pulling   bool
+	pullsSaid map[string]bool
 }
 
 func newRenderer(w io.Writer, color bool) *renderer {
-	return &renderer{w: w, color: color, atBOL: true, streamed: map[string]bool{}}
+	return &renderer{w: w, color: color, atBOL: true, streamed: map[string]bool{}, pullsSaid: map[string]bool{}}
 }
 
 const (
@@ -98,6 +111,9 @@ func (r *renderer) event(e loop.Event) {
 	// approval question say what it does not ask.
 	if e.Type != loop.EventToolOutputDelta {
 		e.Text, e.Title, e.Error, e.Profile = visible(e.Text), visible(e.Title), visible(e.Error), visible(e.Profile)
+	}
+	if r.pulling && e.Type != server.EventSandboxPull {
+		r.clearPull() // what comes now takes the progress line's place
 	}
 	prefix := ""
 	if e.Agent > 0 {
@@ -201,7 +217,57 @@ func (r *renderer) event(e loop.Event) {
 		if e.StopReason == loop.StopResponse {
 			r.enter("", "")
 		}
+	case server.EventSandboxPull:
+		r.pull(e, prefix)
 	}
+}
+
+// pull shows how the sandbox image's pull goes: on a live terminal one
+// line rewritten in place, then the line that says it was pulled;
+// elsewhere the line that says it started and the one that says it ended.
+// A failed pull is said by the failed command's result.
+func (r *renderer) pull(e loop.Event, prefix string) {
+	if e.Text == "" {
+		return
+	}
+	switch e.Status {
+	case server.PullDone:
+		if r.pulling {
+			r.clearPull()
+		}
+		r.line(r.style(prefix+"✓ "+e.Text, dim))
+	case server.PullFailed:
+		if r.pulling {
+			r.clearPull()
+		}
+	default:
+		if r.live {
+			if !r.pulling {
+				r.enter("", "")
+				r.block = ""
+			}
+			// At the beginning of a line (enter ended the one before): the
+			// line is drawn anew, never wrapped into a second one (which
+			// the next one could not erase).
+			text := prefix + "… " + e.Text
+			if room := r.width - 1 - len(r.indent); r.width > 0 && ansi.StringWidth(text) > room {
+				text = ansi.Truncate(text, max(room, 1), "…")
+			}
+			fmt.Fprint(r.w, "\r\x1b[K"+r.indent+r.style(text, dim))
+			r.pulling = true
+			return
+		}
+		if !r.pullsSaid[e.Item] {
+			r.pullsSaid[e.Item] = true
+			r.line(r.style(prefix+"… "+e.Text, dim))
+		}
+	}
+}
+
+// clearPull erases the live pull's line: the cursor is at its beginning.
+func (r *renderer) clearPull() {
+	fmt.Fprint(r.w, "\r\x1b[K")
+	r.pulling = false
 }
 
 // summarizeArgs shows the arguments of a tool call on one short line.

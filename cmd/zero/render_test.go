@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
 )
 
 // The live view nests a subordinate's work under its superior.
@@ -112,5 +113,33 @@ tick 1
 	}
 	if r.lastError != "tool code_execution_tool: open shell 0: no shell" {
 		t.Errorf("lastError = %q: the run's end would say the failure again", r.lastError)
+	}
+}
+
+// On a live terminal a pull's progress is one line no wider than the
+// terminal, drawn anew each time; a line that comes meanwhile takes its
+// place, and the progress goes on under it.
+func TestRenderPullInPlace(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	r := newRenderer(&b, false)
+	r.live, r.width = true, 30
+	pull := func(status, text string) {
+		r.event(loop.Event{Type: server.EventSandboxPull, Item: "tool-1", Status: status, Text: text})
+	}
+	r.event(loop.Event{Type: loop.EventThoughtsDelta, Text: "run it"})
+	pull(server.PullPulling, "pulling the sandbox image kali: 0 of 2 layers")
+	pull(server.PullPulling, "pulling 1 of 2")
+	r.event(loop.Event{Type: loop.EventWarning, Text: "slow"})
+	pull(server.PullPulling, "pulling 2 of 2")
+	pull(server.PullDone, "pulled kali")
+	want := "thinking: run it\n" +
+		"\r\x1b[K… pulling the sandbox image …" + // 29 columns
+		"\r\x1b[K… pulling 1 of 2" +
+		"\r\x1b[K! slow\n" +
+		"\r\x1b[K… pulling 2 of 2" +
+		"\r\x1b[K✓ pulled kali\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("live pull (-want +got):\n%s", diff)
 	}
 }

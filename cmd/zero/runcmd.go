@@ -117,6 +117,10 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 	} else {
 		view = newRenderer(stdout, isTerminal(stdout))
+		if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			view.live = true
+			view.width, _, _ = term.GetSize(int(f.Fd()))
+		}
 		show = view.event
 		if !sameFile(stdout, stderr) {
 			// The run's errors go where errors go, once: on stderr when the

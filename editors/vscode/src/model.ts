@@ -70,6 +70,12 @@ export interface ToolBlock extends BlockBase {
   approval?: ApprovalRef;
   /** The response tool's card: its text is shown as the answer instead. */
   hidden: boolean;
+  /**
+   * The sandbox image's pull the command waits for (sandbox_pull), in
+   * words: its progress while it goes, then that it was pulled. A failed
+   * pull is said by the result instead.
+   */
+  pull?: string;
 }
 
 export interface AnswerBlock extends BlockBase {
@@ -159,6 +165,8 @@ export class SessionModel {
   /** Error texts already shown in the current run (run_ended repeats them). */
   private runErrors = new Set<string>();
   private counter = 0;
+  /** The tool cards whose pull is still going (its progress is shown). */
+  private readonly pulling = new Set<string>();
 
   constructor(session?: string) {
     this.session = session;
@@ -277,7 +285,21 @@ export class SessionModel {
           b.status = st === 'failed' || st === 'cancelled' ? st : 'completed';
           b.result = text;
           if (Array.isArray(e.diffs)) b.diffs = e.diffs;
+          if (this.pulling.delete(b.id)) delete b.pull; // cut short: the result says why
           b.hidden = b.tool === 'response' && b.status !== 'failed';
+        });
+        break;
+      }
+      case 'sandbox_pull': {
+        if (text === '' || !e.item) break;
+        const b = this.tool(e, agent);
+        if (!b) break;
+        this.update(b, () => {
+          if (e.status === 'failed') delete b.pull;
+          else b.pull = text;
+          if (e.status === 'pulling') this.pulling.add(b.id);
+          else this.pulling.delete(b.id);
+          if (b.status === 'pending') b.status = 'running';
         });
         break;
       }

@@ -276,3 +276,33 @@ test('malformed events are ignored', () => {
   assert.equal(m.blocks.length, 1);
   assert.equal(m.blocks[0]!.agent, 0);
 });
+
+test('a command waiting for the sandbox image shows the pull on its card, then that it was pulled', () => {
+  const ev = stream();
+  const m = new SessionModel('s1');
+  m.applyAll([
+    ev('run_started', { item: 'msg-1', text: 'look' }),
+    ev('tool_call', { item: 't1', tool: 'code_execution_tool', args: { code: 'ls' } }),
+    ev('tool_started', { item: 't1', tool: 'code_execution_tool' }),
+    ev('sandbox_pull', { item: 't1', status: 'pulling', text: 'pulling the sandbox image kali: 0 of 1 layers, 12.0 MB of 48.0 MB' }),
+  ]);
+  const t = m.get('t1') as ToolBlock;
+  assert.equal(t.pull, 'pulling the sandbox image kali: 0 of 1 layers, 12.0 MB of 48.0 MB');
+  assert.equal(t.status, 'running');
+  m.applyAll([
+    ev('sandbox_pull', { item: 't1', status: 'pulled', text: 'pulled the sandbox image kali (1 layers, 48.0 MB)' }),
+    ev('tool_result', { item: 't1', tool: 'code_execution_tool', status: 'completed', text: 'a.txt' }),
+  ]);
+  assert.equal((m.get('t1') as ToolBlock).pull, 'pulled the sandbox image kali (1 layers, 48.0 MB)');
+  // A pull that failed, or a command cancelled while it went, leaves no progress behind.
+  m.applyAll([
+    ev('tool_call', { item: 't2', tool: 'code_execution_tool', args: { code: 'ls' } }),
+    ev('sandbox_pull', { item: 't2', status: 'pulling', text: 'pulling the sandbox image kali: 0 of 1 layers' }),
+    ev('tool_result', { item: 't2', tool: 'code_execution_tool', status: 'cancelled', text: 'cancelled' }),
+    ev('tool_call', { item: 't3', tool: 'code_execution_tool', args: { code: 'ls' } }),
+    ev('sandbox_pull', { item: 't3', status: 'pulling', text: 'pulling the sandbox image kali: 0 of 1 layers' }),
+    ev('sandbox_pull', { item: 't3', status: 'failed', text: 'pulling the sandbox image kali failed: offline' }),
+  ]);
+  assert.equal((m.get('t2') as ToolBlock).pull, undefined);
+  assert.equal((m.get('t3') as ToolBlock).pull, undefined);
+});

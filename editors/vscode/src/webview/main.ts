@@ -111,6 +111,7 @@ function drawTool(b: ToolBlock): HTMLElement {
   if (sub) head.append(el('code', 'subject', shorten(sub, 80)));
   const body = el('div', 'body');
   body.append(el('div', 'meta', `${b.tool}${b.method ? `:${b.method}` : ''}${b.toolKind ? ` · ${b.toolKind}` : ''}`));
+  if (b.pull) body.append(el('div', 'pull', b.pull));
   const a = argsText(b.args);
   if (a) body.append(details(`${b.id}:args`, 'Arguments', el('pre', 'args', a), false));
   if (b.output) {
