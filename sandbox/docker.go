@@ -57,12 +57,34 @@ const (
 // DefaultProvision makes the Python venv /opt/venv that shells activate,
 // so that the agent's pip installs never touch the system Python. The venv
 // is writable by every user because the shells run as the workspace
-// owner, whose uid is not known when the image is built.
+// owner, whose uid is not known when the image is built. An image without
+// Python's venv (a minimal Debian or Kali image) gets it from its
+// package manager, when the network lets it; failing that the image is
+// used without a venv, which the script says, rather than not at all.
 const DefaultProvision = `set -e
-python3 -m venv /opt/venv
-chmod -R a+rwX /opt/venv
 mkdir -p /etc/zero
-printf '%s\n' 'export VIRTUAL_ENV=/opt/venv' 'export PATH="/opt/venv/bin:$PATH"' > /etc/zero/profile
+: > /etc/zero/profile
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+	log=/tmp/zero-provision.log
+	if command -v apt-get >/dev/null 2>&1; then
+		export DEBIAN_FRONTEND=noninteractive
+		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 python3-venv; } >$log 2>&1 ||
+			{ echo "zero: apt-get could not install python3-venv:"; tail -n 3 $log; } >&2
+		rm -rf /var/lib/apt/lists/*
+	elif command -v apk >/dev/null 2>&1; then
+		apk add --no-cache python3 >$log 2>&1 || { echo "zero: apk could not install python3:"; tail -n 3 $log; } >&2
+	elif command -v dnf >/dev/null 2>&1; then
+		dnf install -y -q python3 >$log 2>&1 || { echo "zero: dnf could not install python3:"; tail -n 3 $log; } >&2
+	fi
+	rm -f $log
+fi
+if python3 -m venv /opt/venv >/dev/null 2>&1; then
+	chmod -R a+rwX /opt/venv
+	printf '%s\n' 'export VIRTUAL_ENV=/opt/venv' 'export PATH="/opt/venv/bin:$PATH"' > /etc/zero/profile
+else
+	rm -rf /opt/venv
+	echo "zero: no Python venv in this image: commands run without one" >&2
+fi
 `
 
 // ProvisionedRepo is the repository of derived images.
@@ -881,6 +903,13 @@ func (d *Docker) provision(ctx context.Context, derived string) error {
 	if code != 0 {
 		return fmt.Errorf("%w: the provisioning script failed in image %q with exit status %d; its last output:\n%s",
 			ErrUnavailable, d.opts.Image, code, d.logTail(ctx, created.ID))
+	}
+	// What the default script could not do (no network for Python's venv)
+	// it says in lines of its own, which the log keeps for zero doctor and
+	// the user: the derived image is kept without it.
+	if tail := d.logTail(ctx, created.ID); strings.Contains(tail, "zero: ") {
+		d.log.Warn("the sandbox image was provisioned without all it should have; remove "+derived+
+			" (docker rmi) to provision it again", "image", d.opts.Image, "output", strings.TrimSpace(tail))
 	}
 	if _, err := d.api.ContainerCommit(ctx, created.ID, container.CommitOptions{
 		Reference: derived,
