@@ -520,12 +520,13 @@ func (m *chatUI) answer(said string) tea.Cmd {
 }
 
 // question is how an approval is asked. The tool's name and subject are
-// the model's words: their control characters are shown, never let act on
-// the terminal (a carriage return and an erased line would leave a
-// question about another command on screen).
+// the model's words: their control and format characters are shown, never
+// let act on the terminal (a carriage return and an erased line would leave
+// a question about another command on screen) or reorder what it reads (a
+// bidirectional override).
 func question(r server.Request) string {
 	if r.Tool == trustTool {
-		return "Trust " + visible(r.Title) + "? [y]es/[n]o"
+		return "Trust " + reviewable(r.Title) + "? [y]es/[n]o"
 	}
 	name := r.Tool
 	if r.Method != "" {
@@ -538,7 +539,7 @@ func question(r server.Request) string {
 	if subject != "" {
 		name += " " + loop.Clip(subject, 200)
 	}
-	return "Allow " + visible(name) + "? [y]es/[n]o/[a]lways"
+	return "Allow " + reviewable(name) + "? [y]es/[n]o/[a]lways"
 }
 
 // preview prints, above the question about r, what the call would change:

@@ -78,7 +78,7 @@ func (g *termGate) Gate(ctx context.Context, p *loop.ToolBeforePayload) error {
 		fmt.Fprintf(g.out, "zero: refused %s: it needs approval and there is no terminal to ask on (use --approval auto, or run it in the Docker sandbox)\n", name)
 		return nil
 	}
-	fmt.Fprintf(g.out, "\nzero: the agent wants to run %s:\n  %s\n", visible(name), strings.ReplaceAll(visible(loop.Clip(subject, 2000)), "\n", "\n  "))
+	fmt.Fprintf(g.out, "\nzero: the agent wants to run %s:\n  %s\n", reviewable(name), strings.ReplaceAll(reviewable(loop.Clip(subject, 2000)), "\n", "\n  "))
 	var roots []string
 	if p.Agent != nil && p.Agent.Session() != nil && p.Agent.Session().Workspace() != "" {
 		roots = []string{p.Agent.Session().Workspace()}
@@ -86,7 +86,7 @@ func (g *termGate) Gate(ctx context.Context, p *loop.ToolBeforePayload) error {
 	for _, l := range changePreview(roots, p.ToolName, p.Method, p.Args, nil, previewLines) {
 		fmt.Fprintln(g.out, "  "+l)
 	}
-	fmt.Fprintf(g.out, "allow? [y]es, [a]lways for %s, [N]o: ", visible(name))
+	fmt.Fprintf(g.out, "allow? [y]es, [a]lways for %s, [N]o: ", reviewable(name))
 	answer := make(chan string, 1)
 	go func() { // ends with the next line typed, or when stdin closes
 		line, _ := g.in.ReadString('\n')
@@ -116,7 +116,8 @@ const previewLines = 40
 // it is now, or the content of a file it would create, cut after max
 // lines, saying how much was cut; nil for any other call. style colors
 // the lines ("-" red, "+" green, "@@" cyan); nil leaves them plain. The
-// texts are the model's: their control characters show.
+// texts are the model's: their control and format characters (a
+// bidirectional override that makes code read other than it runs) show.
 func changePreview(roots []string, tool, method string, args map[string]any, style func(string, ...string) string, max int) []string {
 	if tool != "text_editor" || (method != "write" && method != "patch") {
 		return nil
@@ -135,7 +136,7 @@ func changePreview(roots []string, tool, method string, args map[string]any, sty
 			break
 		}
 	}
-	name = visible(name)
+	name = reviewable(name)
 	var head, body []string
 	switch {
 	case d.OldText == nil:
@@ -163,7 +164,7 @@ func changePreview(roots []string, tool, method string, args map[string]any, sty
 	}
 	for _, l := range shown {
 		l = strings.TrimSuffix(l, "\n")
-		l = visible(loop.Clip(l, 500))
+		l = reviewable(loop.Clip(l, 500))
 		switch {
 		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
 			l = style(l, bold)

@@ -263,7 +263,7 @@ func reviewCode(w io.Writer, st trust.State, copyDir string) error {
 		data, rerr := now.ReadFile(name)
 		switch {
 		case f.Link != "" && rerr != nil:
-			fmt.Fprintf(w, "\n== %s  (%s, a link to %s that is not followed: nothing runs from it)\n", f.Path, what, reviewable(f.Link))
+			fmt.Fprintf(w, "\n== %s  (%s, a link to %s that is not followed: nothing runs from it)\n", reviewable(f.Path), reviewable(what), reviewable(f.Link))
 			continue
 		case rerr != nil:
 			return fmt.Errorf("review %s: %w", f.Path, rerr)
@@ -274,7 +274,7 @@ func reviewCode(w io.Writer, st trust.State, copyDir string) error {
 		if f.Link != "" {
 			what += ", a link to " + reviewable(f.Link)
 		}
-		fmt.Fprintf(w, "\n== %s  (%s, %s, %s)\n", f.Path, what, plural(len(data), "byte"), short(f.Digest))
+		fmt.Fprintf(w, "\n== %s  (%s, %s, %s)\n", reviewable(f.Path), reviewable(what), plural(len(data), "byte"), short(f.Digest))
 		if st.Status == trust.StatusChanged && changed[f.Path] == "" {
 			fmt.Fprintln(w, "   (unchanged since you trusted it)")
 			continue
@@ -293,19 +293,31 @@ func reviewCode(w io.Writer, st trust.State, copyDir string) error {
 	}
 	for _, c := range st.Changes {
 		if c.What == "removed" {
-			fmt.Fprintf(w, "\n== %s  (removed since you trusted it)\n", c.Path)
+			fmt.Fprintf(w, "\n== %s  (removed since you trusted it)\n", reviewable(c.Path))
 		}
 	}
 	return nil
 }
 
-// printCut prints text indented, at most maxReviewLines lines of it.
+// maxReviewLine is how much of one line the review shows (in bytes).
+const maxReviewLine = 1000
+
+// printCut prints text indented, at most maxReviewLines lines of it, each
+// cut after maxReviewLine bytes: a file of one endless line shows as much
+// as a short one, and says what it did not show.
 func printCut(w io.Writer, text string) {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	for i, l := range lines {
 		if i == maxReviewLines {
 			fmt.Fprintf(w, "   … %d more lines (read the file in the workspace before you trust it)\n", len(lines)-i)
 			return
+		}
+		if len(l) > maxReviewLine {
+			cut := maxReviewLine
+			for cut > 0 && !utf8.RuneStart(l[cut]) {
+				cut--
+			}
+			l = fmt.Sprintf("%s … (%d more bytes on this line)", l[:cut], len(l)-cut)
 		}
 		fmt.Fprintln(w, "   "+l)
 	}
@@ -405,11 +417,11 @@ func printManifest(w io.Writer, st trust.State) {
 		if f.Link != "" {
 			note = strings.TrimSpace(note + " → " + f.Link)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Path, f.Kind, f.Point, short(f.Digest), note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reviewable(f.Path), reviewable(f.Kind), reviewable(f.Point), short(f.Digest), reviewable(note))
 	}
 	for _, c := range st.Changes {
 		if c.What == "removed" {
-			fmt.Fprintf(tw, "%s\t\t\t\tremoved\n", c.Path)
+			fmt.Fprintf(tw, "%s\t\t\t\tremoved\n", reviewable(c.Path))
 		}
 	}
 	tw.Flush()
