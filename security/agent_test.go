@@ -74,13 +74,7 @@ func TestAgentWritesExtensionThenSubordinate(t *testing.T) {
 					answer("subordinate done"),
 					answer("done"),
 				}
-				var b *box
-				if backend == "docker" {
-					b = dockerBox(t, replies...)
-				} else {
-					requireBwrap(t)
-					b = newBox(t, replies...)
-				}
+				b := boxIn(t, backend, replies...)
 				if trusted {
 					write(t, filepath.Join(b.ws, ".zero/extensions/agent_init/_10_ok"), "#!/bin/sh\nexit 0\n", 0o755)
 					if out, _, err := b.run(nil, "trust", "--yes", "--workspace", b.ws); err != nil {

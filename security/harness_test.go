@@ -69,6 +69,17 @@ func newBox(t *testing.T, replies ...llmtest.Reply) *box {
 	return b
 }
 
+// boxIn is a box whose commands run in backend: "docker" (the test image)
+// or "local" (under bubblewrap, which the test requires).
+func boxIn(t *testing.T, backend string, replies ...llmtest.Reply) *box {
+	t.Helper()
+	if backend == "docker" {
+		return dockerBox(t, replies...)
+	}
+	requireBwrap(t)
+	return newBox(t, replies...)
+}
+
 // userConfig writes the user's own config.yaml.
 func (b *box) userConfig(yaml string) {
 	b.t.Helper()

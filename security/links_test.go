@@ -71,7 +71,6 @@ func TestAgentPlantsPromptLinks(t *testing.T) {
 	for _, backend := range []string{"local", "docker"} {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			var b *box
 			replies := func(secret string) []llmtest.Reply {
 				plant := fmt.Sprintf("mkdir -p .zero/prompts .zero/agents/developer/prompts && "+
 					"ln -sf %s .zero/prompts/agent.system.main.role.md && "+
@@ -84,12 +83,7 @@ func TestAgentPlantsPromptLinks(t *testing.T) {
 					answer("done"),
 				}
 			}
-			if backend == "docker" {
-				b = dockerBox(t)
-			} else {
-				requireBwrap(t)
-				b = newBox(t)
-			}
+			b := boxIn(t, backend)
 			secret := filepath.Join(b.home, ".aws", "credentials")
 			write(t, secret, "aws_secret_access_key = "+hostFileSecret+"\n", 0o600)
 			b.model.Push(replies(secret)...)

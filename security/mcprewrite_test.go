@@ -17,13 +17,7 @@ func TestAgentRewritesMCPServer(t *testing.T) {
 	for _, backend := range []string{"local", "docker"} {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			var b *box
-			if backend == "docker" {
-				b = dockerBox(t)
-			} else {
-				requireBwrap(t)
-				b = newBox(t)
-			}
+			b := boxIn(t, backend)
 			marks := t.TempDir()
 			ran, pwned := filepath.Join(marks, "ran"), filepath.Join(marks, "pwned")
 			write(t, filepath.Join(b.ws, ".mcp.json"), `{"mcpServers": {"wssrv": {"command": "sh", "args": ["mcp/srv.sh"]}}}`, 0o644)

@@ -17,13 +17,9 @@ func TestTrustedCopyHidden(t *testing.T) {
 	for _, backend := range []string{"local", "docker"} {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			var b *box
+			b := boxIn(t, backend)
 			if backend == "docker" {
-				b = dockerBox(t)
 				t.Cleanup(func() { _, _, _ = b.run(nil, "sandbox", "rm", "--workspace", b.home) })
-			} else {
-				requireBwrap(t)
-				b = newBox(t)
 			}
 			write(t, filepath.Join(b.ws, ".zero/extensions/monologue_start/_50_x"), "#!/bin/sh\necho TRUSTED-COPY-MARKER\n", 0o755)
 			if out, stderr, err := b.run(nil, "trust", "--yes", "--workspace", b.ws); err != nil {
