@@ -46,7 +46,9 @@ func TestLocalLongLineBoundedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	streamed := 0
-	r, err := s.Wait(t.Context(), Timeouts{Max: time.Minute}, func(p string) { streamed += len(p) })
+	// No time limit: the command's end decides (a loaded machine under the
+	// race detector takes minutes; go test's own timeout guards a hang).
+	r, err := s.Wait(t.Context(), Timeouts{}, func(p string) { streamed += len(p) })
 	close(stop)
 	wg.Wait()
 	t.Logf("%d MB in %v, peak heap growth %d MB", size>>20, time.Since(begin).Round(time.Millisecond), (int64(peak)-int64(before.HeapInuse))>>20)
