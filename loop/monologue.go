@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -705,7 +706,10 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		return "", false, &shownError{runErr}
 	}
 	if err != nil && res.Text == "" {
-		res.Text = call.Output()
+		// Interrupted by the user's message: what the tool did so far, or
+		// that it did not finish (never an empty result the model would
+		// take for a silent success).
+		res.Text = cmp.Or(call.Output(), "[not finished: "+err.Error()+"]")
 	}
 	ap := &ToolAfterPayload{Agent: a, ToolName: req.Name, Result: &res}
 	if a.hooks().Has(hooks.ToolExecuteAfter) {

@@ -35,6 +35,7 @@ var fileVars = map[string]map[string]any{
 	"fw.code.info.md":               {"info": "process still running"},
 	"fw.code.running.md":            {"session": 2},
 	"fw.code.intervened.md":         {"session": 2},
+	"fw.code.not_started.md":        {"reason": "interrupted by a user message"},
 	"fw.code.pause_dialog.md":       {"timeout": 5},
 	"fw.code.no_out_time.md":        {"timeout": 30},
 	"fw.code.pause_time.md":         {"timeout": 15},

@@ -173,6 +173,8 @@
 //   - fw.code.no_output.md, fw.code.reset.md: no vars.
 //   - fw.code.running.md (session): the shell is busy with an earlier command.
 //   - fw.code.intervened.md (session): the user's message interrupted the wait; the command runs on.
+//   - fw.code.not_started.md (reason): the user spoke or cancelled while the sandbox started (an
+//     image pull): the command did not start, the start goes on.
 //   - fw.code.pause_dialog.md, fw.code.no_out_time.md, fw.code.pause_time.md,
 //     fw.code.max_time.md (timeout, in seconds).
 //   - fw.code.runtime_wrong.md (runtime): JSON {"system_warning": …}.

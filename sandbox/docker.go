@@ -246,6 +246,13 @@ type Docker struct {
 	startMu   sync.Mutex // one container check/creation at a time
 	leaseDir  string     // "" when leases cannot be kept; guarded by startMu
 	leaseOnce bool       // the lease was tried; guarded by startMu
+	// life ends with Close: the container's start (a pull, the
+	// provisioning) runs under it rather than under the ctx of the shell
+	// that asked, so a run that is cancelled or a user's message does not
+	// throw away a pull that the next command would start again.
+	life     context.Context
+	endLife  context.CancelFunc
+	starting *startCall // the start under way, guarded by mu
 
 	mu     sync.Mutex
 	shells map[*Shell]struct{}
@@ -254,6 +261,7 @@ type Docker struct {
 	// listener (WithPullListener); pulling is the pull under way, if any.
 	waiters map[*pullWaiter]struct{}
 	pulling *PullStatus
+	pullSeq uint64   // numbers the reports, so a waiter hears them in order
 	lease   *lease   // nil until the first exec, or when leaseDir is unusable
 	users   []string // users execs ran as: the reaper runs as each
 }
@@ -345,6 +353,7 @@ func newDocker(opts DockerOptions, api dockerAPI) (*Docker, error) {
 		instance: newNonce(),
 		shells:   make(map[*Shell]struct{}),
 	}
+	d.life, d.endLife = context.WithCancel(context.Background())
 	d.leaseKey = d.name + "@" + hex.EncodeToString(engine[:4])
 	d.configSum = d.configHash()
 	return d, nil
@@ -409,8 +418,8 @@ func (d *Docker) ContainerName() string { return d.name }
 
 // OpenShell makes sure the workspace's container runs (pulling the image
 // and creating the container if needed), starts bash in it over a PTY
-// exec, and waits until the shell is ready; ctx bounds this start-up,
-// including a pull.
+// exec, and waits until the shell is ready. ctx bounds the wait: a pull or
+// provisioning under way goes on when it ends (see ensureContainer).
 func (d *Docker) OpenShell(ctx context.Context) (*Shell, error) {
 	return d.OpenShellAs(ctx, "")
 }
@@ -475,6 +484,7 @@ func (d *Docker) Close() error {
 		return nil
 	}
 	d.closed = true
+	d.endLife() // a start under way stops
 	shells := make([]*Shell, 0, len(d.shells))
 	for s := range d.shells {
 		shells = append(shells, s)
@@ -640,15 +650,54 @@ func (d *Docker) engineErr(op string, err error) error {
 	return fmt.Errorf("%w: %s: %v", ErrUnavailable, op, err)
 }
 
+// startCall is one start of the container that shells being opened wait
+// for together.
+type startCall struct {
+	done chan struct{}
+	id   string
+	err  error
+}
+
 // ensureContainer returns the ID of the workspace's running container,
-// starting, replacing or creating it as needed. It takes this instance's
-// lease before any exec can run, and kills what dead instances left in a
-// container it attaches to.
+// starting, replacing or creating it as needed (see startContainer). The
+// start runs for the backend's life, not ctx's: when ctx ends first the
+// caller stops waiting with ctx's cause, and the start (a pull, the
+// provisioning) goes on for the next shell, which waits for the same one.
 func (d *Docker) ensureContainer(ctx context.Context) (string, error) {
+	d.mu.Lock()
+	c := d.starting
+	if c == nil {
+		c = &startCall{done: make(chan struct{})}
+		d.starting = c
+		go func() {
+			id, err := d.startContainer(d.life)
+			d.mu.Lock()
+			d.starting = nil
+			d.mu.Unlock()
+			c.id, c.err = id, err
+			close(c.done)
+		}()
+	}
+	d.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.id, c.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("the sandbox is still starting: %w", context.Cause(ctx))
+	}
+}
+
+// startContainer is ensureContainer's work: it takes this instance's lease
+// before any exec can run, and kills what dead instances left in a
+// container it attaches to.
+func (d *Docker) startContainer(ctx context.Context) (string, error) {
 	d.startMu.Lock()
 	defer d.startMu.Unlock()
 	id, attached, err := d.container(ctx)
 	if err != nil {
+		if d.life.Err() != nil {
+			return "", fmt.Errorf("%w: %w", ErrClosed, err)
+		}
 		return "", err
 	}
 	d.takeLease()

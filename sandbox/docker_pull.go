@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -126,8 +127,24 @@ func (m *pullMeter) status() PullStatus {
 	return st
 }
 
-// pullWaiter is a shell being opened that wants to hear of pulls.
-type pullWaiter struct{ fn func(PullStatus) }
+// pullWaiter is a shell being opened that wants to hear of pulls. It
+// hears them one at a time and in order: the report kept for a waiter that
+// comes late may reach it after a newer one was sent, and is then dropped.
+type pullWaiter struct {
+	fn   func(PullStatus)
+	mu   sync.Mutex
+	last uint64 // the number of the last report it heard
+}
+
+func (w *pullWaiter) hear(seq uint64, st PullStatus) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if seq <= w.last {
+		return
+	}
+	w.last = seq
+	w.fn(st)
+}
 
 type pullListenerKey struct{}
 
@@ -155,13 +172,14 @@ func (d *Docker) wait(fn func(PullStatus)) (done func()) {
 	}
 	d.waiters[w] = struct{}{}
 	var now *PullStatus
+	seq := d.pullSeq
 	if d.pulling != nil {
 		st := *d.pulling
 		now = &st
 	}
 	d.mu.Unlock()
 	if now != nil {
-		fn(*now)
+		w.hear(seq, *now)
 	}
 	return func() {
 		d.mu.Lock()
@@ -174,13 +192,15 @@ func (d *Docker) wait(fn func(PullStatus)) (done func()) {
 func (d *Docker) report(st PullStatus) {
 	d.mu.Lock()
 	d.pulling = &st
+	d.pullSeq++
+	seq := d.pullSeq
 	ws := make([]*pullWaiter, 0, len(d.waiters))
 	for w := range d.waiters {
 		ws = append(ws, w)
 	}
 	d.mu.Unlock()
 	for _, w := range ws {
-		w.fn(st)
+		w.hear(seq, st)
 	}
 }
 

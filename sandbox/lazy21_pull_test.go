@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/errdefs"
 )
 
@@ -51,17 +52,14 @@ func (s *statuses) get() []PullStatus {
 
 // The shells waiting for an image hear how its pull goes, summed up and
 // throttled, not one report per line of the engine; one that comes while
-// another shell's start pulls hears of that pull too; a pull that fails
-// ends with a report saying why.
+// another shell's start pulls hears of that pull too, and waits for that
+// same pull; a pull that fails ends with a report saying why, to both.
 func TestPullProgressReachesTheWaitingShells(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		api := &pullAPI{imageAPI{have: map[string]bool{}}}
 		lines := 0
 		api.pull = func(string) (io.ReadCloser, error) {
-			if len(api.pulled) > 1 { // the second shell tries again, offline
-				return nil, errdefs.System(errors.New("dial tcp: lookup registry-1.docker.io: no such host"))
-			}
 			r, w := io.Pipe()
 			go func() {
 				send := func(s string) { lines++; fmt.Fprintln(w, s) }
@@ -107,7 +105,7 @@ func TestPullProgressReachesTheWaitingShells(t *testing.T) {
 			_, err := d.OpenShell(WithPullListener(t.Context(), second.add))
 			errs <- err
 		}()
-		<-second.heard // told at once, then it waits for the first one's start
+		<-second.heard // told at once, then it waits for the same start
 		if got := second.get(); len(got) != 1 || got[0] != last {
 			t.Errorf("a shell that comes during the pull heard %v, want the pull as it is (%v)", got, last)
 		}
@@ -123,8 +121,105 @@ func TestPullProgressReachesTheWaitingShells(t *testing.T) {
 			final.String() != "pulling the sandbox image kalilinux/kali-rolling failed: unexpected EOF" {
 			t.Errorf("the last report = %+v (%q)", final, final.String())
 		}
-		if !strings.Contains(fmt.Sprint(second.get()), "no such host") {
-			t.Errorf("the second shell's own pull is not reported: %v", second.get())
+		if got := second.get(); got[len(got)-1] != final {
+			t.Errorf("the second shell heard %v last, want the same end (%v)", got[len(got)-1], final)
+		}
+		if len(api.pulled) != 1 {
+			t.Errorf("%d pulls, want the one both shells waited for", len(api.pulled))
+		}
+	})
+}
+
+// ctxPullAPI is a pullAPI whose pull waits for release and keeps the ctx
+// it was given, to see whether the pull was cancelled.
+type ctxPullAPI struct {
+	pullAPI
+	release chan struct{}
+	mu      sync.Mutex
+	ctxs    []context.Context
+}
+
+func (f *ctxPullAPI) ImagePull(ctx context.Context, ref string, _ image.PullOptions) (io.ReadCloser, error) {
+	f.mu.Lock()
+	f.ctxs = append(f.ctxs, ctx)
+	f.mu.Unlock()
+	r, w := io.Pipe()
+	go func() {
+		fmt.Fprintln(w, `{"status":"Pulling fs layer","progressDetail":{},"id":"a"}`)
+		select {
+		case <-f.release:
+			fmt.Fprintln(w, `{"errorDetail":{"message":"unexpected EOF"},"error":"unexpected EOF"}`)
+		case <-ctx.Done():
+			w.CloseWithError(ctx.Err())
+			return
+		}
+		w.Close()
+	}()
+	return r, nil
+}
+
+func (f *ctxPullAPI) pullCtxs() []context.Context {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]context.Context(nil), f.ctxs...)
+}
+
+// A shell whose caller stops waiting (the user sent a message, or
+// cancelled the run) while the image is pulled leaves at once with that
+// cause; the pull goes on, and the next shell waits for that same pull
+// instead of starting another. Close ends it.
+func TestPullOutlivesTheWaiterThatLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &ctxPullAPI{pullAPI: pullAPI{imageAPI{have: map[string]bool{}}}, release: make(chan struct{})}
+		d := fakeDocker(t, api, DockerOptions{NoProvision: true})
+		spoke := errors.New("interrupted by a user message")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		heard := newStatuses()
+		errs := make(chan error, 1)
+		go func() {
+			_, err := d.OpenShell(WithPullListener(ctx, heard.add))
+			errs <- err
+		}()
+		<-heard.heard
+		cancel(spoke)
+		if err := <-errs; !errors.Is(err, spoke) || !strings.Contains(err.Error(), "still starting") {
+			t.Errorf("OpenShell after its ctx ended = %v, want the cause, saying the sandbox is still starting", err)
+		}
+		synctest.Wait()
+		if ctxs := api.pullCtxs(); len(ctxs) != 1 || ctxs[0].Err() != nil {
+			t.Fatalf("the pull was cancelled with its waiter (%d pulls)", len(ctxs))
+		}
+		// The next shell waits for the same pull and hears it.
+		next := newStatuses()
+		go func() {
+			_, err := d.OpenShell(WithPullListener(t.Context(), next.add))
+			errs <- err
+		}()
+		<-next.heard
+		close(api.release)
+		if err := <-errs; !errors.As(err, new(*PullError)) {
+			t.Errorf("the next shell = %v, want the pull's own failure", err)
+		}
+		if n := len(api.pullCtxs()); n != 1 {
+			t.Errorf("%d pulls, want one", n)
+		}
+
+		// Close ends a start under way.
+		api2 := &ctxPullAPI{pullAPI: pullAPI{imageAPI{have: map[string]bool{}}}, release: make(chan struct{})}
+		d2 := fakeDocker(t, api2, DockerOptions{NoProvision: true})
+		started := newStatuses()
+		go func() {
+			_, err := d2.OpenShell(WithPullListener(t.Context(), started.add))
+			errs <- err
+		}()
+		<-started.heard
+		d2.Close()
+		if err := <-errs; err == nil {
+			t.Error("OpenShell went on after Close")
+		}
+		synctest.Wait()
+		if ctxs := api2.pullCtxs(); len(ctxs) != 1 || ctxs[0].Err() == nil {
+			t.Error("Close left the pull going")
 		}
 	})
 }

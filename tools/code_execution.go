@@ -23,8 +23,9 @@ type CodeExecution struct {
 	timeouts Timeouts
 	user     string // run shells as this user (backends that can), "" = the backend's
 
-	mu     sync.Mutex
-	shells map[shellKey]*sandbox.Shell
+	mu      sync.Mutex
+	shells  map[shellKey]*sandbox.Shell
+	opening map[shellKey]*shellOpen // shells being opened, without mu held
 }
 
 // Timeouts are the waiting rules of the terminal and output runtimes.
@@ -141,6 +142,11 @@ func (ce *CodeExecution) run(ctx context.Context, call *loop.ToolCall, n int, co
 			return loop.ToolResult{Text: "[not started: " + context.Cause(ctx).Error() + "]"}, nil
 		}
 		sh, err := ce.shell(ctx, call.Agent, n)
+		if err != nil && ctx.Err() != nil {
+			// The user spoke or cancelled while the sandbox started (an
+			// image pull): the command did not start; the start goes on.
+			return ce.note(call, "fw.code.not_started.md", map[string]any{"reason": context.Cause(ctx).Error()}, ""), nil
+		}
 		if err != nil {
 			return loop.ToolResult{}, err
 		}
@@ -238,12 +244,40 @@ func (ce *CodeExecution) existing(a *loop.Agent, n int) *sandbox.Shell {
 	return ce.shells[shellKey{a, n}]
 }
 
+// shellOpen is a shell being opened, which a second caller for the same
+// agent and number waits for.
+type shellOpen struct {
+	done chan struct{}
+	sh   *sandbox.Shell
+	err  error
+}
+
+// shell returns the agent's shell n, opening it when there is none. The
+// opening (on Docker the first one may pull the image) holds no lock:
+// other agents and sessions open theirs meanwhile, each waiting with its
+// own ctx, and hear of the pull themselves.
 func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sandbox.Shell, error) {
+	key := shellKey{a, n}
 	ce.mu.Lock()
-	defer ce.mu.Unlock()
-	if sh := ce.shells[shellKey{a, n}]; sh != nil {
+	if sh := ce.shells[key]; sh != nil {
+		ce.mu.Unlock()
 		return sh, nil
 	}
+	if op := ce.opening[key]; op != nil {
+		ce.mu.Unlock()
+		select {
+		case <-op.done:
+			return op.sh, op.err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("open shell %d: %w", n, context.Cause(ctx))
+		}
+	}
+	op := &shellOpen{done: make(chan struct{})}
+	if ce.opening == nil {
+		ce.opening = map[shellKey]*shellOpen{}
+	}
+	ce.opening[key] = op
+	ce.mu.Unlock()
 	var sh *sandbox.Shell
 	var err error
 	if us, ok := ce.backend.(userShells); ok && ce.user != "" {
@@ -252,10 +286,17 @@ func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sand
 		sh, err = ce.backend.OpenShell(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open shell %d: %w", n, err)
+		err = fmt.Errorf("open shell %d: %w", n, err)
 	}
-	ce.shells[shellKey{a, n}] = sh
-	return sh, nil
+	ce.mu.Lock()
+	delete(ce.opening, key)
+	if err == nil {
+		ce.shells[key] = sh
+	}
+	op.sh, op.err = sh, err
+	close(op.done)
+	ce.mu.Unlock()
+	return sh, err
 }
 
 func (ce *CodeExecution) closeShell(a *loop.Agent, n int) {

@@ -34,6 +34,7 @@ type pullEngine struct {
 	mu       sync.Mutex
 	succeed  bool
 	pulls    int
+	dropped  int // pulls whose client went away before the end
 	creates  int
 	inspects int // of the registry
 }
@@ -103,6 +104,9 @@ func newPullEngine(t *testing.T, registry bool) *pullEngine {
 			select {
 			case <-f.release:
 			case <-r.Context().Done():
+				f.mu.Lock()
+				f.dropped++
+				f.mu.Unlock()
 				return
 			}
 			f.mu.Lock()

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zeroagent/zero/llm/llmtest"
 )
@@ -123,4 +124,50 @@ func TestChatStatusFollowsPull(t *testing.T) {
 	if code := ct.wait(); code != 0 {
 		t.Errorf("exit %d", code)
 	}
+}
+
+// A message typed while the first command waits for the image is an
+// intervention like any other: the pull goes on (it is not dropped and
+// pulled again), the model is told the command did not start yet, and the
+// command it runs again waits for that same pull.
+func TestChatMessageDuringPullKeepsThePull(t *testing.T) {
+	t.Parallel()
+	engine := newPullEngine(t, false).succeeding()
+	ws := t.TempDir()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: chatCommandReply("ls")},
+		llmtest.Reply{Match: "how long", Content: chatCommandReply("ls")},
+		llmtest.Reply{Content: chatAnswer("no container in this fake")},
+	)
+	ct := startTerm(t, ws, append(chatEnv(t, srv), "ZERO_MODEL="+llmtest.ModelName, "ZERO_SANDBOX=docker", "DOCKER_HOST="+engine.host),
+		"chat", "--workspace", ws)
+	ct.ready()
+	from := ct.send("look")
+	ct.waitScreen(pullProgress)
+	ct.send("how long?")
+	// The model hears the message with the command's note, and runs it
+	// again: the second command waits for the same pull.
+	ct.waitFor(from, "(sent to the running agent")
+	deadline := time.Now().Add(chatWait)
+	for len(srv.Requests()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the model never heard the message")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(engine.release)
+	ct.answered(from, "no container in this fake")
+	pulls, _, _ := engine.counts()
+	engine.mu.Lock()
+	dropped := engine.dropped
+	engine.mu.Unlock()
+	if pulls != 1 || dropped != 0 {
+		t.Errorf("%d pulls, %d dropped by the message; want one pull that went on", pulls, dropped)
+	}
+	second := string(srv.Requests()[1].Body)
+	if !strings.Contains(second, "did not start") || !strings.Contains(second, "how long?") {
+		t.Errorf("the model is not told the command did not start, with the message:\n%s", second)
+	}
+	ct.typeText("\x04")
+	ct.wait()
 }

@@ -1,0 +1,82 @@
+package tools_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/sandbox"
+	"github.com/zeroagent/zero/tools"
+)
+
+// gateBackend is the local backend whose shells open only once the test
+// releases them, as a Docker sandbox's first shell waits for its image.
+type gateBackend struct {
+	sandbox.Backend
+	opening chan struct{} // one send per OpenShell that started
+	release chan struct{}
+}
+
+func (g *gateBackend) OpenShell(ctx context.Context) (*sandbox.Shell, error) {
+	g.opening <- struct{}{}
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	return g.Backend.OpenShell(ctx)
+}
+
+// Two sessions share one code execution tool (as an editor's sessions of
+// one workspace do): while the first one's shell waits to open, the second
+// one's reaches the backend too (to hear of the pull itself), and is not
+// held behind the first.
+func TestShellsOpenSideBySide(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	local, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateBackend{Backend: local, opening: make(chan struct{}, 2), release: make(chan struct{})}
+	t.Cleanup(func() { local.Close() })
+	ce := tools.NewCodeExecution(g, tools.Timeouts{})
+	t.Cleanup(func() { ce.Close() })
+	session := func(name string) (*loop.Session, *llmtest.Server) {
+		srv := llmtest.NewServer(t, call("code_execution_tool", `{"runtime": "terminal", "code": "echo ran-`+name+`"}`), answer("done "+name))
+		client, err := llm.New(llm.Options{Model: "test", BaseURL: srv.URL(), APIKey: "k", RetryDelay: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loop.NewSession(name, loop.Config{
+			Setup:     loop.Setup{Model: client, Prompts: profiles.New(), Tools: []loop.Tool{tools.Response{}, ce, ce.InputTool()}},
+			Workspace: ws,
+		}, func(loop.Event) {}), srv
+	}
+	a, _ := session("a")
+	b, _ := session("b")
+	done := make(chan string, 2)
+	go func() { got, _ := a.Run(ctx(t), "go"); done <- got }()
+	<-g.opening // a's shell waits to open
+	bctx, cancel := context.WithCancel(ctx(t))
+	go func() { got, _ := b.Run(bctx, "go"); done <- got }()
+	select {
+	case <-g.opening:
+	case got := <-done:
+		t.Fatalf("a run ended (%q) before the second shell reached the backend", got)
+	case <-time.After(20 * time.Second): // a guard against the hang, not a measure
+		t.Fatal("the second session's shell is held behind the first one's opening")
+	}
+	cancel() // b leaves while a still waits: promptly
+	if got := <-done; got != "" {
+		t.Errorf("the cancelled run answered %q", got)
+	}
+	close(g.release)
+	if got := <-done; got != "done a" {
+		t.Errorf("the first run = %q, want done a", got)
+	}
+}
