@@ -55,7 +55,8 @@ func TestChat21SlashCommandsOfACP(t *testing.T) {
 	if err := os.Chmod(filepath.Join(ws, ".zero", "tools", "greet.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ct := startChat(t, srv, ws)
+	cfg := t.TempDir() // the trust records: the chat's and zero trust --check's
+	ct := startTerm(t, ws, append(chatEnv(t, srv), "XDG_CONFIG_HOME="+cfg), "chat", "--sandbox", "local", "--workspace", ws)
 	ct.ready()
 
 	at := ct.send("/help")
@@ -82,12 +83,25 @@ func TestChat21SlashCommandsOfACP(t *testing.T) {
 
 	at = ct.send("/trust")
 	ct.waitFor(at, ".zero/tools/greet.sh")
+	ct.waitFor(at, "echo hello") // the content, as zero trust shows it
 	ct.waitScreen("Trust 1 file of "+ws+"? [y]es/[n]o", "y: trust them · n: not now, then Enter")
+	// "a" (always, as approvals take it) is no answer to a trust question.
+	ct.typeText("a")
+	ct.waitScreen("· Enter confirms")
+	ct.typeText("\r")
+	ct.waitFor(at, "answer y or n: trust is given to exactly these files")
+	ct.waitScreen("Trust 1 file of " + ws + "? [y]es/[n]o")
+	if out, _, code := cli21Run(t, []string{"XDG_CONFIG_HOME=" + cfg}, "", "trust", "--check", "--workspace", ws); code == 0 {
+		t.Fatalf("\"a\" trusted the workspace:\n%s", out)
+	}
 	ct.typeText("y")
 	ct.waitScreen("· Enter confirms")
 	ct.typeText("\r")
 	ct.waitFor(at, "trusted 1 file of "+ws)
 	ct.idle()
+	if out, _, code := cli21Run(t, []string{"XDG_CONFIG_HOME=" + cfg}, "", "trust", "--check", "--workspace", ws); code != 0 {
+		t.Fatalf("\"y\" did not trust the workspace:\n%s", out)
+	}
 	ct.waitFor(ct.send("/trust"), "this workspace's code is trusted already (1 file)")
 
 	ct.typeText("\x04")

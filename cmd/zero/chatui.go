@@ -488,6 +488,10 @@ func askAnswer(typed string) string {
 func (m *chatUI) answer(said string) tea.Cmd {
 	req := m.asks[0]
 	if req.Tool == trustTool {
+		if said == "always" { // not an answer here: trust is given to this content only
+			m.say(m.view.style("answer y or n: trust is given to exactly these files, never for always", yellow))
+			return nil
+		}
 		m.asks = m.asks[1:]
 		if said == "no" {
 			m.view.line(question(req) + " no")
@@ -1252,17 +1256,43 @@ func (m *chatUI) trustCommand() {
 	if ts.Message != "" {
 		m.say(m.view.style(visible(ts.Message), yellow))
 	}
-	m.trustFiles(ts)
+	if !m.reviewTrust(ts) {
+		m.trustFiles(ts)
+	}
 	m.say(m.view.style("Trusting runs exactly these files on this machine; any later change turns them off again.", dim))
 	m.asks = append(m.asks, server.Request{ID: id, Tool: trustTool, Session: m.sess.ID(),
 		Subject: ts.Digest, Title: fmt.Sprintf("%s of %s", filesCount(len(ts.Files)), ts.Workspace)})
+}
+
+// reviewTrust shows the files a /trust question asks about as zero trust
+// does: each one's content, or its diff against the copy kept when it was
+// last trusted (see reviewCode). It reports false when the workspace's
+// code is no longer the one ts names (the question would not grant it) or
+// cannot be read.
+func (m *chatUI) reviewTrust(ts server.TrustState) bool {
+	a, err := m.h.app([]string{m.ws})
+	if err != nil {
+		return false
+	}
+	st, err := a.trustState()
+	if err != nil || st.Manifest == nil || st.Manifest.Digest != ts.Digest {
+		return false
+	}
+	var b strings.Builder
+	if err := reviewCode(&b, st, trustedCopyDir(a.userDir, a.ws)); err != nil {
+		return false
+	}
+	for _, l := range strings.Split(strings.Trim(b.String(), "\n"), "\n") {
+		m.say(l)
+	}
+	return true
 }
 
 // trustFiles lists the files of a trust state: path, kind, and what
 // changed since they were last trusted.
 func (m *chatUI) trustFiles(ts server.TrustState) {
 	for _, f := range ts.Files {
-		l := "  " + visible(f.Path)
+		l := "  " + reviewable(f.Path)
 		switch {
 		case f.Change != "":
 			l += m.view.style(" ("+f.Change+")", yellow)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
@@ -91,5 +92,28 @@ func TestApprovalShowsFormatCharacters(t *testing.T) {
 		map[string]any{"path": "a.sh", "content": "ok\nrm -rf ~ #\u202e hidden\n"}, nil, previewLines), "\n")
 	if strings.ContainsRune(preview, '\u202e') || !strings.Contains(preview, `\u202e`) {
 		t.Errorf("the change's preview hides the override: %q", preview)
+	}
+}
+
+// A model (or an endpoint a workspace chose) that answers with terminal
+// controls: when zero run's output goes to a file, the run's error goes to
+// stderr, shown and not acted on.
+func TestRunErrorOnStderrShowsControls(t *testing.T) {
+	t.Parallel()
+	hostile := "\x1b]0;pwned\x07\x1b[2Jnot json at all"
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: hostile}, llmtest.Reply{Content: hostile}, llmtest.Reply{Content: hostile},
+		llmtest.Reply{Content: hostile}, llmtest.Reply{Content: hostile})
+	ws := t.TempDir()
+	out, errOut, code := cli21Run(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL()},
+		"", "run", "--workspace", ws, "--sandbox", "local", "hi")
+	if code == 0 {
+		t.Fatalf("a model that never answers in JSON: exit 0\n%s%s", out, errOut)
+	}
+	if strings.ContainsAny(out+errOut, "\x1b\x07") {
+		t.Errorf("the model's controls reached the terminal:\nstdout %q\nstderr %q", out, errOut)
+	}
+	if !strings.Contains(errOut, "␛]0;pwned") {
+		t.Errorf("stderr does not show what the model said: %q", errOut)
 	}
 }

@@ -128,7 +128,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			// both are one terminal.
 			show = func(e loop.Event) {
 				if e.Type == loop.EventError && e.Agent == 0 {
-					fmt.Fprintln(stderr, "zero:", e.Text)
+					// The model's or the endpoint's words: shown, never
+					// let act on the terminal.
+					fmt.Fprintln(stderr, "zero:", visible(e.Text))
 					errMu.Lock()
 					evErrors = append(evErrors, e.Text)
 					errMu.Unlock()
@@ -193,8 +195,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		errMu.Lock()
 		shown := slices.Contains(evErrors, err.Error())
 		errMu.Unlock()
-		if !shown && !(view != nil && view.lastError == err.Error()) {
-			fmt.Fprintln(stderr, "zero:", err)
+		if !shown && !(view != nil && view.lastError == visible(err.Error())) {
+			fmt.Fprintln(stderr, "zero:", visible(err.Error()))
 		}
 		return 1
 	}
