@@ -37,6 +37,9 @@ const (
 type Change struct {
 	Path string `json:"path"`
 	What string `json:"what"` // "added", "changed" or "removed"
+	// Was is the digest the user trusted ("" for an added file), to check
+	// a kept copy against (see [ContentDigest]).
+	Was string `json:"was,omitempty"`
 }
 
 // State is what the store says about a workspace's current content.
@@ -192,12 +195,12 @@ func (s *Store) Check(m *Manifest) (State, error) {
 		case !ok:
 			st.Changes = append(st.Changes, Change{Path: f.Path, What: "added"})
 		case old != f.Digest:
-			st.Changes = append(st.Changes, Change{Path: f.Path, What: "changed"})
+			st.Changes = append(st.Changes, Change{Path: f.Path, What: "changed", Was: old})
 		}
 	}
-	for p := range rec.Files {
+	for p, old := range rec.Files {
 		if !seen[p] {
-			st.Changes = append(st.Changes, Change{Path: p, What: "removed"})
+			st.Changes = append(st.Changes, Change{Path: p, What: "removed", Was: old})
 		}
 	}
 	slices.SortFunc(st.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })

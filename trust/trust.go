@@ -303,6 +303,15 @@ func pseudo(abs string) bool {
 	return false
 }
 
+// ContentDigest is a file's [File.Digest]: of its content and whether it
+// is executable.
+func ContentDigest(data []byte, exec bool) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "exec=%t\x00", exec)
+	h.Write(data)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
 func (s *scanner) add(f File, data []byte) error {
 	if len(s.m.Files) >= MaxFiles {
 		return fmt.Errorf("trust: %w (%d files at most)", ErrTooLarge, MaxFiles)
@@ -311,15 +320,13 @@ func (s *scanner) add(f File, data []byte) error {
 	if s.bytes > MaxBytes {
 		return fmt.Errorf("trust: %w (%d bytes at most)", ErrTooLarge, MaxBytes)
 	}
-	h := sha256.New()
-	switch {
-	case data == nil && f.Link != "":
+	if data == nil && f.Link != "" {
+		h := sha256.New()
 		fmt.Fprintf(h, "unread link\x00%s", f.Link)
-	default:
-		fmt.Fprintf(h, "exec=%t\x00", f.exec)
-		h.Write(data)
+		f.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	} else {
+		f.Digest = ContentDigest(data, f.exec)
 	}
-	f.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	f.data = data
 	f.Point = point(f.Path)
 	s.m.Files = append(s.m.Files, f)

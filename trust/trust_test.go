@@ -289,10 +289,19 @@ func TestStore(t *testing.T) {
 	write(t, ws, ".zero/extensions/monologue_start/_50_new", "#!/bin/sh\nid\n", 0o755)
 	os.Remove(filepath.Join(ws, ".zero/tools/mytool"))
 	st, _ = store.Check(scan(t, ws))
+	granted := map[string]string{}
+	for _, f := range m.Files {
+		granted[f.Path] = f.Digest
+	}
 	want := []trust.Change{
-		{Path: ".zero/extensions/agent_init/_10_x", What: "changed"},
+		{Path: ".zero/extensions/agent_init/_10_x", What: "changed", Was: granted[".zero/extensions/agent_init/_10_x"]},
 		{Path: ".zero/extensions/monologue_start/_50_new", What: "added"},
-		{Path: ".zero/tools/mytool", What: "removed"},
+		{Path: ".zero/tools/mytool", What: "removed", Was: granted[".zero/tools/mytool"]},
+	}
+	for _, c := range want {
+		if c.What != "added" && c.Was == "" {
+			t.Fatalf("the test's workspace has no %s", c.Path)
+		}
 	}
 	if st.Status != trust.StatusChanged || st.Runs() {
 		t.Fatalf("after a change: %v", st.Status)

@@ -84,6 +84,9 @@ type app struct {
 	env         []string // the agent's environment: no model keys
 	warn        *warner
 	trust       *trust.Store
+	// registryWait bounds sandbox.backend auto's question to the registry
+	// (registryCheckTimeout when zero).
+	registryWait time.Duration
 
 	mu      sync.Mutex
 	clients map[string]*llm.Client // by endpoint, model, key variable and limits
@@ -224,10 +227,19 @@ func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 		if err == nil {
 			pctx, cancel := context.WithTimeout(ctx, engineCheckTimeout)
 			_, err = d.ListContainers(pctx) // does an engine answer?
-			if err == nil && b != "docker" {
-				err = a.imageCanBeHad(pctx, d)
-			}
 			cancel()
+			if err == nil && b != "docker" {
+				// The engine answered: only an image that cannot be had
+				// chooses the local backend. A registry that is slow to
+				// say does not (the first command pulls, showing how).
+				rctx, cancel := context.WithTimeout(ctx, cmp.Or(a.registryWait, registryCheckTimeout))
+				err = a.imageCanBeHad(rctx, d)
+				cancel()
+				if _, ok := errors.AsType[*sandbox.PullError](err); !ok && err != nil && ctx.Err() == nil {
+					a.warn.warn(fmt.Sprintf("could not learn whether the registry has the sandbox image (%v); using Docker: the first command pulls it", err))
+					err = nil
+				}
+			}
 			if err != nil {
 				d.Close()
 			}
@@ -251,9 +263,13 @@ func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 	}
 }
 
-// engineCheckTimeout bounds asking the engine whether it answers and, for
-// sandbox.backend auto, whether the image can be had.
-const engineCheckTimeout = 5 * time.Second
+// engineCheckTimeout bounds asking the engine whether it answers;
+// registryCheckTimeout, for sandbox.backend auto, asking it whether the
+// image can be had (the engine asks the registry).
+const (
+	engineCheckTimeout   = 5 * time.Second
+	registryCheckTimeout = 10 * time.Second
+)
 
 // imageCanBeHad is nil when the engine has the sandbox image or its
 // registry does (the engine fetches the manifest, not the layers): with
@@ -509,6 +525,7 @@ func (a *app) close() {
 	a.mu.Lock()
 	pools := a.pools
 	a.pools, a.closed = nil, true
+	userCE := slices.Collect(maps.Values(a.userCE)) // runs past the grace may still add one
 	a.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range pools {
@@ -518,7 +535,7 @@ func (a *app) close() {
 		if a.backend != nil {
 			a.backend.Close()
 		}
-		for _, ce := range a.userCE {
+		for _, ce := range userCE {
 			ce.Close()
 		}
 		if a.ce != nil {
@@ -825,6 +842,8 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 	}
 	st, err := a.setupFor(o.id, cmp.Or(o.profile, a.cfg.Profile), o.model, o.files, withModel)
 	if err != nil {
+		// No session, so no OnClose: what was kept for it goes now.
+		a.closePool(o.id)
 		return nil, err
 	}
 	infos, err := a.loader.List()

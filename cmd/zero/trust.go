@@ -247,9 +247,9 @@ func reviewCode(w io.Writer, st trust.State, copyDir string) error {
 			defer r.Close()
 		}
 	}
-	changed := map[string]string{}
+	changed, was := map[string]string{}, map[string]string{}
 	for _, c := range st.Changes {
-		changed[c.Path] = c.What
+		changed[c.Path], was[c.Path] = c.What, c.Was
 	}
 	for _, f := range m.Files {
 		what := f.Kind
@@ -285,7 +285,15 @@ func reviewCode(w io.Writer, st trust.State, copyDir string) error {
 		}
 		text := string(data)
 		if before != nil && changed[f.Path] == "changed" {
-			if old, err := before.ReadFile(name); err == nil && utf8.Valid(old) {
+			// The diff is against what was trusted, or there is none: a
+			// kept copy that is not what the record says (changed since by
+			// anything running as you) is not believed.
+			old, err := before.ReadFile(name)
+			switch {
+			case err != nil || !utf8.Valid(old):
+			case trust.ContentDigest(old, false) != was[f.Path] && trust.ContentDigest(old, true) != was[f.Path]:
+				fmt.Fprintln(w, "   (the copy kept when you trusted it is not what you trusted: the whole file follows)")
+			default:
 				text = udiff.Unified("trusted/"+f.Path, "now/"+f.Path, string(old), text)
 			}
 		}
