@@ -11,9 +11,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -438,6 +440,51 @@ func (te *TextEditor) load(ctx context.Context, p *textPath) (*textFile, string)
 	return tf, ""
 }
 
+// textNoBlock is the open flag that keeps open(2) of a named pipe from
+// waiting for a writer, which no context or Ctrl-C can interrupt; 0 where
+// there are no named pipes to open.
+var textNoBlock = func() int {
+	if runtime.GOOS == "windows" {
+		return 0
+	}
+	return syscall.O_NONBLOCK
+}()
+
+// textOpen opens name in root for reading without blocking in open(2),
+// whatever kind of file it is. Only regular files are to be read from it:
+// check the mode with textNotRegular first.
+func textOpen(root *os.Root, name string) (*os.File, error) {
+	return root.OpenFile(name, os.O_RDONLY|textNoBlock, 0)
+}
+
+// textNotRegular words what a file of mode m is when it is not a regular
+// file ("a named pipe"), and is "" for a regular file. The text editor
+// reads and replaces regular files only: reading a pipe or a device waits
+// for a writer or never ends, and replacing one breaks whatever uses it.
+func textNotRegular(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return "a special file"
+}
+
+// textNotRegularMessage is the message for the model about name, a file
+// of the kind textNotRegular gave.
+func textNotRegularMessage(name, kind string) string {
+	return fmt.Sprintf("%s is not a regular file (%s); text_editor reads and writes regular files only", name, kind)
+}
+
 // textReadDisk reads a file of at most textMaxFile bytes, opened in p's
 // root. The file's info is taken before the content, so a change during
 // the read makes the stamp stale rather than wrong.
@@ -446,7 +493,7 @@ func textReadDisk(p *textPath) ([]byte, fs.FileInfo, string) {
 	if err != nil {
 		return nil, nil, textOSMessage(err)
 	}
-	f, err := root.Open(p.rel)
+	f, err := textOpen(root, p.rel)
 	if err != nil {
 		return nil, nil, p.diskMessage("", err)
 	}
@@ -457,6 +504,9 @@ func textReadDisk(p *textPath) ([]byte, fs.FileInfo, string) {
 	}
 	if fi.IsDir() {
 		return nil, nil, "it is a directory; list it with code_execution_tool (ls)"
+	}
+	if kind := textNotRegular(fi.Mode()); kind != "" {
+		return nil, nil, textNotRegularMessage("it", kind)
 	}
 	if fi.Size() > textMaxFile {
 		return nil, nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", fi.Size(), textMaxFile>>20)
@@ -632,6 +682,8 @@ func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPat
 	if p.root != nil {
 		if fi, err := p.root.Stat(p.rel); err == nil && fi.IsDir() {
 			return textError(fmt.Sprintf("cannot write %s: it is a directory", p.show))
+		} else if err == nil && !fi.Mode().IsRegular() {
+			return textError(fmt.Sprintf("cannot write %s: %s", p.show, textNotRegularMessage("it", textNotRegular(fi.Mode()))))
 		} else if textEscapes(err) {
 			return textError(p.refuse(textEscapeWhy))
 		}
@@ -653,7 +705,11 @@ func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPat
 		if err != nil {
 			return textError(fmt.Sprintf("cannot write %s: creating its folder: %s", p.show, textOSMessage(err)))
 		}
-		old, known = textDiskOld(root, p.rel)
+		var kind string
+		if old, known, kind = textDiskOld(root, p.rel); kind != "" {
+			// It became one after the check above.
+			return textError(fmt.Sprintf("cannot write %s: %s", p.show, textNotRegularMessage("it", kind)))
+		}
 		if err := root.MkdirAll(filepath.Dir(p.rel), 0o755); err != nil {
 			return textError(p.diskMessage(fmt.Sprintf("cannot write %s: creating its folder: ", p.show), err))
 		}
@@ -688,22 +744,31 @@ func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPat
 // textDiskOld returns the text of the file name in root that a write is
 // about to replace: nil and true when there is none; false when it cannot
 // be shown as the old side of a diff (unreadable, binary, or over
-// textDiffMax).
-func textDiskOld(root *os.Root, name string) (*string, bool) {
-	f, err := root.Open(name)
+// textDiffMax). notRegular is textNotRegular's word for a name that is
+// not a regular file ("a named pipe"), which is not to be replaced: it is
+// opened without blocking and not read.
+func textDiskOld(root *os.Root, name string) (old *string, known bool, notRegular string) {
+	f, err := textOpen(root, name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, true
+		return nil, true, ""
 	}
 	if err != nil {
-		return nil, false
+		return nil, false, ""
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, ""
+	}
+	if kind := textNotRegular(fi.Mode()); kind != "" {
+		return nil, false, kind
+	}
 	data, err := io.ReadAll(io.LimitReader(f, textDiffMax+1))
 	if err != nil || len(data) > textDiffMax || bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return nil, false
+		return nil, false, ""
 	}
 	s := string(data)
-	return &s, true
+	return &s, true, ""
 }
 
 // textReplaceFile writes data to a temporary file beside name in root and
@@ -785,10 +850,12 @@ func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPat
 			}
 		} else if root, err := p.diskRoot(); err != nil {
 			return fail(textOSMessage(err) + "; create it with text_editor:write")
-		} else if _, err := root.Stat(p.rel); textEscapes(err) {
+		} else if fi, err := root.Stat(p.rel); textEscapes(err) {
 			return textError(p.refuse(textEscapeWhy))
 		} else if err != nil {
 			return fail(textOSMessage(err) + "; create it with text_editor:write")
+		} else if kind := textNotRegular(fi.Mode()); kind != "" && !fi.IsDir() {
+			return fail(textNotRegularMessage("it", kind))
 		}
 		return fail("read it first with text_editor:read: the line numbers of a patch must come from a read")
 	}

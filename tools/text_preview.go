@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -19,8 +21,9 @@ import (
 // root), and the file is read through an os.Root of the root that holds
 // it. ok is false for any other call, and when the change cannot be worked
 // out (a path outside the roots, a patch that does not apply to the file as
-// it is, a binary or oversized file): msg then says why, in the words the
-// tool would give the model when it runs.
+// it is, a binary or oversized file, a named pipe or anything else that is
+// not a regular file): msg then says why, in the words the tool would give
+// the model when it runs.
 func PreviewChange(roots []string, method string, args map[string]any) (diff loop.FileDiff, msg string, ok bool) {
 	if method != "write" && method != "patch" {
 		return loop.FileDiff{}, "", false
@@ -54,17 +57,34 @@ func PreviewChange(roots []string, method string, args map[string]any) (diff loo
 	p.root, p.rootErr = os.OpenRoot(p.base)
 	if p.root != nil {
 		defer p.root.Close()
+		// A named pipe or a device is refused before it is opened; the
+		// reads below open without blocking all the same, for one that
+		// takes the name meanwhile: this runs on the chat's update path,
+		// where a blocked open(2) freezes it past Ctrl-C.
+		if fi, err := p.root.Stat(p.rel); err == nil {
+			if kind := textNotRegular(fi.Mode()); kind != "" {
+				return loop.FileDiff{}, textNotRegularPreview(p.show, kind), false
+			}
+		}
 	}
 	if method == "write" {
 		if write.Content == nil {
 			return loop.FileDiff{}, "no tool_args.content", false
 		}
 		var old *string
-		if p.root != nil {
+		switch {
+		case p.root != nil:
 			var known bool
-			if old, known = textDiskOld(p.root, p.rel); !known {
+			var kind string
+			if old, known, kind = textDiskOld(p.root, p.rel); kind != "" {
+				return loop.FileDiff{}, textNotRegularPreview(p.show, kind), false
+			} else if !known {
 				return loop.FileDiff{}, fmt.Sprintf("%s cannot be shown (not text, unreadable, or over %d MiB)", p.show, textDiffMax>>20), false
 			}
+		case !errors.Is(p.rootErr, fs.ErrNotExist):
+			// The folder is there but could not be opened: the file may
+			// well exist, so it is not shown as a new one.
+			return loop.FileDiff{}, fmt.Sprintf("%s cannot be shown (%s)", p.show, textOSMessage(p.rootErr)), false
 		}
 		if len(*write.Content) > textDiffMax {
 			return loop.FileDiff{}, fmt.Sprintf("the new text is over %d MiB", textDiffMax>>20), false
@@ -91,6 +111,12 @@ func PreviewChange(roots []string, method string, args map[string]any) (diff loo
 	}
 	old := tf.text
 	return loop.FileDiff{Path: p.show, OldText: &old, NewText: text}, "", true
+}
+
+// textNotRegularPreview is PreviewChange's message for path, a file of
+// the kind textNotRegular gave.
+func textNotRegularPreview(path, kind string) string {
+	return fmt.Sprintf("%s is not a regular file (%s)", path, kind)
 }
 
 // textPatched applies edits (checked, sorted) to tf: the lines and the

@@ -64,8 +64,18 @@ export interface ToolBlock extends BlockBase {
   /** Live terminal output (tool_output_delta), the tail of it past MAX_OUTPUT. */
   output: string;
   truncated: boolean;
-  /** The tool's result text (tool_result). */
+  /**
+   * The tool's result text (tool_result), less the start of it that the
+   * live output showed already (tool_result.streamed): for a command, what
+   * the tool added to the output, such as a note for the agent.
+   */
   result?: string;
+  /**
+   * The call returned but what it started goes on (tool_result.running):
+   * a command still running in its shell, which the agent can wait for,
+   * type into or stop. status is how the call went (completed).
+   */
+  stillRunning?: boolean;
   diffs: FileDiff[];
   approval?: ApprovalRef;
   /** The response tool's card: its text is shown as the answer instead. */
@@ -283,7 +293,12 @@ export class SessionModel {
         this.update(b, () => {
           const st = e.status;
           b.status = st === 'failed' || st === 'cancelled' ? st : 'completed';
-          b.result = text;
+          // The text repeats the live output the card shows already;
+          // a card that saw none shows it whole.
+          const shown = b.output !== '' || b.truncated ? e.streamed : undefined;
+          b.result = typeof shown === 'number' && shown > 0 ? text.slice(utf16Offset(text, shown)) : text;
+          if (e.running === true) b.stillRunning = true;
+          else delete b.stillRunning;
           if (Array.isArray(e.diffs)) b.diffs = e.diffs;
           if (this.pulling.delete(b.id)) delete b.pull; // cut short: the result says why
           b.hidden = b.tool === 'response' && b.status !== 'failed';
@@ -554,4 +569,22 @@ export class SessionModel {
 
 function isFinished(s: ToolState): boolean {
   return s === 'completed' || s === 'failed' || s === 'cancelled';
+}
+
+/**
+ * The offset in s (UTF-16 code units, as String.prototype.slice counts) of
+ * the byte offset n of s in UTF-8, as Go counts: the server gives byte
+ * counts. An n inside a character's bytes goes past that character; an n
+ * past the end is s.length.
+ */
+export function utf16Offset(s: string, n: number): number {
+  let bytes = 0;
+  let i = 0;
+  while (i < s.length && bytes < n) {
+    const c = s.codePointAt(i)!;
+    // A lone surrogate is a U+FFFD (3 bytes) to Go.
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    i += c > 0xffff ? 2 : 1;
+  }
+  return i;
 }

@@ -80,6 +80,17 @@ export interface ZeroEvent {
   kind?: string;
   title?: string;
   status?: string;
+  /**
+   * On a tool_result: what the tool started goes on after the call
+   * returned (a command still running in its shell); status says how the
+   * call itself went.
+   */
+  running?: boolean;
+  /**
+   * On a tool_result: how many bytes (UTF-8) at the start of text the
+   * call's tool_output_delta events showed already.
+   */
+  streamed?: number;
   diffs?: FileDiff[];
   profile?: string;
   usage?: Usage;

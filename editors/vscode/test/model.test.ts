@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionModel, MAX_OUTPUT, type ToolBlock, type AnswerBlock, type ThoughtsBlock, type SubagentBlock } from '../src/model';
+import { SessionModel, MAX_OUTPUT, utf16Offset, type ToolBlock, type AnswerBlock, type ThoughtsBlock, type SubagentBlock } from '../src/model';
 import type { ZeroEvent } from '../src/protocol';
 
 /** A builder of events with increasing seq. */
@@ -305,4 +305,56 @@ test('a command waiting for the sandbox image shows the pull on its card, then t
   ]);
   assert.equal((m.get('t2') as ToolBlock).pull, undefined);
   assert.equal((m.get('t3') as ToolBlock).pull, undefined);
+});
+
+test('an interrupted command: the result keeps what follows the streamed output, in UTF-8 bytes, and says it still runs', () => {
+  const ev = stream();
+  const m = new SessionModel();
+  const out = 'héllo ✓\n';
+  const note = '[SYSTEM: The command is still running in session 0; wait for it, type into it or stop it.]';
+  m.applyAll([
+    ev('run_started', { item: 'm1', text: 'build it' }),
+    ev('tool_call', { item: 't1', tool: 'code_execution_tool', args: { code: 'make' } }),
+    ev('tool_started', { item: 't1', tool: 'code_execution_tool' }),
+    ev('tool_output_delta', { item: 't1', text: 'hé' }),
+    ev('tool_output_delta', { item: 't1', text: 'llo ✓\n' }),
+    ev('intervention', { item: 'm2', text: 'also run the tests' }),
+    ev('tool_result', {
+      item: 't1',
+      tool: 'code_execution_tool',
+      status: 'completed',
+      running: true,
+      streamed: new TextEncoder().encode(out).length, // 11 bytes, 8 UTF-16 units
+      text: out + note,
+    }),
+  ]);
+  const t = m.get('t1') as ToolBlock;
+  assert.equal(t.output, out);
+  assert.equal(t.result, note); // not the output again
+  assert.equal(t.status, 'completed');
+  assert.equal(t.stillRunning, true);
+  m.apply(ev('run_ended', { item: 'm1', stop_reason: 'response' }));
+  assert.equal(t.status, 'completed'); // the call returned: not cancelled by the run's end
+  // A later result of the same card that is not running clears it.
+  m.apply(ev('tool_result', { item: 't1', tool: 'code_execution_tool', status: 'completed', text: 'done' }));
+  assert.equal(t.stillRunning, undefined);
+  assert.equal(t.result, 'done');
+});
+
+test('a result with streamed but no live output seen shows its whole text', () => {
+  const ev = stream();
+  const m = new SessionModel();
+  m.apply(ev('tool_result', { item: 't1', tool: 'code_execution_tool', status: 'completed', running: true, streamed: 6, text: 'tick 1\n[note]' }));
+  assert.equal((m.get('t1') as ToolBlock).result, 'tick 1\n[note]');
+});
+
+test('utf16Offset turns UTF-8 byte counts into string offsets', () => {
+  const s = 'aé✓😀b';
+  const bytes = (t: string) => new TextEncoder().encode(t).length;
+  for (const prefix of ['', 'a', 'aé', 'aé✓', 'aé✓😀', s]) {
+    assert.equal(utf16Offset(s, bytes(prefix)), prefix.length, prefix);
+  }
+  assert.equal(utf16Offset(s, 2), 'aé'.length); // inside é: past it
+  assert.equal(utf16Offset(s, 100), s.length);
+  assert.equal(utf16Offset(s, 0), 0);
 });

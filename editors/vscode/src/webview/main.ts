@@ -104,9 +104,11 @@ const statusLabel: Record<ToolBlock['status'], string> = {
 };
 
 function drawTool(b: ToolBlock): HTMLElement {
-  const card = el('div', `card tool status-${b.status}`);
+  // A command the call left running is shown as running, in plain words.
+  const still = b.stillRunning === true && b.status === 'completed';
+  const card = el('div', `card tool status-${still ? 'running' : b.status}`);
   const head = el('span', 'head');
-  head.append(el('span', 'badge', statusLabel[b.status]), el('span', 'title', b.title || b.tool));
+  head.append(el('span', 'badge', still ? 'still running' : statusLabel[b.status]), el('span', 'title', b.title || b.tool));
   const sub = subject(b.args);
   if (sub) head.append(el('code', 'subject', shorten(sub, 80)));
   const body = el('div', 'body');
@@ -119,7 +121,8 @@ function drawTool(b: ToolBlock): HTMLElement {
     body.append(pre);
     queueMicrotask(() => (pre.scrollTop = pre.scrollHeight));
   }
-  if (b.result !== undefined && b.result !== '' && b.result.trim() !== b.output.trim()) {
+  if (still) body.append(el('div', 'meta', 'Still running: the agent can wait for it, type into it or stop it.'));
+  if (b.result !== undefined && b.result.trim() !== '' && b.result.trim() !== b.output.trim()) {
     body.append(details(`${b.id}:result`, 'Result', el('pre', 'result', b.result), b.status === 'failed'));
   }
   if (b.approval) {
