@@ -32,7 +32,7 @@ type renderer struct {
 	// Elsewhere (a pipe, the chat's scrollback) a pull says when it starts
 	// and when it ends, each on a line of its own.
 	live  bool
-	width int // the live terminal's columns (0: unknown)
+	width func() int // the live terminal's columns now (0: unknown), read at each redraw: it may be resized
 	// pulling is set while a live pull's line is on the screen, unended;
 	// pullsSaid are the tool calls whose pull was said to start.
 	pulling   bool
@@ -250,7 +250,11 @@ func (r *renderer) pull(e loop.Event, prefix string) {
 			// line is drawn anew, never wrapped into a second one (which
 			// the next one could not erase).
 			text := prefix + "… " + e.Text
-			if room := r.width - 1 - len(r.indent); r.width > 0 && ansi.StringWidth(text) > room {
+			width := 0
+			if r.width != nil {
+				width = r.width()
+			}
+			if room := width - 1 - len(r.indent); width > 0 && ansi.StringWidth(text) > room {
 				text = ansi.Truncate(text, max(room, 1), "…")
 			}
 			fmt.Fprint(r.w, "\r\x1b[K"+r.indent+r.style(text, dim))

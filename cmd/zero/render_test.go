@@ -123,7 +123,7 @@ func TestRenderPullInPlace(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	r := newRenderer(&b, false)
-	r.live, r.width = true, 30
+	r.live, r.width = true, func() int { return 30 }
 	pull := func(status, text string) {
 		r.event(loop.Event{Type: server.EventSandboxPull, Item: "tool-1", Status: status, Text: text})
 	}

@@ -119,7 +119,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		view = newRenderer(stdout, isTerminal(stdout))
 		if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			view.live = true
-			view.width, _, _ = term.GetSize(int(f.Fd()))
+			view.width = func() int { w, _, _ := term.GetSize(int(f.Fd())); return w }
 		}
 		show = view.event
 		if !sameFile(stdout, stderr) {
