@@ -827,10 +827,7 @@ func (d *Docker) ensureImage(ctx context.Context) (string, error) {
 	case !errdefs.IsNotFound(err):
 		return "", d.engineErr("inspect image "+derived, err)
 	}
-	if err := d.provision(ctx, derived); err != nil {
-		return "", err
-	}
-	return derived, nil
+	return d.provision(ctx, derived)
 }
 
 var provisionMu sync.Mutex
@@ -910,8 +907,12 @@ func (d *Docker) ImageStatus(ctx context.Context) (ImageStatus, error) {
 }
 
 // provision runs the provisioning script in a temporary container of the
-// base image and commits the result as derived.
-func (d *Docker) provision(ctx context.Context, derived string) error {
+// base image and commits the result as derived, which it returns. A result
+// the script says is partial (its "zero: " lines: no network for Python's
+// venv) is kept as derived only when the sandbox has no network, where it
+// cannot be better; otherwise it is committed as derived-partial, used by
+// this backend, and the next backend provisions again.
+func (d *Docker) provision(ctx context.Context, derived string) (string, error) {
 	begin := time.Now()
 	d.log.Info("provisioning sandbox image", "image", d.opts.Image, "derived", derived)
 	created, err := d.api.ContainerCreate(ctx, &container.Config{
@@ -924,7 +925,7 @@ func (d *Docker) provision(ctx context.Context, derived string) error {
 		SecurityOpt: []string{"no-new-privileges"},
 	}, nil, nil, "")
 	if err != nil {
-		return d.engineErr("create provisioning container from "+d.opts.Image, err)
+		return "", d.engineErr("create provisioning container from "+d.opts.Image, err)
 	}
 	// The temporary container goes whatever happens, also when ctx ends.
 	defer func() {
@@ -934,40 +935,43 @@ func (d *Docker) provision(ctx context.Context, derived string) error {
 	}()
 	waitCh, errCh := d.api.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
 	if err := d.api.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		return d.engineErr("start provisioning container", err)
+		return "", d.engineErr("start provisioning container", err)
 	}
 	var code int64
 	select {
 	case w := <-waitCh:
 		code = w.StatusCode
 		if w.Error != nil && w.Error.Message != "" {
-			return fmt.Errorf("%w: provisioning %s: %s", ErrUnavailable, d.opts.Image, w.Error.Message)
+			return "", fmt.Errorf("%w: provisioning %s: %s", ErrUnavailable, d.opts.Image, w.Error.Message)
 		}
 	case err := <-errCh:
 		if ctx.Err() != nil {
-			return fmt.Errorf("provisioning %s: %w", d.opts.Image, ctx.Err())
+			return "", fmt.Errorf("provisioning %s: %w", d.opts.Image, ctx.Err())
 		}
-		return d.engineErr("wait for provisioning", err)
+		return "", d.engineErr("wait for provisioning", err)
 	}
 	if code != 0 {
-		return fmt.Errorf("%w: the provisioning script failed in image %q with exit status %d; its last output:\n%s",
+		return "", fmt.Errorf("%w: the provisioning script failed in image %q with exit status %d; its last output:\n%s",
 			ErrUnavailable, d.opts.Image, code, d.logTail(ctx, created.ID))
 	}
-	// What the default script could not do (no network for Python's venv)
-	// it says in lines of its own, which the log keeps for zero doctor and
-	// the user: the derived image is kept without it.
+	// What the default script could not do it says in lines of its own.
 	if tail := d.logTail(ctx, created.ID); strings.Contains(tail, "zero: ") {
-		d.log.Warn("the sandbox image was provisioned without all it should have; remove "+derived+
-			" (docker rmi) to provision it again", "image", d.opts.Image, "output", strings.TrimSpace(tail))
+		again := "the next start tries again"
+		if d.opts.Network == "none" {
+			again = "remove " + derived + " (docker rmi) to provision it again with a network"
+		} else {
+			derived += "-partial"
+		}
+		d.log.Warn("the sandbox image was provisioned without all it should have; "+again, "image", d.opts.Image, "output", strings.TrimSpace(tail))
 	}
 	if _, err := d.api.ContainerCommit(ctx, created.ID, container.CommitOptions{
 		Reference: derived,
 		Comment:   "zero sandbox provisioning of " + d.opts.Image,
 	}); err != nil {
-		return d.engineErr("commit provisioned image "+derived, err)
+		return "", d.engineErr("commit provisioned image "+derived, err)
 	}
 	d.log.Info("sandbox image provisioned", "derived", derived, "took", time.Since(begin).Round(time.Millisecond))
-	return nil
+	return derived, nil
 }
 
 // logTail returns the last lines a container printed, for error messages.
