@@ -91,7 +91,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		err = ctx.Err()
 		pw.CloseWithError(err)
 	}
-	cause := loop.ErrDisconnected // the client left
+	// Serve alone records why the connection ended (the prompts'
+	// watchers leave it to it): the client left, or Zero stops.
+	cause := loop.ErrDisconnected
 	if ctx.Err() != nil {
 		cause = loop.ErrShutdown
 	}
@@ -497,16 +499,27 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 // prompt's context, for the newer prompt that would explain it.
 const interveneGrace = 250 * time.Millisecond
 
-// watch cancels st's run when the prompt's context ends for any reason but
-// a newer prompt of the same session.
+// watch cancels st's run, as the user asked, when the prompt's context
+// ends for session/cancel or $/cancel_request, but not for a newer prompt
+// of the same session (an intervention). The end of the connection is not
+// the user's and not the watcher's to record: Serve cancels every run of
+// the connection for its cause, the client leaving or Zero stopping, and
+// a watcher that got there first would record its guess.
 func (a *agent) watch(ctx context.Context, done <-chan struct{}, st *sessState, gen uint64) {
 	select {
 	case <-done:
 		return
-	case <-a.ctx.Done():
-		st.sess.CancelWith(loop.ErrDisconnected)
+	case <-a.ctx.Done(): // Serve is ending: it cancels the run
 		return
 	case <-ctx.Done():
+	}
+	select {
+	case <-a.conn.Done():
+		// The SDK ends every prompt's context when the connection closes
+		// (its context is their parent, so it is done first); Serve sees
+		// it too and cancels the run.
+		return
+	default:
 	}
 	t := time.NewTimer(interveneGrace)
 	defer t.Stop()
@@ -518,7 +531,6 @@ func (a *agent) watch(ctx context.Context, done <-chan struct{}, st *sessState, 
 		case <-done:
 			return
 		case <-a.ctx.Done():
-			st.sess.CancelWith(loop.ErrDisconnected)
 			return
 		case <-st.promptSignal():
 		case <-t.C:

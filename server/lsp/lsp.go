@@ -73,6 +73,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	serveCtx := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -87,7 +88,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		err = c.exitErr()
 	case <-ctx.Done():
 	}
-	c.stop()
+	// The runs end for why the connection does: Zero stops (ctx ended),
+	// or the client left (EOF, exit).
+	cause := loop.ErrDisconnected
+	if serveCtx.Err() != nil {
+		cause = loop.ErrShutdown
+	}
+	c.stop(cause)
 	cancel()
 	_ = rc.Close()
 	c.wg.Wait()
@@ -181,9 +188,10 @@ func (c *conn) wanted() bool {
 	}
 }
 
-// stop cancels the runs of this connection's sessions and stops listening
-// to them; no goroutine starts after it.
-func (c *conn) stop() {
+// stop cancels the runs of this connection's sessions for cause (the
+// client left, or Zero stops) and stops listening to them; no goroutine
+// starts after it.
+func (c *conn) stop(cause error) {
 	c.mu.Lock()
 	c.closing = true
 	ts := make([]*tracked, 0, len(c.sessions))
@@ -192,7 +200,7 @@ func (c *conn) stop() {
 	}
 	c.mu.Unlock()
 	for _, t := range ts {
-		t.sess.CancelWith(loop.ErrDisconnected)
+		t.sess.CancelWith(cause)
 	}
 }
 

@@ -101,6 +101,9 @@ type stdioInput struct {
 	out   io.Writer // the client, for the answers the filter gives itself
 	log   *slog.Logger
 	h     *hygiene // told of every line; nil for none
+	// ended, when set, is told once why the client's stream ended (io.EOF
+	// when the client closed it), before mcp-go reads that it did.
+	ended func(error)
 
 	pending []byte // what is left of the current line (without its newline)
 	nl      bool   // a newline follows pending
@@ -120,6 +123,10 @@ func (in *stdioInput) Read(p []byte) (int, error) {
 	}
 	for len(in.pending) == 0 && !in.nl {
 		if in.err != nil {
+			if in.ended != nil {
+				in.ended(in.err)
+				in.ended = nil
+			}
 			return 0, in.err
 		}
 		line, over, err := in.lines.ReadLine()

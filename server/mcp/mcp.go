@@ -129,13 +129,42 @@ func (f *face) serveStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	w := &lockedWriter{w: out, h: h}
 	input := newStdioInput(in, f.maxMessage, w, f.log)
 	input.h = h
-	err := ss.Listen(ctx, input, w)
+	// mcp-go cancels the requests' contexts without a cause when its input
+	// ends, before the runs they drive can be cancelled for the right one.
+	// So Listen gets a context of ours that ends first, with the cause
+	// (see endCause): the client left (its stdin ended, which stdioInput
+	// reports before mcp-go reads it) or Zero stops (ctx). A
+	// notifications/cancelled cancels its request's context alone: the
+	// user's cancel.
+	lctx, end := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer end(nil)
+	stopWatch := context.AfterFunc(ctx, func() { end(loop.ErrShutdown) })
+	defer stopWatch()
+	readEnd := make(chan error, 1)
+	input.ended = func(err error) {
+		readEnd <- err
+		end(loop.ErrDisconnected)
+	}
+	err := ss.Listen(lctx, input, w)
 	// Listen returns when the client closed stdin (it left) or when Zero
 	// stops (ctx): the runs in flight are cancelled for that cause.
-	if ctx.Err() != nil {
-		f.stop(loop.ErrShutdown)
-	} else {
-		f.stop(loop.ErrDisconnected)
+	cause := endCause(lctx)
+	if cause == loop.ErrCancelled { // Listen ended by itself (a write failed)
+		cause = loop.ErrDisconnected
+		if ctx.Err() != nil {
+			cause = loop.ErrShutdown
+		}
+	}
+	f.stop(cause)
+	select {
+	case rerr := <-readEnd:
+		// The input ended: Listen may have seen that or its context
+		// ending; the read's error says how the input ended.
+		err = nil
+		if !errors.Is(rerr, io.EOF) {
+			err = rerr
+		}
+	default:
 	}
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp stdio: %w", err)
@@ -143,12 +172,27 @@ func (f *face) serveStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 	return ctx.Err()
 }
 
+// endCause is the cause to cancel a run with when ctx, a request's
+// context, ended: loop.ErrDisconnected when the client went away,
+// loop.ErrShutdown when Zero stops, loop.ErrCancelled (the user's) for any
+// other, such as the client's notifications/cancelled.
+func endCause(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	for _, c := range []error{loop.ErrDisconnected, loop.ErrShutdown} {
+		if errors.Is(cause, c) {
+			return c
+		}
+	}
+	return loop.ErrCancelled
+}
+
 func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) error {
 	f.start(ctx)
 	// Requests get a context that ends with the server, so a zero_run in
-	// flight does not hold up the shutdown.
-	reqCtx, endRequests := context.WithCancel(context.WithoutCancel(ctx))
-	defer endRequests()
+	// flight does not hold up the shutdown; its cause says Zero stops (see
+	// endCause).
+	reqCtx, endRequests := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer endRequests(loop.ErrShutdown)
 	hs := &http.Server{
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ReadHeaderTimeout: 10 * time.Second,
@@ -162,7 +206,7 @@ func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) err
 		mcpserver.WithHeartbeatInterval(25*time.Second),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", f.limitBody(f.requireSession(f.hygienic(sh))))
+	mux.Handle("/mcp", connCause(f.limitBody(f.requireSession(f.hygienic(sh)))))
 	hs.Handler = requireLoopbackOrigin(requireBearer(token, mux), func(origin string) {
 		f.log.Warn("mcp http: refused a request from a web page", "origin", origin)
 	})
@@ -174,7 +218,7 @@ func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) err
 	case <-ctx.Done():
 	case err = <-served:
 	}
-	endRequests()
+	endRequests(loop.ErrShutdown)
 	f.stop(loop.ErrShutdown)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 	defer cancel()
@@ -192,6 +236,29 @@ func (f *face) serveHTTP(ctx context.Context, ln net.Listener, token string) err
 		return fmt.Errorf("mcp http: %w", err)
 	}
 	return nil
+}
+
+// connCause gives a request a context that ends with its cause (see
+// endCause): net/http ends a request's context without one when the
+// client's connection closes under it, which is the client leaving
+// (loop.ErrDisconnected), not its cancel; Zero's shutdown keeps its own.
+func connCause(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rctx := r.Context()
+		ctx, cancel := context.WithCancelCause(context.WithoutCancel(rctx))
+		stop := context.AfterFunc(rctx, func() {
+			cause := context.Cause(rctx)
+			if !errors.Is(cause, loop.ErrShutdown) {
+				cause = loop.ErrDisconnected
+			}
+			cancel(cause)
+		})
+		defer func() {
+			stop()
+			cancel(context.Canceled)
+		}()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // requireBearer answers 401 to any request without the token, comparing in

@@ -105,8 +105,8 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 			}
 		}
 		switch {
-		case ctx.Err() != nil: // the client cancelled the call (or left)
-			s.Cancel()
+		case ctx.Err() != nil: // the client cancelled the call, or left, or Zero stops
+			s.CancelWith(endCause(ctx))
 			return toolError(fmt.Errorf("run: %w", context.Cause(ctx))), nil
 		case errors.Is(werr, server.ErrClosed):
 			return toolError(fmt.Errorf("run: %w", werr)), nil
