@@ -246,10 +246,8 @@ type Docker struct {
 	startMu   sync.Mutex // one container check/creation at a time
 	leaseDir  string     // "" when leases cannot be kept; guarded by startMu
 	leaseOnce bool       // the lease was tried; guarded by startMu
-	// life ends with Close: the container's start (a pull, the
-	// provisioning) runs under it rather than under the ctx of the shell
-	// that asked, so a run that is cancelled or a user's message does not
-	// throw away a pull that the next command would start again.
+	// life ends with Close, and with it a start under way (see
+	// ensureContainer).
 	life     context.Context
 	endLife  context.CancelFunc
 	starting *startCall // the start under way, guarded by mu
@@ -419,7 +417,8 @@ func (d *Docker) ContainerName() string { return d.name }
 // OpenShell makes sure the workspace's container runs (pulling the image
 // and creating the container if needed), starts bash in it over a PTY
 // exec, and waits until the shell is ready. ctx bounds the wait: a pull or
-// provisioning under way goes on when it ends (see ensureContainer).
+// provisioning that other shells wait for too goes on when it ends (see
+// ensureContainer).
 func (d *Docker) OpenShell(ctx context.Context) (*Shell, error) {
 	return d.OpenShellAs(ctx, "")
 }
@@ -653,38 +652,61 @@ func (d *Docker) engineErr(op string, err error) error {
 // startCall is one start of the container that shells being opened wait
 // for together.
 type startCall struct {
-	done chan struct{}
-	id   string
-	err  error
+	done    chan struct{}
+	cancel  context.CancelCauseFunc
+	waiters int // guarded by Docker.mu
+	id      string
+	err     error
 }
 
 // ensureContainer returns the ID of the workspace's running container,
 // starting, replacing or creating it as needed (see startContainer). The
-// start runs for the backend's life, not ctx's: when ctx ends first the
-// caller stops waiting with ctx's cause, and the start (a pull, the
-// provisioning) goes on for the next shell, which waits for the same one.
+// shells being opened wait for one start together, which runs under its
+// own context: a caller whose ctx ends stops waiting with ctx's cause, and
+// the start (a pull, the provisioning) goes on for the others; the last
+// one to leave ends it, and gets its error.
 func (d *Docker) ensureContainer(ctx context.Context) (string, error) {
 	d.mu.Lock()
 	c := d.starting
 	if c == nil {
-		c = &startCall{done: make(chan struct{})}
+		sctx, cancel := context.WithCancelCause(d.life)
+		c = &startCall{done: make(chan struct{}), cancel: cancel}
 		d.starting = c
 		go func() {
-			id, err := d.startContainer(d.life)
+			id, err := d.startContainer(sctx)
+			cancel(nil)
 			d.mu.Lock()
-			d.starting = nil
+			if d.starting == c {
+				d.starting = nil
+			}
 			d.mu.Unlock()
 			c.id, c.err = id, err
 			close(c.done)
 		}()
 	}
+	c.waiters++
 	d.mu.Unlock()
 	select {
 	case <-c.done:
+		d.mu.Lock()
+		c.waiters--
+		d.mu.Unlock()
 		return c.id, c.err
 	case <-ctx.Done():
+	}
+	d.mu.Lock()
+	c.waiters--
+	last := c.waiters == 0
+	if last && d.starting == c {
+		d.starting = nil // a shell that comes now starts afresh
+	}
+	d.mu.Unlock()
+	if !last {
 		return "", fmt.Errorf("the sandbox is still starting: %w", context.Cause(ctx))
 	}
+	c.cancel(context.Cause(ctx))
+	<-c.done // at once: the engine's calls follow the cancel
+	return c.id, c.err
 }
 
 // startContainer is ensureContainer's work: it takes this instance's lease

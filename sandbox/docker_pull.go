@@ -162,6 +162,20 @@ func pullListener(ctx context.Context) func(PullStatus) {
 	return fn
 }
 
+// PullListener is the listener ctx carries ([WithPullListener]), or nil.
+func PullListener(ctx context.Context) func(PullStatus) { return pullListener(ctx) }
+
+// PullWatcher is a backend whose shells may wait for an image pull: a
+// caller that waits for a shell another goroutine opens hears of the pull
+// from WatchPull until it calls stop. [Docker] is one.
+type PullWatcher interface {
+	WatchPull(fn func(PullStatus)) (stop func())
+}
+
+// WatchPull implements [PullWatcher]: fn hears of the pulls as a shell
+// opened with [WithPullListener] does, a pull under way at once.
+func (d *Docker) WatchPull(fn func(PullStatus)) (stop func()) { return d.wait(fn) }
+
 // wait makes fn hear of the pulls until the returned func is called; a
 // pull under way is reported to it at once.
 func (d *Docker) wait(fn func(PullStatus)) (done func()) {

@@ -164,61 +164,74 @@ func (f *ctxPullAPI) pullCtxs() []context.Context {
 	return append([]context.Context(nil), f.ctxs...)
 }
 
-// A shell whose caller stops waiting (the user sent a message, or
-// cancelled the run) while the image is pulled leaves at once with that
-// cause; the pull goes on, and the next shell waits for that same pull
-// instead of starting another. Close ends it.
-func TestPullOutlivesTheWaiterThatLeaves(t *testing.T) {
+// Shells being opened wait for one start of the container together: one
+// whose caller stops waiting (its run was cancelled) leaves at once with
+// that cause while the pull goes on for the others; the last one to leave
+// ends the pull and gets its error. Close ends a start too.
+func TestPullEndsWithItsLastWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := &ctxPullAPI{pullAPI: pullAPI{imageAPI{have: map[string]bool{}}}, release: make(chan struct{})}
 		d := fakeDocker(t, api, DockerOptions{NoProvision: true})
-		spoke := errors.New("interrupted by a user message")
+		gone := errors.New("the run was cancelled")
 		ctx, cancel := context.WithCancelCause(t.Context())
-		heard := newStatuses()
-		errs := make(chan error, 1)
+		first, second := newStatuses(), newStatuses()
+		errs := make(chan error, 2)
 		go func() {
-			_, err := d.OpenShell(WithPullListener(ctx, heard.add))
+			_, err := d.OpenShell(WithPullListener(ctx, first.add))
 			errs <- err
 		}()
-		<-heard.heard
-		cancel(spoke)
-		if err := <-errs; !errors.Is(err, spoke) || !strings.Contains(err.Error(), "still starting") {
+		<-first.heard
+		go func() {
+			_, err := d.OpenShell(WithPullListener(t.Context(), second.add))
+			errs <- err
+		}()
+		<-second.heard
+		synctest.Wait() // both wait for the pull
+		cancel(gone)
+		if err := <-errs; !errors.Is(err, gone) || !strings.Contains(err.Error(), "still starting") {
 			t.Errorf("OpenShell after its ctx ended = %v, want the cause, saying the sandbox is still starting", err)
 		}
 		synctest.Wait()
 		if ctxs := api.pullCtxs(); len(ctxs) != 1 || ctxs[0].Err() != nil {
-			t.Fatalf("the pull was cancelled with its waiter (%d pulls)", len(ctxs))
+			t.Fatalf("the pull was cancelled while a shell still waited for it (%d pulls)", len(ctxs))
 		}
-		// The next shell waits for the same pull and hears it.
-		next := newStatuses()
-		go func() {
-			_, err := d.OpenShell(WithPullListener(t.Context(), next.add))
-			errs <- err
-		}()
-		<-next.heard
 		close(api.release)
 		if err := <-errs; !errors.As(err, new(*PullError)) {
-			t.Errorf("the next shell = %v, want the pull's own failure", err)
+			t.Errorf("the shell that stayed = %v, want the pull's own failure", err)
 		}
-		if n := len(api.pullCtxs()); n != 1 {
-			t.Errorf("%d pulls, want one", n)
+
+		// The only waiter leaves: the pull ends, and says why.
+		api2 := &ctxPullAPI{pullAPI: pullAPI{imageAPI{have: map[string]bool{}}}, release: make(chan struct{})}
+		d2 := fakeDocker(t, api2, DockerOptions{NoProvision: true})
+		ctx2, cancel2 := context.WithCancelCause(t.Context())
+		alone := newStatuses()
+		go func() {
+			_, err := d2.OpenShell(WithPullListener(ctx2, alone.add))
+			errs <- err
+		}()
+		<-alone.heard
+		cancel2(gone)
+		if err := <-errs; !errors.Is(err, gone) || !strings.Contains(err.Error(), "pull kalilinux/kali-rolling") {
+			t.Errorf("OpenShell of the last waiter = %v, want the pull ended for its cause", err)
+		}
+		if ctxs := api2.pullCtxs(); len(ctxs) != 1 || ctxs[0].Err() == nil {
+			t.Error("the pull went on with nobody waiting")
 		}
 
 		// Close ends a start under way.
-		api2 := &ctxPullAPI{pullAPI: pullAPI{imageAPI{have: map[string]bool{}}}, release: make(chan struct{})}
-		d2 := fakeDocker(t, api2, DockerOptions{NoProvision: true})
+		api3 := &ctxPullAPI{pullAPI: pullAPI{imageAPI{have: map[string]bool{}}}, release: make(chan struct{})}
+		d3 := fakeDocker(t, api3, DockerOptions{NoProvision: true})
 		started := newStatuses()
 		go func() {
-			_, err := d2.OpenShell(WithPullListener(t.Context(), started.add))
+			_, err := d3.OpenShell(WithPullListener(t.Context(), started.add))
 			errs <- err
 		}()
 		<-started.heard
-		d2.Close()
-		if err := <-errs; err == nil {
-			t.Error("OpenShell went on after Close")
+		d3.Close()
+		if err := <-errs; !errors.Is(err, ErrClosed) {
+			t.Errorf("OpenShell after Close = %v, want ErrClosed", err)
 		}
-		synctest.Wait()
-		if ctxs := api2.pullCtxs(); len(ctxs) != 1 || ctxs[0].Err() == nil {
+		if ctxs := api3.pullCtxs(); len(ctxs) != 1 || ctxs[0].Err() == nil {
 			t.Error("Close left the pull going")
 		}
 	})

@@ -244,18 +244,23 @@ func (ce *CodeExecution) existing(a *loop.Agent, n int) *sandbox.Shell {
 	return ce.shells[shellKey{a, n}]
 }
 
-// shellOpen is a shell being opened, which a second caller for the same
-// agent and number waits for.
+// shellOpen is a shell being opened, in a goroutine of its own, which the
+// callers for the same agent and number wait for.
 type shellOpen struct {
-	done chan struct{}
-	sh   *sandbox.Shell
-	err  error
+	done   chan struct{}
+	cancel context.CancelCauseFunc
+	sh     *sandbox.Shell
+	err    error
 }
 
 // shell returns the agent's shell n, opening it when there is none. The
-// opening (on Docker the first one may pull the image) holds no lock:
-// other agents and sessions open theirs meanwhile, each waiting with its
-// own ctx, and hear of the pull themselves.
+// opening (on Docker the first one may pull the image) holds no lock, so
+// other agents and sessions open theirs meanwhile, and runs in a goroutine
+// of its own that the caller waits for with its ctx, hearing of a pull
+// (sandbox.PullListener) while it waits. When ctx ends for a user's
+// message (loop.Intervened) the opening goes on, and the next command
+// finds its shell; for any other reason (a cancel, a disconnect) it ends
+// with it.
 func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sandbox.Shell, error) {
 	key := shellKey{a, n}
 	ce.mu.Lock()
@@ -263,21 +268,36 @@ func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sand
 		ce.mu.Unlock()
 		return sh, nil
 	}
-	if op := ce.opening[key]; op != nil {
-		ce.mu.Unlock()
-		select {
-		case <-op.done:
-			return op.sh, op.err
-		case <-ctx.Done():
-			return nil, fmt.Errorf("open shell %d: %w", n, context.Cause(ctx))
+	op := ce.opening[key]
+	if op == nil {
+		octx, cancel := context.WithCancelCause(context.Background())
+		op = &shellOpen{done: make(chan struct{}), cancel: cancel}
+		if ce.opening == nil {
+			ce.opening = map[shellKey]*shellOpen{}
+		}
+		ce.opening[key] = op
+		go ce.open(octx, key, op, n)
+	}
+	ce.mu.Unlock()
+	if fn := sandbox.PullListener(ctx); fn != nil {
+		if w, ok := ce.backend.(sandbox.PullWatcher); ok {
+			defer w.WatchPull(fn)()
 		}
 	}
-	op := &shellOpen{done: make(chan struct{})}
-	if ce.opening == nil {
-		ce.opening = map[shellKey]*shellOpen{}
+	select {
+	case <-op.done:
+		return op.sh, op.err
+	case <-ctx.Done():
 	}
-	ce.opening[key] = op
-	ce.mu.Unlock()
+	if !loop.Intervened(ctx) {
+		op.cancel(context.Cause(ctx))
+	}
+	return nil, fmt.Errorf("open shell %d: %w", n, context.Cause(ctx))
+}
+
+// open opens the shell that op stands for, and keeps it for the agent.
+func (ce *CodeExecution) open(ctx context.Context, key shellKey, op *shellOpen, n int) {
+	defer op.cancel(nil)
 	var sh *sandbox.Shell
 	var err error
 	if us, ok := ce.backend.(userShells); ok && ce.user != "" {
@@ -296,7 +316,6 @@ func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sand
 	op.sh, op.err = sh, err
 	close(op.done)
 	ce.mu.Unlock()
-	return sh, err
 }
 
 func (ce *CodeExecution) closeShell(a *loop.Agent, n int) {

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ type gateBackend struct {
 	sandbox.Backend
 	opening chan struct{} // one send per OpenShell that started
 	release chan struct{}
+	ended   chan error // the cause of each OpenShell whose ctx ended first
 }
 
 func (g *gateBackend) OpenShell(ctx context.Context) (*sandbox.Shell, error) {
@@ -26,6 +28,7 @@ func (g *gateBackend) OpenShell(ctx context.Context) (*sandbox.Shell, error) {
 	select {
 	case <-g.release:
 	case <-ctx.Done():
+		g.ended <- context.Cause(ctx)
 		return nil, context.Cause(ctx)
 	}
 	return g.Backend.OpenShell(ctx)
@@ -34,7 +37,8 @@ func (g *gateBackend) OpenShell(ctx context.Context) (*sandbox.Shell, error) {
 // Two sessions share one code execution tool (as an editor's sessions of
 // one workspace do): while the first one's shell waits to open, the second
 // one's reaches the backend too (to hear of the pull itself), and is not
-// held behind the first.
+// held behind the first. A run cancelled while its shell opens ends that
+// opening (and so a pull nobody else waits for).
 func TestShellsOpenSideBySide(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
@@ -42,7 +46,7 @@ func TestShellsOpenSideBySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gateBackend{Backend: local, opening: make(chan struct{}, 2), release: make(chan struct{})}
+	g := &gateBackend{Backend: local, opening: make(chan struct{}, 2), release: make(chan struct{}), ended: make(chan error, 2)}
 	t.Cleanup(func() { local.Close() })
 	ce := tools.NewCodeExecution(g, tools.Timeouts{})
 	t.Cleanup(func() { ce.Close() })
@@ -74,6 +78,9 @@ func TestShellsOpenSideBySide(t *testing.T) {
 	cancel() // b leaves while a still waits: promptly
 	if got := <-done; got != "" {
 		t.Errorf("the cancelled run answered %q", got)
+	}
+	if cause := <-g.ended; !errors.Is(cause, context.Canceled) {
+		t.Errorf("the cancelled run's opening ended with %v, want its cancel", cause)
 	}
 	close(g.release)
 	if got := <-done; got != "done a" {
