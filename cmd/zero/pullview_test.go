@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zeroagent/zero/llm/llmtest"
 )
@@ -144,17 +143,11 @@ func TestChatMessageDuringPullKeepsThePull(t *testing.T) {
 	ct.ready()
 	from := ct.send("look")
 	ct.waitScreen(pullProgress)
-	ct.send("how long?")
+	said := ct.send("how long?")
 	// The model hears the message with the command's note, and runs it
-	// again: the second command waits for the same pull.
-	ct.waitFor(from, "(sent to the running agent")
-	deadline := time.Now().Add(chatWait)
-	for len(srv.Requests()) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the model never heard the message")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// again: the second command waits for the same pull, and says so.
+	heard := ct.waitFor(said, "(sent to the running agent")
+	ct.waitFor(ct.waitFor(heard, "● Running it"), "… pulling the sandbox image")
 	close(engine.release)
 	ct.answered(from, "no container in this fake")
 	pulls, _, _ := engine.counts()
