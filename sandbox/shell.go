@@ -419,7 +419,11 @@ func (s *Shell) Interrupt(ctx context.Context) error {
 		return fmt.Errorf("interrupt: %w", err)
 	}
 	var (
-		begin      = time.Now()
+		// begin is when a job first got SIGINT: its grace runs from then,
+		// not from before the signal's own round trip (an exec on Docker,
+		// seconds on a loaded machine), which would leave it no time to
+		// stop by itself.
+		begin      time.Time
 		shellSince time.Time // the shell has been in the foreground since then
 		lastINT    = make(map[int]time.Time)
 		killed     = make(map[int]bool)
@@ -443,7 +447,7 @@ func (s *Shell) Interrupt(ctx context.Context) error {
 				lastINT[pgrp] = now
 				s.sendSignal(seq, pgrp, syscall.SIGINT)
 			}
-		case now.Sub(begin) >= s.grace:
+		case !begin.IsZero() && now.Sub(begin) >= s.grace:
 			shellSince = time.Time{}
 			if !killed[pgrp] {
 				killed[pgrp] = true
@@ -454,6 +458,9 @@ func (s *Shell) Interrupt(ctx context.Context) error {
 			if now.Sub(lastINT[pgrp]) >= interruptRepeat {
 				lastINT[pgrp] = now
 				s.sendSignal(seq, pgrp, syscall.SIGINT)
+				if begin.IsZero() {
+					begin = time.Now()
+				}
 			}
 		}
 		done, err := s.awaitDone(ctx, seq, interruptPoll)
