@@ -46,7 +46,9 @@ func TestDisconnectIsNamedADisconnect(t *testing.T) {
 				id = start.Session
 				for cursor, ticking := start.Cursor, false; !ticking; {
 					var st mcpStatus
-					mcpTool(t, c, "zero_status", map[string]any{"session": id, "since": cursor, "wait": 30}, &st)
+					// A short wait, under the client's guard (chatWait): the
+					// loop asks again until the command ticks.
+					mcpTool(t, c, "zero_status", map[string]any{"session": id, "since": cursor, "wait": 5}, &st)
 					cursor = st.Cursor
 					for _, e := range st.Events {
 						ticking = ticking || strings.Contains(e.Text, "tick 1")

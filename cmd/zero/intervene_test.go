@@ -589,7 +589,10 @@ func TestInterveneMCPDuringCommand(t *testing.T) {
 		t.Helper()
 		for {
 			var st mcpStatus
-			mcpTool(t, c, "zero_status", map[string]any{"session": start.Session, "since": cursor, "wait": 30}, &st)
+			// A short wait, under the client's guard (chatWait, 20 s): a
+			// loaded machine may take longer than that for the next event,
+			// and the loop asks again.
+			mcpTool(t, c, "zero_status", map[string]any{"session": start.Session, "since": cursor, "wait": 5}, &st)
 			cursor = st.Cursor
 			for _, e := range st.Events {
 				events = append(events, loop.Event{Type: loop.EventType(e.Type), Item: e.Item, Text: e.Text, Tool: e.Tool, Status: e.Status, Running: e.Running})
