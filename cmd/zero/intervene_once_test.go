@@ -32,7 +32,9 @@ func TestInterveneChatFailedToolOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Release()
-	ct.waitFor(at, "echo two")
+	// The second failure's line, then the idle prompt: the scrollback's
+	// lines and the prompt's redraw reach the terminal in either order.
+	ct.waitFor(ct.waitFor(at, "echo two"), "✗ ")
 	ct.idle()
 	out := ct.text()[at:]
 	if n := strings.Count(out, "✗ "); n != 2 {
