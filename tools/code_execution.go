@@ -264,7 +264,20 @@ type shellOpen struct {
 func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sandbox.Shell, error) {
 	key := shellKey{a, n}
 	ce.mu.Lock()
-	if sh := ce.shells[key]; sh != nil {
+	sh := ce.shells[key]
+	ce.mu.Unlock()
+	if sh != nil {
+		return sh, nil
+	}
+	// Listening before the opening starts: a pull that begins and ends
+	// at once is heard whole.
+	if fn := sandbox.PullListener(ctx); fn != nil {
+		if w, ok := ce.backend.(sandbox.PullWatcher); ok {
+			defer w.WatchPull(fn)()
+		}
+	}
+	ce.mu.Lock()
+	if sh := ce.shells[key]; sh != nil { // opened meanwhile
 		ce.mu.Unlock()
 		return sh, nil
 	}
@@ -279,11 +292,6 @@ func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sand
 		go ce.open(octx, key, op, n)
 	}
 	ce.mu.Unlock()
-	if fn := sandbox.PullListener(ctx); fn != nil {
-		if w, ok := ce.backend.(sandbox.PullWatcher); ok {
-			defer w.WatchPull(fn)()
-		}
-	}
 	select {
 	case <-op.done:
 		return op.sh, op.err

@@ -231,6 +231,10 @@ func (r *renderer) pull(e loop.Event, prefix string) {
 		return
 	}
 	switch e.Status {
+	case server.PullDone, server.PullFailed:
+		delete(r.pullsSaid, e.Item)
+	}
+	switch e.Status {
 	case server.PullDone:
 		if r.pulling {
 			r.clearPull()
