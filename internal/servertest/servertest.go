@@ -259,3 +259,22 @@ func New(tb testing.TB, opts Options) *Env {
 	})
 	return env
 }
+
+// EndCause is one way a run in flight ends, and the cause its run_ended
+// must carry: every face's test of end causes goes through the same three.
+type EndCause struct {
+	How   string // "connection closed", "serve ctx ended", or the face's own cancel
+	Cause error
+}
+
+// EndCauses are the ways a face's run ends: the client leaving is a
+// disconnect, the ctx given to Serve ending is Zero's shutdown, and only
+// the client's own cancel (named cancel, as the face's protocol calls it)
+// is the user's.
+func EndCauses(cancel string) []EndCause {
+	return []EndCause{
+		{"connection closed", loop.ErrDisconnected},
+		{"serve ctx ended", loop.ErrShutdown},
+		{cancel, loop.ErrCancelled},
+	}
+}

@@ -20,15 +20,8 @@ import (
 // cancel. The prompt's watcher must not record its own guess first.
 func TestRunEndsForItsCause(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		how   string
-		cause error
-	}{
-		{"connection closed", loop.ErrDisconnected},
-		{"serve ctx ended", loop.ErrShutdown},
-		{"session/cancel", loop.ErrCancelled},
-	} {
-		t.Run(tc.how, func(t *testing.T) {
+	for _, tc := range servertest.EndCauses("session/cancel") {
+		t.Run(tc.How, func(t *testing.T) {
 			t.Parallel()
 			// The model holds mid-reply until the run is cancelled: the
 			// run cannot end on its own.
@@ -67,7 +60,7 @@ func TestRunEndsForItsCause(t *testing.T) {
 			}()
 			<-held // the run streams the model's reply
 
-			switch tc.cause {
+			switch tc.Cause {
 			case loop.ErrDisconnected:
 				inW.Close() // the editor goes away
 				<-served
@@ -83,11 +76,11 @@ func TestRunEndsForItsCause(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.StopReason != loop.StopCancelled || causeOf(res.Err) != tc.cause {
-				t.Errorf("run ended %q with %v, want cancelled with %v", res.StopReason, res.Err, tc.cause)
+			if res.StopReason != loop.StopCancelled || causeOf(res.Err) != tc.Cause {
+				t.Errorf("run ended %q with %v, want cancelled with %v", res.StopReason, res.Err, tc.Cause)
 			}
-			wantErr := loop.CancelReason(tc.cause)
-			if tc.cause == loop.ErrCancelled {
+			wantErr := loop.CancelReason(tc.Cause)
+			if tc.Cause == loop.ErrCancelled {
 				wantErr = "" // the user's cancel is what cancelled means
 			}
 			evs, _ := sess.Events(0)

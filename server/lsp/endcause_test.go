@@ -9,6 +9,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/zeroagent/zero/internal/servertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
 )
@@ -19,15 +20,8 @@ import (
 // user's cancel.
 func TestRunEndsForItsCause(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		how   string
-		cause error
-	}{
-		{"connection closed", loop.ErrDisconnected},
-		{"serve ctx ended", loop.ErrShutdown},
-		{"zero/cancel", loop.ErrCancelled},
-	} {
-		t.Run(tc.how, func(t *testing.T) {
+	for _, tc := range servertest.EndCauses("zero/cancel") {
+		t.Run(tc.How, func(t *testing.T) {
 			t.Parallel()
 			// The model holds mid-reply until the run is cancelled: the
 			// run cannot end on its own.
@@ -57,7 +51,7 @@ func TestRunEndsForItsCause(t *testing.T) {
 			c.promptAsync("slow", map[string]any{"sessionId": id, "message": "take your time"})
 			<-held // the run streams the model's reply
 
-			switch tc.cause {
+			switch tc.Cause {
 			case loop.ErrDisconnected:
 				_ = c.rc.Close() // the editor goes away
 				<-served
@@ -71,11 +65,11 @@ func TestRunEndsForItsCause(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.StopReason != loop.StopCancelled || causeOf(res.Err) != tc.cause {
-				t.Errorf("run ended %q with %v, want cancelled with %v", res.StopReason, res.Err, tc.cause)
+			if res.StopReason != loop.StopCancelled || causeOf(res.Err) != tc.Cause {
+				t.Errorf("run ended %q with %v, want cancelled with %v", res.StopReason, res.Err, tc.Cause)
 			}
-			wantErr := loop.CancelReason(tc.cause)
-			if tc.cause == loop.ErrCancelled {
+			wantErr := loop.CancelReason(tc.Cause)
+			if tc.Cause == loop.ErrCancelled {
 				wantErr = "" // the user's cancel is what cancelled means
 			}
 			evs, _ := sess.Events(0)

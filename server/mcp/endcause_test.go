@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/zeroagent/zero/internal/servertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
@@ -25,15 +26,8 @@ import (
 // cancel. mcp-go cancels the request's context in all three; the cause
 // must not be whichever cancel reaches the run first.
 func TestRunEndsForItsCause(t *testing.T) {
-	for _, tc := range []struct {
-		how   string
-		cause error
-	}{
-		{"stdin closed", loop.ErrDisconnected},
-		{"serve ctx ended", loop.ErrShutdown},
-		{"notifications/cancelled", loop.ErrCancelled},
-	} {
-		t.Run(tc.how, func(t *testing.T) {
+	for _, tc := range servertest.EndCauses("notifications/cancelled") {
+		t.Run(tc.How, func(t *testing.T) {
 			// The model holds mid-reply until the run is cancelled: the
 			// run cannot end on its own.
 			env := newEnv(t, nil, llmtest.Reply{Content: answer("never said"), ChunkSize: 4, HoldAfter: 1})
@@ -81,7 +75,7 @@ func TestRunEndsForItsCause(t *testing.T) {
 			<-held // the run streams the model's reply, and zero_run waits for it
 			s := theRunningSession(t, env.Manager)
 
-			switch tc.cause {
+			switch tc.Cause {
 			case loop.ErrDisconnected:
 				cw.Close() // the editor goes away
 				<-served
@@ -95,12 +89,12 @@ func TestRunEndsForItsCause(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.StopReason != loop.StopCancelled || causeOf(res.Err) != tc.cause {
-				t.Errorf("run ended %q with %v, want cancelled with %v", res.StopReason, res.Err, tc.cause)
+			if res.StopReason != loop.StopCancelled || causeOf(res.Err) != tc.Cause {
+				t.Errorf("run ended %q with %v, want cancelled with %v", res.StopReason, res.Err, tc.Cause)
 			}
 			evs, _ := s.Events(0)
-			wantErr := loop.CancelReason(tc.cause)
-			if tc.cause == loop.ErrCancelled {
+			wantErr := loop.CancelReason(tc.Cause)
+			if tc.Cause == loop.ErrCancelled {
 				wantErr = "" // the user's cancel is what cancelled means
 			}
 			var ended []loop.Event
@@ -122,14 +116,8 @@ func TestRunEndsForItsCause(t *testing.T) {
 // cause in both.
 func TestHTTPRunEndsForItsCause(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		how   string
-		cause error
-	}{
-		{"connection dropped", loop.ErrDisconnected},
-		{"serve ctx ended", loop.ErrShutdown},
-	} {
-		t.Run(tc.how, func(t *testing.T) {
+	for _, tc := range servertest.EndCauses("")[:2] { // HTTP has no cancel of its own to test here
+		t.Run(tc.How, func(t *testing.T) {
 			t.Parallel()
 			env := newEnv(t, nil, llmtest.Reply{Content: answer("never said"), ChunkSize: 4, HoldAfter: 1})
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -172,7 +160,7 @@ func TestHTTPRunEndsForItsCause(t *testing.T) {
 			<-held // the run streams the model's reply, and zero_run waits for it
 			s := theRunningSession(t, env.Manager)
 
-			if tc.cause == loop.ErrDisconnected {
+			if tc.Cause == loop.ErrDisconnected {
 				drop() // the client closes the call's connection
 			} else {
 				shutdown()
@@ -182,8 +170,8 @@ func TestHTTPRunEndsForItsCause(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.StopReason != loop.StopCancelled || causeOf(res.Err) != tc.cause {
-				t.Errorf("run ended %q with %v, want cancelled with %v", res.StopReason, res.Err, tc.cause)
+			if res.StopReason != loop.StopCancelled || causeOf(res.Err) != tc.Cause {
+				t.Errorf("run ended %q with %v, want cancelled with %v", res.StopReason, res.Err, tc.Cause)
 			}
 		})
 	}
