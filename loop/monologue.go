@@ -626,16 +626,13 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	if title == "" {
 		title = req.Raw
 	}
-	kind := "other"
-	if k, ok := tool.(interface{ Kind() string }); ok {
-		kind = k.Kind()
-	}
+	kind := KindOf(tool, req.Method)
 	a.emit(Event{Type: EventToolCall, Item: call.ID, Tool: req.Name, Method: req.Method, Args: shown, Kind: kind, Title: title})
 	if err := a.checkIntervention(ctx, ""); err != nil {
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: "not run: the user sent a message"})
 		return "", false, err
 	}
-	bp := &ToolBeforePayload{Agent: a, Loop: ld, ToolName: req.Name, Method: req.Method, Args: req.Args}
+	bp := &ToolBeforePayload{Agent: a, Loop: ld, ToolName: req.Name, Method: req.Method, Kind: kind, Args: req.Args}
 	if err := a.call(ctx, hooks.ToolExecuteBefore, bp); err != nil {
 		return "", false, err
 	}
@@ -646,6 +643,9 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		_, bp.Block = a.expandArgs(bp.Args)
 	}
 	if gate := a.session.currentGate(); gate != nil && bp.Block == "" {
+		// The gate decides about the call that runs: what the tool is and
+		// does is not the extensions' to change.
+		bp.ToolName, bp.Method, bp.Kind = req.Name, req.Method, kind
 		if err := gate(ctx, bp); err != nil {
 			return "", false, err
 		}

@@ -271,7 +271,11 @@ type ToolBeforePayload struct {
 	Loop     *LoopData
 	ToolName string
 	Method   string
-	Args     map[string]any
+	// Kind is what the call does (see [ToolKinder]), which the approval
+	// gate decides by. Name, method and kind are the tool's: the gate is
+	// given them as they were, whatever an extension set.
+	Kind string
+	Args map[string]any
 	// Block, when set, stops the tool; the text goes to the model as the
 	// tool's result.
 	Block string

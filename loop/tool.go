@@ -23,9 +23,23 @@ type Tool interface {
 	Execute(ctx context.Context, call *ToolCall) (ToolResult, error)
 }
 
-// ToolKind is a hint for editors (ACP tool kinds).
+// ToolKinder tells what a call of the tool does, as one of ACP's tool
+// kinds ("read", "edit", "delete", "move", "search", "execute", "think",
+// "fetch", "other"): editors show it, and the approval policy decides by
+// it. It may depend on the method (text_editor:read reads, :write edits).
+// A tool without it is "other".
 type ToolKinder interface {
-	Kind() string
+	Kind(method string) string
+}
+
+// KindOf is the kind of a call of tool with method (see [ToolKinder]).
+func KindOf(tool Tool, method string) string {
+	if k, ok := tool.(ToolKinder); ok {
+		if kind := k.Kind(method); kind != "" {
+			return kind
+		}
+	}
+	return "other"
 }
 
 // AliasKeeper is implemented by a tool that gets its arguments with the

@@ -51,7 +51,7 @@ type agentTool struct {
 func (a agentTool) Name() string { return a.t.FullName() }
 
 // Kind is "other": what a server's tool does is the server's business.
-func (agentTool) Kind() string { return "other" }
+func (agentTool) Kind(string) string { return "other" }
 
 func (a agentTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	res, err := a.pool.Call(ctx, a.t.Server, a.t.Name, call.Args)

@@ -120,7 +120,7 @@ func (p *Pool) GetPrompt(ctx context.Context, server, name string, args map[stri
 type resourceTool struct{ pool *Pool }
 
 func (resourceTool) Name() string       { return "mcp_resources" }
-func (resourceTool) Kind() string       { return "read" }
+func (resourceTool) Kind(string) string { return "read" }
 func (resourceTool) PromptFile() string { return "agent.system.tool.mcp_resources.md" }
 
 func (t resourceTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {

@@ -46,12 +46,14 @@ const (
 	Deny Decision = "deny"
 )
 
-// Rule decides calls of the tools matching Tool whose subject (the command,
-// see BrokerOptions.Subject) matches Pattern. Both are globs where '*'
-// matches any text, slashes and spaces included; empty matches everything.
-// Tool matches the tool name or "name:method".
+// Rule decides calls of the tools matching Tool and Kind whose subject (the
+// command, see BrokerOptions.Subject) matches Pattern. Tool and Pattern are
+// globs where '*' matches any text, slashes and spaces included; empty
+// matches everything. Tool matches the tool name or "name:method"; Kind is
+// one of the call's kinds (see [loop.ToolKinder]), empty for any.
 type Rule struct {
 	Tool     string
+	Kind     string
 	Pattern  string
 	Decision Decision
 	// Reason is told to the model when the rule denies (a default otherwise).
@@ -63,6 +65,45 @@ type Rule struct {
 type Policy struct {
 	Rules   []Rule
 	Default Decision
+}
+
+// Call is what a policy decides about: the tool, its method, what it does
+// (its kind, see [loop.ToolKinder]) and its subject, the command or path it
+// acts on (see [Subject]).
+type Call struct {
+	Tool, Method, Kind, Subject string
+}
+
+// PolicyFor is the policy of a configuration's approval setting:
+// "sandbox" (the default, see [DefaultPolicy]), "ask" ([AskPolicy]) or
+// "auto" (never asks); confined says whether commands run confined.
+func PolicyFor(approval string, confined bool) Policy {
+	switch approval {
+	case "ask":
+		return AskPolicy()
+	case "auto":
+		return Policy{Default: Auto}
+	default:
+		return DefaultPolicy(confined)
+	}
+}
+
+// AskPolicy is approval "ask": every call that acts is asked about. What
+// passes is decided by what a call does, not by its name: reading,
+// searching, fetching to read and thinking (the answer, a subordinate,
+// whose own calls are asked about), and Zero's own tools that change
+// nothing but the agent's memory. An MCP server's tool (server.tool) is
+// asked about whatever it claims, and so is a tool that says nothing of
+// what it does (kind "other"), a user's executable and a command.
+func AskPolicy() Policy {
+	pass := func(kind string) Rule { return Rule{Kind: kind, Decision: Auto} }
+	memory := func(tool string) Rule { return Rule{Tool: tool, Decision: Auto} }
+	return Policy{Default: Ask, Rules: []Rule{
+		{Tool: "*.*", Decision: Ask}, // an MCP server's tool, whatever its name and kind
+		pass("read"), pass("search"), pass("fetch"), pass("think"),
+		// Zero's own (a user's tool cannot take a built-in's name).
+		memory("memory_save"), memory("memory_delete"), memory("memory_forget"), memory("behaviour_adjustment"),
+	}}
 }
 
 // DefaultPolicy is approval "sandbox": everything runs on its own where
@@ -77,10 +118,9 @@ func DefaultPolicy(confined bool) Policy {
 	return Policy{Default: Auto, Rules: []Rule{{Tool: "code_execution_tool", Decision: Ask}}}
 }
 
-// Decide returns the decision for a call of tool (and method) on subject,
-// the command or path it acts on (see [Subject]).
-func (p Policy) Decide(tool, method, subject string) Decision {
-	d, _ := p.decide(tool, method, subject)
+// Decide returns the decision for a call.
+func (p Policy) Decide(c Call) Decision {
+	d, _ := p.decide(c)
 	return d
 }
 
@@ -90,11 +130,11 @@ func Subject(args map[string]any) string { return defaultSubject("", args) }
 
 // decide returns the decision for a call and the rule that made it (nil for
 // the default).
-func (p Policy) decide(tool, method, subject string) (Decision, *Rule) {
+func (p Policy) decide(c Call) (Decision, *Rule) {
 	for i := range p.Rules {
 		r := &p.Rules[i]
-		toolOK := glob(r.Tool, tool) || (method != "" && glob(r.Tool, tool+":"+method))
-		if toolOK && glob(r.Pattern, subject) {
+		toolOK := glob(r.Tool, c.Tool) || (c.Method != "" && glob(r.Tool, c.Tool+":"+c.Method))
+		if toolOK && (r.Kind == "" || r.Kind == c.Kind) && glob(r.Pattern, c.Subject) {
 			return cmp.Or(r.Decision, Auto), r
 		}
 	}
@@ -276,7 +316,7 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 	}
 	subject := b.subject(bp.ToolName, bp.Args)
 	session := bp.Agent.Session().ID()
-	decision, rule := b.policyOf(session).decide(bp.ToolName, bp.Method, subject)
+	decision, rule := b.policyOf(session).decide(Call{Tool: bp.ToolName, Method: bp.Method, Kind: bp.Kind, Subject: subject})
 	switch decision {
 	case Deny:
 		reason := "this call is not allowed by the approval policy"

@@ -197,7 +197,7 @@ func TestPolicyDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool+":"+tt.method+" "+tt.subject, func(t *testing.T) {
 			t.Parallel()
-			if got, _ := p.decide(tt.tool, tt.method, tt.subject); got != tt.want {
+			if got, _ := p.decide(Call{Tool: tt.tool, Method: tt.method, Subject: tt.subject}); got != tt.want {
 				t.Errorf("decide(%q, %q, %q) = %s, want %s", tt.tool, tt.method, tt.subject, got, tt.want)
 			}
 		})
@@ -205,8 +205,54 @@ func TestPolicyDecide(t *testing.T) {
 	if got := DefaultPolicy(true); got.Default != Auto || len(got.Rules) != 0 {
 		t.Errorf("DefaultPolicy(confined) = %+v", got)
 	}
-	if got, _ := DefaultPolicy(false).decide("code_execution_tool", "", "ls"); got != Ask {
+	if got, _ := DefaultPolicy(false).decide(Call{Tool: "code_execution_tool", Kind: "execute", Subject: "ls"}); got != Ask {
 		t.Errorf("unconfined commands: %s, want ask", got)
+	}
+}
+
+// Approval "ask" decides by what a call does: reading, searching, fetching
+// and thinking pass, and Zero's memory tools; everything else is asked
+// about, an MCP server's tool whatever kind it claims, and a tool that
+// does not say what it does.
+func TestAskPolicyByKind(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		call Call
+		want Decision
+	}{
+		{Call{Tool: "text_editor", Method: "read", Kind: "read"}, Auto},
+		{Call{Tool: "text_editor", Method: "write", Kind: "edit"}, Ask},
+		{Call{Tool: "text_editor", Method: "patch", Kind: "edit"}, Ask},
+		{Call{Tool: "code_execution_tool", Kind: "execute", Subject: "ls"}, Ask},
+		{Call{Tool: "input", Kind: "execute"}, Ask},
+		{Call{Tool: "deploy_prod", Kind: "execute"}, Ask}, // a user's executable
+		{Call{Tool: "mystery"}, Ask},                      // says nothing of what it does
+		{Call{Tool: "mystery", Kind: "other"}, Ask},
+		{Call{Tool: "github.create_issue", Kind: "other"}, Ask},
+		{Call{Tool: "inner.zero_sessions", Kind: "read"}, Ask}, // an MCP tool claiming to read
+		{Call{Tool: "memory_save.wipe", Kind: "think"}, Ask},
+		{Call{Tool: "memory_save", Kind: "edit"}, Auto},
+		{Call{Tool: "memory_delete", Kind: "delete"}, Auto},
+		{Call{Tool: "memory_forget", Kind: "delete"}, Auto},
+		{Call{Tool: "behaviour_adjustment", Kind: "edit"}, Auto},
+		{Call{Tool: "memory_load", Kind: "search"}, Auto},
+		{Call{Tool: "response", Kind: "think"}, Auto},
+		{Call{Tool: "call_subordinate", Kind: "think"}, Auto},
+		{Call{Tool: "document_query", Kind: "fetch"}, Auto},
+		{Call{Tool: "search_engine", Kind: "search"}, Auto},
+		{Call{Tool: "mcp_resources", Kind: "read"}, Auto},
+	} {
+		if got := AskPolicy().Decide(tt.call); got != tt.want {
+			t.Errorf("ask, %+v: %s, want %s", tt.call, got, tt.want)
+		}
+	}
+	for approval, want := range map[string]Decision{"ask": Ask, "auto": Auto, "sandbox": Auto, "": Auto} {
+		if got := PolicyFor(approval, true).Decide(Call{Tool: "code_execution_tool", Kind: "execute"}); got != want {
+			t.Errorf("approval %q, confined: a command is %s, want %s", approval, got, want)
+		}
+	}
+	if got := PolicyFor("sandbox", false).Decide(Call{Tool: "code_execution_tool", Kind: "execute"}); got != Ask {
+		t.Errorf("approval sandbox, unconfined: a command is %s, want ask", got)
 	}
 }
 

@@ -98,7 +98,7 @@ func TestInterveneCancelCauses(t *testing.T) {
 				t.Errorf("run_ended = %+v, want cancelled, error %q", ended, wantErr)
 			}
 			var hist strings.Builder
-			for _, msg := range s.Loop().Agent0().History.Output() {
+			for _, msg := range s.ls.Agent0().History.Output() {
 				hist.WriteString(msg.Content)
 			}
 			if !strings.Contains(hist.String(), tc.said) || tc.cause != loop.ErrCancelled && strings.Contains(hist.String(), "by the user") {

@@ -91,9 +91,6 @@ func (s *Session) Spec() SessionSpec {
 	return sp
 }
 
-// Loop is the engine session (for faces that need the agent's history).
-func (s *Session) Loop() *loop.Session { return s.ls }
-
 // Info describes the session.
 func (s *Session) Info() Info {
 	s.mu.Lock()

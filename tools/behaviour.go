@@ -20,7 +20,7 @@ type BehaviourAdjuster interface {
 type Behaviour struct{ Adjuster BehaviourAdjuster }
 
 func (Behaviour) Name() string       { return "behaviour_adjustment" }
-func (Behaviour) Kind() string       { return "edit" }
+func (Behaviour) Kind(string) string { return "edit" }
 func (Behaviour) PromptFile() string { return "agent.system.tool.behaviour.md" }
 
 // KeepsAliases: the rules are stored and lead every system prompt, so an

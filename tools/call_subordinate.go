@@ -14,8 +14,8 @@ type CallSubordinate struct{}
 
 var _ loop.Tool = CallSubordinate{}
 
-func (CallSubordinate) Name() string { return "call_subordinate" }
-func (CallSubordinate) Kind() string { return "think" }
+func (CallSubordinate) Name() string       { return "call_subordinate" }
+func (CallSubordinate) Kind(string) string { return "think" }
 
 func (CallSubordinate) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	var args struct {

@@ -69,8 +69,8 @@ func (ce *CodeExecution) As(user string) (*CodeExecution, error) {
 	return &CodeExecution{backend: ce.backend, timeouts: ce.timeouts, user: user, shells: map[shellKey]*sandbox.Shell{}}, nil
 }
 
-func (*CodeExecution) Name() string { return "code_execution_tool" }
-func (*CodeExecution) Kind() string { return "execute" }
+func (*CodeExecution) Name() string       { return "code_execution_tool" }
+func (*CodeExecution) Kind(string) string { return "execute" }
 
 type codeArgs struct {
 	Runtime      string `json:"runtime"`
@@ -376,8 +376,8 @@ func (ce *CodeExecution) InputTool() Input { return Input{ce: ce} }
 
 var _ loop.Tool = Input{}
 
-func (Input) Name() string { return "input" }
-func (Input) Kind() string { return "execute" }
+func (Input) Name() string       { return "input" }
+func (Input) Kind(string) string { return "execute" }
 
 func (in Input) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	var args struct {

@@ -154,7 +154,7 @@ func NewDocumentQuery(o DocumentQueryOptions) *DocumentQuery {
 func (*DocumentQuery) Name() string { return "document_query" }
 
 // Kind is "fetch": the tool reads documents, from the web or the disk.
-func (*DocumentQuery) Kind() string { return "fetch" }
+func (*DocumentQuery) Kind(string) string { return "fetch" }
 
 // loadedDoc is one document's text.
 type loadedDoc struct {

@@ -47,10 +47,10 @@ func (memoryLoad) Name() string   { return "memory_load" }
 func (memoryDelete) Name() string { return "memory_delete" }
 func (memoryForget) Name() string { return "memory_forget" }
 
-func (memorySave) Kind() string   { return "edit" }
-func (memoryLoad) Kind() string   { return "search" }
-func (memoryDelete) Kind() string { return "delete" }
-func (memoryForget) Kind() string { return "delete" }
+func (memorySave) Kind(string) string   { return "edit" }
+func (memoryLoad) Kind(string) string   { return "search" }
+func (memoryDelete) Kind(string) string { return "delete" }
+func (memoryForget) Kind(string) string { return "delete" }
 
 // All four keep the secrets' aliases (loop.AliasKeeper): a memory saved
 // with §§secret(NAME) holds the alias, not the value, so the store and

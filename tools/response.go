@@ -16,8 +16,8 @@ type Response struct{}
 
 var _ loop.Tool = Response{}
 
-func (Response) Name() string { return "response" }
-func (Response) Kind() string { return "think" }
+func (Response) Name() string       { return "response" }
+func (Response) Kind(string) string { return "think" }
 
 func (Response) Execute(_ context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	var args struct {

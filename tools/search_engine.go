@@ -109,7 +109,7 @@ func searchEndpoint(raw string) (*url.URL, string) {
 func (*SearchEngine) Name() string { return "search_engine" }
 
 // Kind is "search".
-func (*SearchEngine) Kind() string { return "search" }
+func (*SearchEngine) Kind(string) string { return "search" }
 
 // searchResult is one SearXNG result; other fields are ignored.
 type searchResult struct {

@@ -34,7 +34,7 @@ func NewSkillsTool(catalog func(a *loop.Agent) skills.Catalog) *SkillsTool {
 func (*SkillsTool) Name() string { return "skills_tool" }
 
 // Kind is "read": the tool only reads skill folders.
-func (*SkillsTool) Kind() string { return "read" }
+func (*SkillsTool) Kind(string) string { return "read" }
 
 // PromptFile is Agent Zero's name for the tool's prompt.
 func (*SkillsTool) PromptFile() string { return "agent.system.tool.skills.md" }

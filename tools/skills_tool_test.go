@@ -74,8 +74,8 @@ func skRun(t *testing.T, tool *tools.SkillsTool, a *loop.Agent, method, args str
 func TestSkillsToolIdentity(t *testing.T) {
 	t.Parallel()
 	tool := tools.NewSkillsTool(nil)
-	if tool.Name() != "skills_tool" || tool.Kind() != "read" || tool.PromptFile() != "agent.system.tool.skills.md" {
-		t.Errorf("Name %q Kind %q PromptFile %q", tool.Name(), tool.Kind(), tool.PromptFile())
+	if tool.Name() != "skills_tool" || tool.Kind("") != "read" || tool.PromptFile() != "agent.system.tool.skills.md" {
+		t.Errorf("Name %q Kind %q PromptFile %q", tool.Name(), tool.Kind(""), tool.PromptFile())
 	}
 	if _, err := profiles.New().Render(tool.PromptFile(), nil); err != nil {
 		t.Errorf("the prompt file does not render: %v", err)

@@ -138,9 +138,14 @@ var (
 // Name is the tool name the model calls, with a method: text_editor:read.
 func (*TextEditor) Name() string { return "text_editor" }
 
-// Kind is "edit": the kind cannot depend on the method, and write and
-// patch change files.
-func (*TextEditor) Kind() string { return "edit" }
+// Kind is "read" for text_editor:read, "edit" for the methods that change
+// files (and a method the tool does not know, which it refuses).
+func (*TextEditor) Kind(method string) string {
+	if method == "read" {
+		return "read"
+	}
+	return "edit"
+}
 
 // PromptVars gives the prompts default_line_count, the lines a read without
 // line_to shows (Agent Zero's agent.system.tool.text_editor.md uses it).

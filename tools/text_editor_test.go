@@ -554,7 +554,7 @@ func TestTextEditorNoWorkspace(t *testing.T) {
 func TestTextEditorIdentity(t *testing.T) {
 	t.Parallel()
 	te := tools.NewTextEditor()
-	if diff := cmp.Diff([]string{"text_editor", "edit"}, []string{te.Name(), te.Kind()}); diff != "" {
+	if diff := cmp.Diff([]string{"text_editor", "read", "edit", "edit"}, []string{te.Name(), te.Kind("read"), te.Kind("write"), te.Kind("patch")}); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

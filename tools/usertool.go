@@ -85,7 +85,7 @@ func FindUserTools(dir string, runner UserToolRunner) (found []*UserTool, skippe
 func (t *UserTool) Name() string { return t.name }
 
 // Kind is "execute": it runs a program.
-func (*UserTool) Kind() string { return "execute" }
+func (*UserTool) Kind(string) string { return "execute" }
 
 // Path is the executable.
 func (t *UserTool) Path() string { return t.exe }

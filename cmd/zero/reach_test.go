@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/tools"
 )
 
 // TestSearchAndDocuments: search_engine asks the SearXNG endpoint of the
@@ -148,20 +151,60 @@ func TestWorkspaceMCPJSON(t *testing.T) {
 	}
 }
 
-// TestAskPolicyCoversMCPTools: with approval ask, an MCP server's tool
-// (server.tool) is asked about like a command, whatever its name, and so is
-// a tool Zero does not know (a user's executable); Zero's own tools that
-// only read are not.
-func TestAskPolicyCoversMCPTools(t *testing.T) {
-	for tool, want := range map[string]server.Decision{
-		"inner.zero_sessions": server.Ask, "github.create_issue": server.Ask, "memory_save.wipe": server.Ask,
-		"response.x": server.Ask, "deploy_prod": server.Ask, "code_execution_tool": server.Ask, "input": server.Ask,
-		"text_editor:write": server.Ask, "text_editor:patch": server.Ask,
-		"memory_save": server.Auto, "response": server.Auto, "text_editor:read": server.Auto, "document_query": server.Auto,
-	} {
-		name, method, _ := strings.Cut(tool, ":")
-		if got := askPolicy.Decide(name, method, ""); got != want {
-			t.Errorf("approval ask, %s: %v, want %v", tool, got, want)
+// TestAskPolicyCoversTheRealTools: with approval ask, the tools the app
+// really gives an agent are decided by what they say they do: every tool
+// that acts is asked about (a command, input, a write, a user's
+// executable), Zero's own tools that read, search or keep memories are
+// not, and nothing in the assembly is left undecided.
+func TestAskPolicyCoversTheRealTools(t *testing.T) {
+	conf := t.TempDir()
+	mustWrite(t, filepath.Join(conf, "zero", "config.yaml"), "search:\n  url: http://127.0.0.1:9\n")
+	t.Setenv("XDG_CONFIG_HOME", conf)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("ZERO_MODEL", "m")
+	t.Setenv("ZERO_SANDBOX", "local")
+	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.setupFor(newID(), "default", "", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(st.Tools, tools.NewMemory(nil, "").Tools()...)
+	all = append(all, tools.Behaviour{}, &tools.UserTool{})
+	want := map[string]server.Decision{
+		"code_execution_tool": server.Ask, "input": server.Ask, "text_editor:write": server.Ask, "text_editor:patch": server.Ask,
+		"text_editor:read": server.Auto, "response": server.Auto, "call_subordinate": server.Auto, "document_query": server.Auto,
+		"search_engine": server.Auto, "memory_save": server.Auto, "memory_load": server.Auto, "memory_delete": server.Auto,
+		"memory_forget": server.Auto, "behaviour_adjustment": server.Auto, "": server.Ask, // the user's executable
+	}
+	ask := server.PolicyFor("ask", true)
+	seen := map[string]bool{}
+	for _, tool := range all {
+		methods := []string{""}
+		if tool.Name() == "text_editor" {
+			methods = []string{"read", "write", "patch"}
+		}
+		for _, m := range methods {
+			name := tool.Name()
+			if m != "" {
+				name += ":" + m
+			}
+			w, ok := want[name]
+			if !ok {
+				t.Errorf("the app gives the agent %s, which this test does not know: say what approval ask does with it", name)
+				continue
+			}
+			seen[name] = true
+			if got := ask.Decide(server.Call{Tool: tool.Name(), Method: m, Kind: loop.KindOf(tool, m)}); got != w {
+				t.Errorf("approval ask, %s (kind %s): %s, want %s", name, loop.KindOf(tool, m), got, w)
+			}
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("the assembly has no %q any more", name)
 		}
 	}
 }

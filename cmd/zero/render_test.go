@@ -67,14 +67,9 @@ func TestRenderShowsControlCharacters(t *testing.T) {
 }
 
 func TestTermGateShowsControlCharacters(t *testing.T) {
-	var out strings.Builder
-	g := newTermGate(askPolicy, strings.NewReader("n\n"), &out, true)
-	p := &loop.ToolBeforePayload{ToolName: "code_execution_tool", Args: map[string]any{"code": "rm -rf x #\r\x1b[2KAllow ls"}}
-	if err := g.Gate(t.Context(), p); err != nil {
-		t.Fatal(err)
-	}
-	if strings.ContainsAny(out.String(), "\r\x1b") || !strings.Contains(out.String(), "rm -rf x #␍␛[2KAllow ls") {
-		t.Fatalf("the question lets the command act on the terminal: %q", out.String())
+	out, _ := askOnTerminal(t, server.Request{Tool: "code_execution_tool", Subject: "rm -rf x #\r\x1b[2KAllow ls"}, "n\n")
+	if strings.ContainsAny(out, "\r\x1b") || !strings.Contains(out, "rm -rf x #␍␛[2KAllow ls") {
+		t.Fatalf("the question lets the command act on the terminal: %q", out)
 	}
 }
 

@@ -75,14 +75,9 @@ func TestTrustReviewShowsHostileFilesAsText(t *testing.T) {
 // does too.
 func TestApprovalShowsFormatCharacters(t *testing.T) {
 	t.Parallel()
-	var out strings.Builder
-	g := newTermGate(askPolicy, strings.NewReader("n\n"), &out, true)
-	p := &loop.ToolBeforePayload{ToolName: "code_execution_tool", Args: map[string]any{"code": "echo hi #\u202e ~ fr- mr"}}
-	if err := g.Gate(t.Context(), p); err != nil {
-		t.Fatal(err)
-	}
-	if strings.ContainsRune(out.String(), '\u202e') || !strings.Contains(out.String(), `echo hi #\u202e ~ fr- mr`) {
-		t.Errorf("the question hides the override: %q", out.String())
+	out, _ := askOnTerminal(t, server.Request{Tool: "code_execution_tool", Subject: "echo hi #\u202e ~ fr- mr"}, "n\n")
+	if strings.ContainsRune(out, '\u202e') || !strings.Contains(out, `echo hi #\u202e ~ fr- mr`) {
+		t.Errorf("the question hides the override: %q", out)
 	}
 	q := question(server.Request{Tool: "code_execution_tool", Subject: "echo hi #\u2067 x \u2069"})
 	if strings.ContainsAny(q, "\u2067\u2069") || !strings.Contains(q, `\u2067`) {

@@ -150,17 +150,18 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		return 1
 	}
-	// The live view follows the session's log, as the editor faces do; the
-	// terminal asks for approvals once it has shown what they are about.
-	p := newPump(sess.Follow(since), show)
+	// The live view follows the session's log, as the editor faces do, and
+	// asks the approvals the broker holds once it has shown what they are
+	// about.
+	ended := make(chan struct{})
+	asker := newTermAsker(h.manager.Approvals(), sess.Spec().Roots, stdin, stderr, interactive, ended)
 	pctx, stopPump := context.WithCancel(ctx)
 	defer stopPump()
-	go p.run(pctx) // ends with stopPump
-	tg := newTermGate(a.policy(), stdin, stderr, interactive)
-	sess.Loop().SetGate(func(ctx context.Context, bp *loop.ToolBeforePayload) error {
-		p.waitFor(ctx, sess.Cursor())
-		return tg.Gate(ctx, bp)
+	p := newPump(sess.Follow(since), func(e loop.Event) {
+		show(e)
+		asker.ask(pctx, e)
 	})
+	go p.run(pctx) // ends with stopPump
 
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -171,6 +172,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}()
 	res, err := sess.Prompt(context.WithoutCancel(ctx), message)
 	stop()
+	close(ended)
 	if err == nil {
 		err = res.Err
 	}

@@ -379,20 +379,11 @@ func (a *app) ensureSandbox(ctx context.Context) error {
 	return a.openSandbox(ctx)
 }
 
-// policy is the approval policy of the app's sessions, in every face:
-// "sandbox" (the default) asks before a command only where it would run
-// unconfined (the local backend without bubblewrap), "ask" before every
-// tool that acts (see askPolicy), "auto" never. A workspace's own configuration
-// may make it stricter, never looser (config.Load sees to that).
+// policy is the approval policy of the app's sessions, in every face (see
+// server.PolicyFor). A workspace's own configuration may make it
+// stricter, never looser (config.Load sees to that).
 func (a *app) policy() server.Policy {
-	switch a.cfg.Approval {
-	case "ask":
-		return askPolicy
-	case "auto":
-		return server.Policy{Default: server.Auto}
-	default:
-		return server.DefaultPolicy(confined(a.backend))
-	}
+	return server.PolicyFor(a.cfg.Approval, confined(a.backend))
 }
 
 // catalog offers the profiles of the default workspace and the models of

@@ -29,7 +29,7 @@ func TestHostPolicy(t *testing.T) {
 		{"default on the local backend asks for commands", "", nil, askCommands},
 		{"auto from a flag", "", map[string]string{"approval": "auto"}, server.Policy{Default: server.Auto}},
 		{"a workspace cannot turn approvals off", "approval: auto\n", nil, askCommands},
-		{"a workspace can ask for more", "approval: ask\n", nil, askPolicy},
+		{"a workspace can ask for more", "approval: ask\n", nil, server.AskPolicy()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

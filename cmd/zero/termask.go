@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,95 +17,91 @@ import (
 	"github.com/zeroagent/zero/tools"
 )
 
-// askPolicy asks before everything that acts: a tool is asked about unless
-// it is one of Zero's own that only reads or changes nothing but the
-// agent's memory. A tool Zero does not know (an MCP server's, a user's
-// executable, one added later) is asked about.
-var askPolicy = server.Policy{Default: server.Ask, Rules: []server.Rule{
-	{Tool: "*.*", Decision: server.Ask}, // an MCP server's tool (server.tool), whatever its name
-	{Tool: "response", Decision: server.Auto},
-	{Tool: "text_editor:read", Decision: server.Auto},
-	{Tool: "call_subordinate", Decision: server.Auto}, // the subordinate's own calls are asked about
-	{Tool: "memory_load", Decision: server.Auto},
-	{Tool: "memory_save", Decision: server.Auto},
-	{Tool: "memory_delete", Decision: server.Auto},
-	{Tool: "memory_forget", Decision: server.Auto},
-	{Tool: "behaviour_adjustment", Decision: server.Auto},
-	{Tool: "skills_tool", Decision: server.Auto},
-	{Tool: "search_engine", Decision: server.Auto},
-	{Tool: "document_query", Decision: server.Auto},
-	{Tool: "mcp_resources", Decision: server.Auto},
-}}
+// termAsker puts a session's approval requests (the broker's, as every
+// face gets them) to the person at the terminal: y runs the call, a runs
+// it and every later call the same rule asks about, n or anything else
+// refuses it. Without a terminal nobody can answer, so such calls are
+// refused with a message that says how to allow them.
+type termAsker struct {
+	approvals server.Approvals
+	roots     []string // the session's workspace, which a change's preview is read in
+	out       io.Writer
+	in        io.Reader // nil: no terminal
+	ended     <-chan struct{}
 
-// termGate asks the person at the terminal before a call the policy wants
-// asked about: y runs it, a runs it and every later call of that tool, n
-// or anything else refuses it. Without a terminal nobody can answer, so
-// such calls are refused with a message that says how to allow them.
-type termGate struct {
-	policy      server.Policy
-	in          *bufio.Reader // nil: no terminal
-	out         io.Writer
-	interactive bool
-
-	mu     sync.Mutex
-	always map[string]bool
+	once  sync.Once
+	lines chan string // the lines typed, read by one goroutine
 }
 
-func newTermGate(p server.Policy, in io.Reader, out io.Writer, interactive bool) *termGate {
-	g := &termGate{policy: p, out: out, interactive: interactive, always: map[string]bool{}}
+// newTermAsker asks on in and out; ended is closed when the run ended, so
+// that nothing waits for an answer any more.
+func newTermAsker(a server.Approvals, roots []string, in io.Reader, out io.Writer, interactive bool, ended <-chan struct{}) *termAsker {
+	t := &termAsker{approvals: a, roots: roots, out: out, ended: ended}
 	if interactive {
-		g.in = bufio.NewReader(in)
+		t.in = in
 	}
-	return g
+	return t
 }
 
-// Gate implements loop.Gate.
-func (g *termGate) Gate(ctx context.Context, p *loop.ToolBeforePayload) error {
-	subject := server.Subject(p.Args)
-	if g.policy.Decide(p.ToolName, p.Method, subject) != server.Ask {
-		return nil
+// ask answers the request that e, an approval_requested event, announces,
+// unless it was answered already.
+func (t *termAsker) ask(ctx context.Context, e loop.Event) {
+	if t.approvals == nil || e.Type != server.EventApprovalRequested {
+		return
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.always[p.ToolName] {
-		return nil
+	i := slices.IndexFunc(t.approvals.Pending(e.Session), func(r server.Request) bool { return r.ID == e.Text })
+	if i < 0 {
+		return
 	}
-	name := p.ToolName
-	if p.Method != "" {
-		name += ":" + p.Method
+	req := t.approvals.Pending(e.Session)[i]
+	name := req.Tool
+	if req.Method != "" {
+		name += ":" + req.Method
 	}
-	if !g.interactive {
-		p.Block = "Refused: this call needs the user's approval and zero run has no terminal to ask on."
-		fmt.Fprintf(g.out, "zero: refused %s: it needs approval and there is no terminal to ask on (use --approval auto, or run it in the Docker sandbox)\n", name)
-		return nil
+	if t.in == nil {
+		fmt.Fprintf(t.out, "zero: refused %s: it needs approval and there is no terminal to ask on (use --approval auto, or run it in the Docker sandbox)\n", reviewable(name))
+		_ = t.approvals.Deny(req.ID, "it needs the user's approval, and zero run has no terminal to ask on")
+		return
 	}
-	fmt.Fprintf(g.out, "\nzero: the agent wants to run %s:\n  %s\n", reviewable(name), strings.ReplaceAll(reviewable(loop.Clip(subject, 2000)), "\n", "\n  "))
-	var roots []string
-	if p.Agent != nil && p.Agent.Session() != nil && p.Agent.Session().Workspace() != "" {
-		roots = []string{p.Agent.Session().Workspace()}
+	fmt.Fprintf(t.out, "\nzero: the agent wants to run %s:\n  %s\n", reviewable(name), strings.ReplaceAll(reviewable(loop.Clip(req.Subject, 2000)), "\n", "\n  "))
+	for _, l := range changePreview(t.roots, req.Tool, req.Method, req.Args, nil, previewLines) {
+		fmt.Fprintln(t.out, "  "+l)
 	}
-	for _, l := range changePreview(roots, p.ToolName, p.Method, p.Args, nil, previewLines) {
-		fmt.Fprintln(g.out, "  "+l)
-	}
-	fmt.Fprintf(g.out, "allow? [y]es, [a]lways for %s, [N]o: ", reviewable(name))
-	answer := make(chan string, 1)
-	go func() { // ends with the next line typed, or when stdin closes
-		line, _ := g.in.ReadString('\n')
-		answer <- strings.ToLower(strings.TrimSpace(line))
-	}()
+	fmt.Fprintf(t.out, "allow? [y]es, [a]lways for %s, [N]o: ", reviewable(name))
+	t.once.Do(func() {
+		t.lines = make(chan string)
+		go func() { // ends when stdin closes; the process owns stdin
+			r := bufio.NewReader(t.in)
+			for {
+				line, err := r.ReadString('\n')
+				if line != "" || err == nil {
+					t.lines <- strings.ToLower(strings.TrimSpace(line))
+				}
+				if err != nil {
+					close(t.lines)
+					return
+				}
+			}
+		}()
+	})
+	var err error
 	select {
 	case <-ctx.Done():
-		return context.Cause(ctx)
-	case a := <-answer:
-		switch a {
-		case "y", "yes":
-			return nil
-		case "a", "always":
-			g.always[p.ToolName] = true
-			return nil
+		return
+	case <-t.ended: // the run ended: the broker cancelled the request
+		return
+	case a, ok := <-t.lines:
+		switch {
+		case ok && (a == "y" || a == "yes"):
+			err = t.approvals.Approve(req.ID, false)
+		case ok && (a == "a" || a == "always"):
+			err = t.approvals.Approve(req.ID, true)
+		default: // no, anything else, or stdin closed
+			err = t.approvals.Deny(req.ID, "the user said no")
 		}
-		p.Block = "The user refused this call."
-		return nil
+	}
+	if err != nil { // the run ended meanwhile
+		fmt.Fprintln(t.out, "zero: (the request was no longer waiting)")
 	}
 }
 
