@@ -2,9 +2,15 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/docker/docker/api/types/image"
 )
 
 // PullStatus sums up an image pull so far, for people: what
@@ -233,4 +239,77 @@ func (d *Docker) CanPull(ctx context.Context) error {
 		return fmt.Errorf("%w: asking the registry for %s: %w", ErrUnavailable, d.opts.Image, context.Cause(ctx))
 	}
 	return &PullError{Image: d.opts.Image, Err: err}
+}
+
+// PullProgress is one progress report of an image pull.
+type PullProgress struct {
+	// Image is the image being pulled.
+	Image string
+	// Layer is the layer the report is about; empty for the whole image.
+	Layer string
+	// Status is the engine's text, e.g. "Downloading" or "Pull complete".
+	Status string
+	// Current and Total count bytes of Layer; zero when unknown.
+	Current, Total int64
+}
+
+// pullMessage is one line of the engine's pull progress stream.
+type pullMessage struct {
+	Status   string `json:"status"`
+	ID       string `json:"id"`
+	Progress *struct {
+		Current int64 `json:"current"`
+		Total   int64 `json:"total"`
+	} `json:"progressDetail"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"errorDetail"`
+	ErrorMessage string `json:"error"`
+}
+
+func (d *Docker) pull(ctx context.Context) (err error) {
+	meter := newPullMeter(d.opts.Image)
+	d.report(meter.status())
+	defer func() {
+		st := meter.status()
+		st.Finished = true
+		if err != nil {
+			st.Error = strings.Join(strings.Fields(err.Error()), " ")
+		}
+		d.report(st)
+		d.mu.Lock()
+		d.pulling = nil
+		d.mu.Unlock()
+	}()
+	rc, err := d.api.ImagePull(ctx, d.opts.Image, image.PullOptions{})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	dec := json.NewDecoder(rc)
+	for {
+		var m pullMessage
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("reading pull progress: %w", err)
+		}
+		switch {
+		case m.Error != nil && m.Error.Message != "":
+			return errors.New(m.Error.Message)
+		case m.ErrorMessage != "":
+			return errors.New(m.ErrorMessage)
+		}
+		p := PullProgress{Image: d.opts.Image, Layer: m.ID, Status: m.Status}
+		if m.Progress != nil {
+			p.Current, p.Total = m.Progress.Current, m.Progress.Total
+		}
+		if d.opts.OnPull != nil {
+			d.opts.OnPull(p)
+		}
+		if meter.add(p, time.Now()) {
+			d.report(meter.status())
+		}
+	}
 }
