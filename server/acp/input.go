@@ -8,7 +8,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/zeroagent/zero/internal/jsonline"
+	"github.com/zeroagent/zero/server/jsonline"
 )
 
 // MaxLineSize is the longest message (one line of JSON, newline excluded)

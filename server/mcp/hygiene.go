@@ -7,7 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/zeroagent/zero/internal/jsonline"
+	"github.com/zeroagent/zero/server/jsonline"
 )
 
 // hygiene keeps two rules of the protocol that mcp-go's stdio transport

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/zeroagent/zero/internal/jsonline"
+	"github.com/zeroagent/zero/server/jsonline"
 )
 
 // MaxMessageSize is the longest message zero mcp reads: one line of JSON
