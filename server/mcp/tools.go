@@ -49,27 +49,27 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 
 	s.AddTool(annotate(tool("zero_start",
 		"Start a task for the Zero agent, or continue a session, and return at once with the session id and a cursor; then follow the run with zero_status (the result's next field has the call). If the session is running, the message joins the run as an intervention.",
-		start, outputSchema[startOut]()), false, false), f.handleStart)
+		start, outputSchema[startOut]()), hints{}), f.handleStart)
 	s.AddTool(annotate(tool("zero_status",
 		"What a session did since a cursor: its events (thoughts, one headline per step, tool calls, command output, the answer), whether it still runs, the approvals it waits for, and the last run's result. Pass the cursor it returns to the next call; wait > 0 waits up to that many seconds (at most 50) for news.",
-		status, outputSchema[statusOut]()), true, true), f.handleStatus)
+		status, outputSchema[statusOut]()), hints{readOnly: true, idempotent: true}), f.handleStatus)
 	s.AddTool(annotate(tool("zero_reply",
 		"Send a follow-up message to a session: it starts a new run, or joins the running one as an intervention. Like every message, it must stand on its own.",
-		inputSchema[replyArgs](), outputSchema[startOut]()), false, false), f.handleReply)
+		inputSchema[replyArgs](), outputSchema[startOut]()), hints{}), f.handleReply)
 	s.AddTool(annotate(tool("zero_approve",
 		"Answer an approval request of a run (its id is in pending_approvals of zero_status or zero_run). Ask the user first: the request runs a command on their machine or sandbox.",
-		inputSchema[approveArgs](), outputSchema[approveOut]()), false, true), f.handleApprove)
+		inputSchema[approveArgs](), outputSchema[approveOut]()), hints{idempotent: true}), f.handleApprove)
 	s.AddTool(annotate(tool("zero_cancel", "Cancel the run in progress of a session; what it started is stopped. The session stays and can be continued.",
-		inputSchema[sessionArgs](), outputSchema[cancelOut]()), false, true), f.handleCancel)
+		inputSchema[sessionArgs](), outputSchema[cancelOut]()), hints{idempotent: true}), f.handleCancel)
 	s.AddTool(annotate(tool("zero_sessions", "List the sessions of this workspace, oldest first, with their workspace, profile, title and whether they run: those of this zero process and those kept from earlier ones, which zero_start, zero_reply and zero_status continue by id.",
-		inputSchema[sessionsArgs](), outputSchema[sessionsOut]()), true, true), f.handleSessions)
+		inputSchema[sessionsArgs](), outputSchema[sessionsOut]()), hints{readOnly: true, idempotent: true}), f.handleSessions)
 	s.AddTool(annotate(tool("zero_run",
 		"Run a task with the Zero agent and wait for its answer. It returns early, the run going on, when the run needs an approval this client cannot be asked for, or after about 50 s; the result's next field then has the call to make (zero_approve or zero_status). Sends progress (headline and latest thought) when given a progress token.",
-		start, run), false, false), f.handleRun)
+		start, run), hints{}), f.handleRun)
 	s.AddTool(annotate(tool("zero_trust",
 		"Ask the user whether to trust the workspace's own code (.zero extensions and tools), which Zero keeps off until they do. "+
 			"Only the user can answer: the files are shown to them, and a client that cannot ask says how they can trust it themselves.",
-		inputSchema[trustArgs](), trust), false, true), f.handleTrust)
+		inputSchema[trustArgs](), trust), hints{idempotent: true}), f.handleTrust)
 
 	s.AddResourceTemplate(mcp.NewResourceTemplate("zero://session/{id}", "Zero session",
 		mcp.WithTemplateDescription("Transcript of a Zero session: messages, tool calls with results, answers."),
@@ -95,10 +95,14 @@ func (f *face) startSchema() *jsonschema.Schema {
 	return s
 }
 
-// annotate sets a tool's hints: readOnly tools change nothing, idempotent
-// ones have no further effect when repeated with the same arguments.
-func annotate(t mcp.Tool, readOnly, idempotent bool) mcp.Tool {
-	t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: &readOnly, IdempotentHint: &idempotent,
+// hints are what a tool's annotations tell a client: a readOnly tool
+// changes nothing, an idempotent one has no further effect when repeated
+// with the same arguments. None of Zero's tools destroys or reaches out.
+type hints struct{ readOnly, idempotent bool }
+
+// annotate sets a tool's hints.
+func annotate(t mcp.Tool, h hints) mcp.Tool {
+	t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: &h.readOnly, IdempotentHint: &h.idempotent,
 		DestructiveHint: mcp.ToBoolPtr(false), OpenWorldHint: mcp.ToBoolPtr(false)}
 	return t
 }
