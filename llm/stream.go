@@ -21,6 +21,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/zeroagent/zero/cut"
 )
 
 // Stream sends the request with stream=true (and stream_options.include_usage)
@@ -541,26 +542,15 @@ func errorMessage(body []byte, status int) string {
 		for _, raw := range [...]json.RawMessage{v.Error, v.Message, v.Detail} {
 			var s string
 			if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
-				return truncate(strings.TrimSpace(s), 500)
+				return cut.Clip(strings.TrimSpace(s), 500)
 			}
 		}
 	}
 	text := strings.TrimSpace(string(body))
 	if text != "" && text[0] != '<' && text[0] != '{' && utf8.ValidString(text) {
-		return truncate(text, 300)
+		return cut.Clip(text, 300)
 	}
 	return cmp.Or(http.StatusText(status), "unknown error")
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // idleWatch aborts an attempt when the wait for one chunk (one call of the

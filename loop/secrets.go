@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/secrets"
 )
@@ -72,7 +73,7 @@ func (s *Session) mask(text string) string {
 func (s *Session) clipMasked(text string, n int) string {
 	set := s.cfg.Secrets
 	if set == nil || len(text) <= n {
-		return Clip(s.mask(text), n)
+		return cut.Clip(s.mask(text), n)
 	}
 	for n > 0 && !utf8.RuneStart(text[n]) {
 		n--

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/secrets"
 )
@@ -128,7 +129,7 @@ func TestClipMasked(t *testing.T) {
 	if got := s.clipMasked(short, 4096); got != "x "+internalAlias {
 		t.Errorf("clipMasked(short) = %q", got)
 	}
-	if got := internalSession(nil).clipMasked(text, 4096); got != Clip(text, 4096) {
+	if got := internalSession(nil).clipMasked(text, 4096); got != cut.Clip(text, 4096) {
 		t.Error("without secrets clipMasked is not Clip")
 	}
 }

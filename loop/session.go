@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
@@ -506,16 +505,4 @@ func (s *Session) setActive(a *Agent) {
 	s.mu.Lock()
 	s.active = a
 	s.mu.Unlock()
-}
-
-// Clip shortens s to at most n bytes on a rune boundary, marking the cut
-// with "…": for messages and titles that show the start of a long text.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

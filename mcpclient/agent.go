@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/loop"
 )
@@ -61,7 +62,7 @@ func (a agentTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolR
 		}
 		// The server failing is something the model can work around. Its
 		// error may quote what it sent (a body, a message) at length.
-		return loop.ToolResult{IsError: true, Text: loop.Clip(fmt.Sprintf("the MCP tool %s failed: %v", a.t.FullName(), err), maxErrorText)}, nil
+		return loop.ToolResult{IsError: true, Text: cut.Clip(fmt.Sprintf("the MCP tool %s failed: %v", a.t.FullName(), err), maxErrorText)}, nil
 	}
 	return loop.ToolResult{Text: res.Text, IsError: res.IsError}, nil
 }

@@ -27,8 +27,7 @@ import (
 	mcpc "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/cut"
 )
 
 // Server is one MCP server, in the shape Claude Desktop's and Cursor's
@@ -282,7 +281,7 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 			if len(schema) > MaxSchema {
 				schema = json.RawMessage(`{"type": "object", "description": "(the server's schema is too large to show)"}`)
 			}
-			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: loop.Clip(t.Description, MaxDescription), InputSchema: schema})
+			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: cut.Clip(t.Description, MaxDescription), InputSchema: schema})
 		}
 		if res.NextCursor == "" || res.NextCursor == cursor || len(tools) == MaxToolsPerServer {
 			break
@@ -418,7 +417,7 @@ func resultText(res *mcp.CallToolResult) string {
 		raw, _ := json.Marshal(res.StructuredContent)
 		parts = append(parts, string(raw))
 	}
-	return loop.Clip(strings.Join(parts, "\n"), MaxResult)
+	return cut.Clip(strings.Join(parts, "\n"), MaxResult)
 }
 
 // Close closes every connection (stopping stdio servers).

@@ -8,6 +8,7 @@ import (
 	mcpc "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 )
 
@@ -62,7 +63,7 @@ func (p *Pool) Catalog(ctx context.Context, server string) (string, error) {
 	if b.Len() == 0 {
 		return fmt.Sprintf("%s offers no resources and no prompts", server), nil
 	}
-	return loop.Clip(b.String(), MaxResult), nil
+	return cut.Clip(b.String(), MaxResult), nil
 }
 
 // ReadResource reads a resource of a server as text.
@@ -88,7 +89,7 @@ func (p *Pool) ReadResource(ctx context.Context, server, uri string) (string, er
 			parts = append(parts, fmt.Sprintf("[binary %s, %d bytes base64]", v.MIMEType, len(v.Blob)))
 		}
 	}
-	return loop.Clip(strings.Join(parts, "\n"), MaxResult), nil
+	return cut.Clip(strings.Join(parts, "\n"), MaxResult), nil
 }
 
 // GetPrompt fills a prompt of a server with arguments, as text.
@@ -113,7 +114,7 @@ func (p *Pool) GetPrompt(ctx context.Context, server, name string, args map[stri
 		}
 		fmt.Fprintf(&b, "%s: %s\n", m.Role, text)
 	}
-	return loop.Clip(b.String(), MaxResult), nil
+	return cut.Clip(b.String(), MaxResult), nil
 }
 
 // resourceTool is mcp_resources: the servers' resources and prompts.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/loop/dirtyjson"
@@ -217,7 +217,7 @@ func (x *Extensions) recall(ctx context.Context, p hooks.Payload) error {
 	}
 	ws := x.Workspace(a)
 	scopes := []string{ws, ""}
-	hist := tail(historyText(a), max(0, x.Settings.RecallHistoryLen))
+	hist := cut.Tail(historyText(a), max(0, x.Settings.RecallHistoryLen))
 	msg := cmp.Or(ld.UserMessage, "None")
 	t := &recallTask{iteration: ld.Iteration, done: make(chan struct{})}
 	a.Data[dataRecall] = t
@@ -554,16 +554,4 @@ func parseLenient(answer string) any {
 		return nil
 	}
 	return v["v"]
-}
-
-// tail is the last n bytes of s at most, starting on a whole character.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := len(s) - n
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return s[i:]
 }

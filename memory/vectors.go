@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/zeroagent/zero/cut"
 )
 
 // index is a scope's vectors of the embedding model, in memory: searching
@@ -30,7 +32,7 @@ const maxEmbedChars = 8000
 // vectorSearch returns the n memories of scopes whose vectors are closest
 // to text's, the closest first.
 func (s *Service) vectorSearch(ctx context.Context, text string, scopes []string, n int) ([]vecHit, error) {
-	text = tail(text, maxEmbedChars) // the most recent part
+	text = cut.Tail(text, maxEmbedChars) // the most recent part
 	qv, err := s.emb.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 )
 
@@ -351,7 +352,7 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 	}
 	title := name
 	if subject != "" {
-		title += ": " + loop.Clip(subject, 200)
+		title += ": " + cut.Clip(subject, 200)
 	}
 	req := Request{
 		ID: session + "/" + cmp.Or(item, fmt.Sprintf("call-%p", bp)), Session: session, Agent: bp.Agent.Number,

@@ -3,9 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 )
 
@@ -52,7 +51,7 @@ func (s *Session) setSetup(st loop.Setup, spec SessionSpec) error {
 // message.
 func (s *Session) SetTitle(title string) {
 	s.mu.Lock()
-	s.title = shorten(title, 200)
+	s.title = cut.Line(title, 200)
 	s.mu.Unlock()
 	s.persist()
 }
@@ -86,20 +85,3 @@ func (s *Session) Resume() { s.ls.Resume() }
 
 // Paused reports whether the session is paused.
 func (s *Session) Paused() bool { return s.ls.Paused() }
-
-// shorten cuts s to at most n runes on one line. Only the start of s is
-// looked at: a title of a 50 MB message must not split all of it.
-func shorten(s string, n int) string {
-	if limit := 8*n + 1024; len(s) > limit {
-		for limit > 0 && !utf8.RuneStart(s[limit]) {
-			limit--
-		}
-		s = s[:limit] + " …"
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/store"
 )
@@ -161,7 +162,7 @@ func (s *Session) begin(ctx context.Context, msg string) (context.Context, conte
 			s.busy, s.live, s.cancel = true, false, cancel
 			s.runs++
 			if s.title == "" {
-				s.title = shorten(msg, 80)
+				s.title = cut.Line(msg, 80)
 			}
 			s.wg.Add(1) // under mu with closed false, so close's Wait sees it
 			return rctx, cancel, s.runs, nil

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/rootfs"
 )
 
@@ -316,7 +317,7 @@ func normalize(name string) string {
 func (c Catalog) Load(name string) (Loaded, error) {
 	e, ok := c.lookup(name)
 	if !ok {
-		return Loaded{}, fmt.Errorf("%w: %q", ErrNotFound, clip(strings.TrimSpace(name), MaxName+1))
+		return Loaded{}, fmt.Errorf("%w: %q", ErrNotFound, cut.Head(strings.TrimSpace(name), MaxName+1))
 	}
 	root, err := openBase(e.within, e.base)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/zeroagent/zero/cut"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -187,7 +188,7 @@ func parse(data []byte) (Skill, string, error) {
 	case s.Name == "":
 		return Skill{}, "", ErrNoName
 	case len(s.Name) > MaxName || !nameRE.MatchString(s.Name):
-		return Skill{}, "", fmt.Errorf("%w: %q", ErrName, clip(s.Name, MaxName+1))
+		return Skill{}, "", fmt.Errorf("%w: %q", ErrName, cut.Head(s.Name, MaxName+1))
 	case s.Description == "":
 		return Skill{}, "", ErrNoDescription
 	case utf8.RuneCountInString(s.Description) > MaxDescription:
@@ -255,15 +256,4 @@ func readSkillFile(r *os.Root) ([]byte, error) {
 		return nil, ErrTooLarge
 	}
 	return data, nil
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 )
 
@@ -282,8 +283,8 @@ func formatSearchResults(results []searchResult, limit int) string {
 }
 
 // clip cuts a server's text, made valid UTF-8, to at most n bytes at a
-// rune boundary, marking the cut (loop.Clip).
-func clip(s string, n int) string { return loop.Clip(strings.ToValidUTF8(s, "\uFFFD"), n) }
+// rune boundary, marking the cut (cut.Clip).
+func clip(s string, n int) string { return cut.Clip(strings.ToValidUTF8(s, "\uFFFD"), n) }
 
 // oneLine joins the lines of s with spaces: a title or URL spread over
 // lines would break the three-line format.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/skills"
 )
@@ -108,7 +109,7 @@ func skillsLoad(c skills.Catalog, a *loop.Agent, name string) loop.ToolResult {
 	}
 	l, err := c.Load(name)
 	if errors.Is(err, skills.ErrNotFound) {
-		return loop.ToolResult{IsError: true, Text: fmt.Sprintf("Error: skill not found: %q. Try skills_tool:list.", loop.Clip(strings.TrimSpace(name), 100))}
+		return loop.ToolResult{IsError: true, Text: fmt.Sprintf("Error: skill not found: %q. Try skills_tool:list.", cut.Clip(strings.TrimSpace(name), 100))}
 	}
 	if err != nil {
 		return loop.ToolResult{IsError: true, Text: "Error: " + err.Error()}

@@ -20,6 +20,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
@@ -541,7 +542,7 @@ func question(r server.Request) string {
 		subject += " …"
 	}
 	if subject != "" {
-		name += " " + loop.Clip(subject, 200)
+		name += " " + cut.Clip(subject, 200)
 	}
 	return "Allow " + reviewable(name) + "? [y]es/[n]o/[a]lways"
 }
@@ -583,7 +584,7 @@ func (m *chatUI) askView() string {
 	case said != "":
 		b.WriteString("\nanswer: " + m.view.style(said, bold) + m.view.style(" · Enter confirms", dim))
 	default:
-		b.WriteString("\nanswer: " + visible(loop.Clip(a.typed, 60)) + m.view.style(" · no answer: Enter keeps it in your message", dim))
+		b.WriteString("\nanswer: " + visible(cut.Clip(a.typed, 60)) + m.view.style(" · no answer: Enter keeps it in your message", dim))
 	}
 	if a.note != "" {
 		b.WriteString("\n" + m.view.style(a.note, yellow))
@@ -1213,7 +1214,7 @@ func (m *chatUI) memories(msg memoriesMsg) {
 	}
 	for _, mem := range msg.list {
 		l := m.view.style(visible(mem.ID), bold) + m.view.style(fmt.Sprintf(" (%s, %s memory, %s)", visible(mem.Area), visible(mem.Scope), visible(mem.Timestamp)), dim) +
-			" " + visible(loop.Clip(strings.Join(strings.Fields(mem.Text), " "), 300))
+			" " + visible(cut.Clip(strings.Join(strings.Fields(mem.Text), " "), 300))
 		if m.width > 1 {
 			l = ansi.Truncate(l, m.width-1, "…")
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/memory"
 )
 
@@ -95,7 +95,7 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 			if m.Source != "" {
 				text = "[" + m.Source + "] " + text
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Area, m.Scope, m.Timestamp, loop.Clip(text, 100))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Area, m.Scope, m.Timestamp, cut.Clip(text, 100))
 		}
 		tw.Flush()
 		return 0

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
@@ -40,7 +41,7 @@ func TestTrustReviewShowsHostileFilesAsText(t *testing.T) {
 		t.Fatalf("answered n: exit %d\n%s", code, errOut)
 	}
 	if strings.ContainsAny(out, "\r\x1b\x07") || strings.ContainsRune(out, '\u202e') {
-		t.Errorf("the review lets the files act on the terminal: %q", loop.Clip(out, 2000))
+		t.Errorf("the review lets the files act on the terminal: %q", cut.Clip(out, 2000))
 	}
 	for _, want := range []string{
 		`echo safe #\u202e ~ fr- mr`,         // the override, named
@@ -49,7 +50,7 @@ func TestTrustReviewShowsHostileFilesAsText(t *testing.T) {
 		"more bytes on this line",
 	} {
 		if !strings.Contains(out, want) {
-			t.Errorf("the review does not show %q:\n%s", want, loop.Clip(out, 3000))
+			t.Errorf("the review does not show %q:\n%s", want, cut.Clip(out, 3000))
 		}
 	}
 	if len(out) > 64<<10 {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/store"
@@ -142,7 +143,7 @@ func listSessions(st *store.Store, ws string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(tw, head)
 	for _, s := range list {
-		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", s.ID, s.Updated.Local().Format(time.DateTime), s.Runs, s.Profile, loop.Clip(s.Title, 60))
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", s.ID, s.Updated.Local().Format(time.DateTime), s.Runs, s.Profile, cut.Clip(s.Title, 60))
 		if ws == "" {
 			line += "\t" + s.Workspace
 		}

@@ -12,6 +12,7 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/tools"
@@ -63,7 +64,7 @@ func (t *termAsker) ask(ctx context.Context, e loop.Event) {
 		_ = t.approvals.Deny(req.ID, "it needs the user's approval, and zero run has no terminal to ask on")
 		return
 	}
-	fmt.Fprintf(t.out, "\nzero: the agent wants to run %s:\n  %s\n", reviewable(name), strings.ReplaceAll(reviewable(loop.Clip(req.Subject, 2000)), "\n", "\n  "))
+	fmt.Fprintf(t.out, "\nzero: the agent wants to run %s:\n  %s\n", reviewable(name), strings.ReplaceAll(reviewable(cut.Clip(req.Subject, 2000)), "\n", "\n  "))
 	for _, l := range changePreview(t.roots, req.Tool, req.Method, req.Args, nil, previewLines) {
 		fmt.Fprintln(t.out, "  "+l)
 	}
@@ -124,7 +125,7 @@ func changePreview(roots []string, tool, method string, args map[string]any, sty
 	}
 	d, msg, ok := tools.PreviewChange(roots, method, args)
 	if !ok {
-		return []string{style("(what it would change cannot be shown: "+visible(loop.Clip(msg, 300))+")", dim)}
+		return []string{style("(what it would change cannot be shown: "+visible(cut.Clip(msg, 300))+")", dim)}
 	}
 	name := d.Path
 	for _, r := range roots {
@@ -161,7 +162,7 @@ func changePreview(roots []string, tool, method string, args map[string]any, sty
 	}
 	for _, l := range shown {
 		l = strings.TrimSuffix(l, "\n")
-		l = reviewable(loop.Clip(l, 500))
+		l = reviewable(cut.Clip(l, 500))
 		switch {
 		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
 			l = style(l, bold)

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
@@ -146,7 +146,7 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 		if !contains(m.dirty, e.Item) {
 			m.dirty = append(m.dirty, e.Item)
 		}
-		m.out[e.Item] = tail(m.out[e.Item]+e.Text, outputCap)
+		m.out[e.Item] = cut.Tail(m.out[e.Item]+e.Text, outputCap)
 	case loop.EventToolResult:
 		if m.skip[e.Item] {
 			delete(m.skip, e.Item)
@@ -168,7 +168,7 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 			locs = append(locs, sdk.ToolCallLocation{Path: p})
 		}
 		if len(content) == 0 && e.Text != "" {
-			text := tail(e.Text, outputCap)
+			text := cut.Tail(e.Text, outputCap)
 			if kind == sdk.ToolKindExecute || kind == sdk.ToolKindRead {
 				text = fence(text)
 			}
@@ -284,18 +284,6 @@ func fence(s string) string {
 		f += "`"
 	}
 	return f + "\n" + strings.TrimRight(s, "\n") + "\n" + f
-}
-
-// tail keeps the last n bytes of s, cut at a rune boundary.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[len(s)-n:]
-	for len(s) > 0 && !utf8.RuneStart(s[0]) {
-		s = s[1:]
-	}
-	return s
 }
 
 func contains(list []string, s string) bool {

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
@@ -569,7 +570,7 @@ func (a *agent) memoryCommand(ctx context.Context, st *sessState, query string) 
 	}
 	var b strings.Builder
 	for _, m := range list {
-		fmt.Fprintf(&b, "- **%s** (%s, %s memory, %s): %s\n", m.ID, m.Area, m.Scope, m.Timestamp, loop.Clip(strings.ReplaceAll(m.Text, "\n", " "), 300))
+		fmt.Fprintf(&b, "- **%s** (%s, %s memory, %s): %s\n", m.ID, m.Area, m.Scope, m.Timestamp, cut.Clip(strings.ReplaceAll(m.Text, "\n", " "), 300))
 	}
 	return b.String()
 }

@@ -618,25 +618,6 @@ func TestServeEnds(t *testing.T) {
 	}
 }
 
-func TestShorten(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"exactly10!", 10, "exactly10!"},
-		{"a bit longer", 5, "a bi…"},
-		{"two\nlines", 20, "two lines"},
-	}
-	for _, tt := range tests {
-		if got := shorten(tt.in, tt.n); got != tt.want {
-			t.Errorf("shorten(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
-
 // joined is the text of the events of type typ, in order.
 func joined(evs []loop.Event, typ loop.EventType) string {
 	var b strings.Builder

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
@@ -253,7 +254,7 @@ func (t *tracked) beginRun(ctx context.Context, e loop.Event) {
 	t.c.tokens[tokenKey(run.token)] = t
 	t.c.mu.Unlock()
 	t.progress(ctx, run.token, &protocol.WorkDoneProgressBegin{
-		Kind: protocol.WorkDoneProgressKindBegin, Title: "Zero", Message: shorten(e.Text, 80), Cancellable: true})
+		Kind: protocol.WorkDoneProgressKindBegin, Title: "Zero", Message: cut.Line(e.Text, 80), Cancellable: true})
 }
 
 // endRun closes the run's progress and answers its prompt.
@@ -271,9 +272,9 @@ func (t *tracked) endRun(ctx context.Context, e loop.Event) {
 		msg := res.StopReason
 		switch {
 		case res.Response != "":
-			msg = shorten(res.Response, 120)
+			msg = cut.Line(res.Response, 120)
 		case res.Error != "":
-			msg += ": " + shorten(res.Error, 120)
+			msg += ": " + cut.Line(res.Error, 120)
 		}
 		t.progress(ctx, run.token, &protocol.WorkDoneProgressEnd{Kind: protocol.WorkDoneProgressKindEnd, Message: msg})
 		t.c.mu.Lock()
@@ -417,18 +418,3 @@ func (c *conn) show(t *tracked, diffs []loop.FileDiff) {
 
 // tokenKey tells tokens apart: "5" (a string) is not 5.
 func tokenKey(tok *protocol.ProgressToken) string { return fmt.Sprintf("%q", *tok) }
-
-// shorten cuts s to at most n runes on one line.
-func shorten(s string, n int) string {
-	b := []rune{}
-	for _, r := range s {
-		if r == '\n' || r == '\r' || r == '\t' {
-			r = ' '
-		}
-		if len(b) == n {
-			return string(b[:n-1]) + "…"
-		}
-		b = append(b, r)
-	}
-	return string(b)
-}

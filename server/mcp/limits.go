@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/server/jsonline"
 )
 
@@ -179,7 +180,7 @@ func (in *stdioInput) refuse(over *jsonline.Overlong) []byte {
 			in.log.Debug("mcp: answer to a message too long not sent", "err", err)
 		}
 	}
-	in.log.Warn("mcp: refused a message too long to read", "bytes", over.Size, "kind", kind, "method", shortMethod(env.Method))
+	in.log.Warn("mcp: refused a message too long to read", "bytes", over.Size, "kind", kind, "method", cut.Clip(env.Method, 64))
 	return line
 }
 
@@ -245,17 +246,9 @@ func (f *face) refuseBody(w http.ResponseWriter, seen jsonline.Envelope, n int64
 		id, code = seen.ID, mcp.INVALID_REQUEST
 	}
 	msg := tooLargeError(n, f.maxMessage).Error()
-	f.log.Warn("mcp http: refused a request body too large", "bytes", n, "method", shortMethod(seen.Method))
+	f.log.Warn("mcp http: refused a request body too large", "bytes", n, "method", cut.Clip(seen.Method, 64))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusRequestEntityTooLarge)
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id,
 		"error": map[string]any{"code": code, "message": msg}})
-}
-
-// shortMethod is a method name cut for the log.
-func shortMethod(m string) string {
-	if len(m) > 64 {
-		return m[:64] + "…"
-	}
-	return m
 }
