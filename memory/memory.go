@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/zeroagent/zero/profiles"
+	"github.com/zeroagent/zero/rank"
 	"github.com/zeroagent/zero/store"
 )
 
@@ -180,20 +181,20 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 
 	// Keywords: FTS5 finds the candidates; the share of shared words scores them.
-	terms := words(q.Text, maxQueryTerms)
+	terms := rank.Words(q.Text, maxQueryTerms)
 	qs := map[string]bool{}
 	for _, w := range terms {
-		qs[stem(w)] = true
+		rank.Terms(w, func(t string) { qs[t] = true })
 	}
 	found, err := s.st.MatchMemories(q.Scopes, terms, pool)
 	if err != nil {
 		return nil, err
 	}
-	for rank, m := range found {
+	for pos, m := range found {
 		c := get(m.ID)
-		c.mem = &found[rank]
-		c.key = keywordRelevance(qs, stems(m.Text), q.Strict)
-		c.rrf += prefer(m.Scope) / float64(60+rank+1)
+		c.mem = &found[pos]
+		c.key = keywordRelevance(qs, rank.Stems(m.Text), q.Strict)
+		c.rrf += prefer(m.Scope) / float64(60+pos+1)
 	}
 
 	// Vectors, when there is a model.
@@ -203,14 +204,14 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 		if err != nil {
 			s.log.Warn("memory: searching by embeddings failed; by keywords only", "err", err)
 		}
-		for rank, h := range hits {
+		for pos, h := range hits {
 			vecScope[h.id] = h.scope
 			c := get(h.id)
 			c.vec = (1 + h.cos) / 2
 			if q.Strict {
 				c.vec = h.cos // a deletion takes only close matches
 			}
-			c.rrf += prefer(h.scope) / float64(60+rank+1)
+			c.rrf += prefer(h.scope) / float64(60+pos+1)
 		}
 	}
 

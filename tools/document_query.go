@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/netip"
 	"net/url"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/zeroagent/zero/document"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/rank"
 )
 
 // Defaults and bounds of the document_query tool.
@@ -658,7 +658,7 @@ func (d *DocumentQuery) selectChunks(ctx context.Context, call *loop.ToolCall, c
 	for i, c := range chunks {
 		texts[i] = c.text
 	}
-	scores := bm25Scores(texts, search)
+	scores := rank.BM25(texts, search)
 	cosines := d.embedScores(ctx, call, texts, search)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -788,156 +788,8 @@ func (d *DocumentQuery) embedScores(ctx context.Context, call *loop.ToolCall, ch
 		q := vecs[len(chunks)+qi]
 		out[qi] = make([]float64, len(chunks))
 		for ci := range chunks {
-			out[qi][ci] = cosine(q, vecs[ci])
+			out[qi][ci] = rank.Cosine(q, vecs[ci])
 		}
 	}
 	return out
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
-// BM25 parameters (the usual ones).
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
-// bm25Scores scores every text for every query with Okapi BM25. Only the
-// queries' terms are counted in the texts, so memory stays proportional to
-// the matches, not to the vocabulary.
-func bm25Scores(texts, queries []string) [][]float64 {
-	vocab := map[string]int{}
-	qterms := make([][]int, len(queries))
-	for qi, q := range queries {
-		seen := map[int]bool{}
-		wordTerms(q, func(t string) {
-			id, ok := vocab[t]
-			if !ok {
-				id = len(vocab)
-				vocab[t] = id
-			}
-			if !seen[id] {
-				seen[id] = true
-				qterms[qi] = append(qterms[qi], id)
-			}
-		})
-	}
-	n := len(texts)
-	lens := make([]int, n)
-	tf := make([]map[int]int, n)
-	df := make([]int, len(vocab))
-	sum := 0
-	for i, t := range texts {
-		wordTerms(t, func(w string) {
-			lens[i]++
-			if id, ok := vocab[w]; ok {
-				if tf[i] == nil {
-					tf[i] = map[int]int{}
-				}
-				if tf[i][id] == 0 {
-					df[id]++
-				}
-				tf[i][id]++
-			}
-		})
-		sum += lens[i]
-	}
-	avg := max(float64(sum)/float64(max(n, 1)), 1)
-	out := make([][]float64, len(queries))
-	for qi, terms := range qterms {
-		out[qi] = make([]float64, n)
-		for i := range texts {
-			if tf[i] == nil {
-				continue
-			}
-			s := 0.0
-			for _, id := range terms {
-				f := float64(tf[i][id])
-				if f == 0 {
-					continue
-				}
-				idf := math.Log(1 + (float64(n)-float64(df[id])+0.5)/(float64(df[id])+0.5))
-				s += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(lens[i])/avg))
-			}
-			out[qi][i] = s
-		}
-	}
-	return out
-}
-
-// stopwords are left out of the search: they match everything.
-var stopwords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be by can did do does for from had has have how i if in into is it
-		its me my of on or our say says said should that the their them then there these they this to was were what when
-		where which who whom why will with would you your about tell give show document text`) {
-		stopwords[w] = true
-	}
-}
-
-// wordTerms calls yield with the search terms of s: lower-case words of
-// letters and digits, lightly stemmed, without stop words; Chinese,
-// Japanese and Korean text (no spaces between words) as single characters
-// and pairs of them.
-func wordTerms(s string, yield func(string)) {
-	var word []rune
-	var prevCJK rune
-	flush := func() {
-		if len(word) > 0 && len(word) <= 64 {
-			w := string(word)
-			if (len(word) > 1 || unicode.IsDigit(word[0])) && !stopwords[w] {
-				yield(stem(w))
-			}
-		}
-		word = word[:0]
-	}
-	for _, r := range s {
-		switch {
-		case isCJK(r):
-			flush()
-			yield(string(r))
-			if prevCJK != 0 {
-				yield(string([]rune{prevCJK, r}))
-			}
-			prevCJK = r
-			continue
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			word = append(word, unicode.ToLower(r))
-		default:
-			flush()
-		}
-		prevCJK = 0
-	}
-	flush()
-}
-
-func isCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
-}
-
-// stem folds simple English plurals: "ports" and "port", "policies" and
-// "policy" are one term.
-func stem(w string) string {
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		return w[:len(w)-3] + "y"
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		return w[:len(w)-1]
-	}
-	return w
 }
