@@ -71,6 +71,16 @@ func TestSearchByKeywords(t *testing.T) {
 				t.Fatalf("tabs: %+v", hits)
 			}
 
+			// A word and its plural are one term (files, file): a strict
+			// query that names each of the memory's words finds it.
+			hits, err = svc.Search(ctx, memory.Query{Text: "Go file tab", Scopes: scopes, Strict: true, Threshold: 0.9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) == 0 || !strings.Contains(hits[0].Text, "tabs over spaces") {
+				t.Fatalf("file, tab: %+v", hits)
+			}
+
 			// The user's own scope is searched too.
 			hits, err = svc.Search(ctx, memory.Query{Text: "user name", Scopes: scopes, Threshold: 0.5})
 			if err != nil {
