@@ -2,8 +2,9 @@
 // server/lsp (methods.go, session.go, trust.go), loop/event.go,
 // loop/tool.go, loop/compress.go, server/approval.go, server/manager.go,
 // server/trust.go and server/catalog.go. JSON names are the Go json tags.
+// server/lsp/protocol_test.go checks this file against those Go types.
 
-/** loop.EventType plus the server's approval events. */
+/** loop.EventType plus the server's approval and sandbox pull events. */
 export type EventType =
   | 'run_started'
   | 'turn_started'
@@ -25,13 +26,17 @@ export type EventType =
   | 'run_ended'
   | 'history_compressed'
   | 'approval_requested'
-  | 'approval_resolved';
+  | 'approval_resolved'
+  | 'sandbox_pull';
 
 /** loop.Stop* (run_ended.stop_reason); zero/prompt adds "intervened". */
 export type StopReason = 'response' | 'cancelled' | 'error' | 'intervened';
 
 /** loop.Tool* (tool_result.status). */
 export type ToolStatus = 'completed' | 'failed' | 'cancelled';
+
+/** server.Pull* (sandbox_pull.status): item is the tool call waiting for the image, text where the pull is. */
+export type PullStatus = 'pulling' | 'pulled' | 'failed';
 
 /** server.Approval* (approval_resolved.status). */
 export type ApprovalStatus = 'approved' | 'denied' | 'cancelled';
