@@ -174,6 +174,7 @@ type Request struct {
 	Item    string         `json:"item"` // the tool call's item in the event stream
 	Tool    string         `json:"tool"`
 	Method  string         `json:"method,omitempty"`
+	Kind    string         `json:"kind,omitempty"` // what the call does (see loop.ToolKinder)
 	Args    map[string]any `json:"args,omitempty"`
 	Title   string         `json:"title"`
 	// Subject is what the policy matched (the command), possibly empty.
@@ -356,7 +357,7 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 	}
 	req := Request{
 		ID: session + "/" + cmp.Or(item, fmt.Sprintf("call-%p", bp)), Session: session, Agent: bp.Agent.Number,
-		Item: item, Tool: bp.ToolName, Method: bp.Method, Args: bp.Args, Title: title, Subject: subject,
+		Item: item, Tool: bp.ToolName, Method: bp.Method, Kind: bp.Kind, Args: bp.Args, Title: title, Subject: subject,
 	}
 	pd := &pending{req: req, answer: make(chan answer, 1)}
 	b.mu.Lock()
@@ -366,7 +367,7 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 
 	args, _ := json.Marshal(bp.Args)
 	b.emit(session, loop.Event{Type: EventApprovalRequested, Agent: req.Agent, Item: item, Text: req.ID,
-		Tool: bp.ToolName, Method: bp.Method, Args: args, Title: title})
+		Tool: bp.ToolName, Method: bp.Method, Kind: bp.Kind, Args: args, Title: title})
 	resolved := loop.Event{Type: EventApprovalResolved, Agent: req.Agent, Item: item, Text: req.ID, Tool: bp.ToolName}
 
 	select {

@@ -150,7 +150,7 @@ func TestApprovalCancelledWhileWaiting(t *testing.T) {
 	}()
 	id := <-asked
 	pending := e.broker.Pending(s.ID())
-	want := []Request{{ID: id, Session: s.ID(), Item: pending[0].Item, Tool: "code_execution_tool",
+	want := []Request{{ID: id, Session: s.ID(), Item: pending[0].Item, Tool: "code_execution_tool", Kind: "other",
 		Args: map[string]any{"runtime": "terminal", "code": "ls"}, Title: "code_execution_tool: ls", Subject: "ls"}}
 	if diff := cmp.Diff(want, pending); diff != "" {
 		t.Errorf("Pending (-want +got):\n%s", diff)

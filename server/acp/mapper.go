@@ -118,7 +118,7 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 			m.skip[e.Item] = true
 			return
 		}
-		kind := toolKind(e.Tool, e.Method, e.Kind)
+		kind := toolKind(e.Kind)
 		m.kinds[e.Item] = kind
 		title := e.Title
 		if title == "" {
@@ -232,9 +232,9 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 		_ = json.Unmarshal(e.Args, &args)
 		kind, ok := m.kinds[e.Item]
 		if !ok {
-			kind = toolKind(e.Tool, e.Method, "")
+			kind = toolKind(e.Kind)
 		}
-		ask.ask(server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Args: args, Title: e.Title}, kind)
+		ask.ask(server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Kind: e.Kind, Args: args, Title: e.Title}, kind)
 	}
 }
 
@@ -253,14 +253,9 @@ func (m *mapper) abs(p string) string {
 	return filepath.Join(m.roots[0], p)
 }
 
-// toolKind is the ACP kind of a tool call.
-func toolKind(tool, method, kind string) sdk.ToolKind {
-	switch {
-	case tool == "call_subordinate":
-		return sdk.ToolKindThink
-	case tool == "text_editor" && method == "read":
-		return sdk.ToolKindRead
-	}
+// toolKind is the ACP kind of a tool call: the kind its tool declared
+// (see loop.ToolKinder), other when it is none of ACP's.
+func toolKind(kind string) sdk.ToolKind {
 	switch k := sdk.ToolKind(kind); k {
 	case sdk.ToolKindRead, sdk.ToolKindEdit, sdk.ToolKindDelete, sdk.ToolKindMove, sdk.ToolKindSearch,
 		sdk.ToolKindExecute, sdk.ToolKindThink, sdk.ToolKindFetch, sdk.ToolKindSwitchMode:

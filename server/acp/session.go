@@ -357,7 +357,7 @@ func (a *agent) askPending(st *sessState) {
 		return
 	}
 	for _, r := range approvals.Pending(st.id) {
-		st.ask(r, toolKind(r.Tool, r.Method, ""))
+		st.ask(r, toolKind(r.Kind))
 	}
 }
 
