@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/rootfs"
 )
 
@@ -201,7 +202,7 @@ type Effective struct {
 
 	// MCPServers are the MCP servers of the user's config.yaml (mcp_servers),
 	// by name; a workspace's are reported by Ignored and never started.
-	MCPServers map[string]MCPServer
+	MCPServers map[string]mcpconf.Server
 
 	origins map[string]string // dotted key -> origin
 	getenv  func(string) string

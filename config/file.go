@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zeroagent/zero/mcpconf"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -18,7 +19,7 @@ import (
 type fileParser struct {
 	layer, path string
 	out         map[string]setting
-	servers     map[string]MCPServer // mcp_servers, read apart from the schema
+	servers     map[string]mcpconf.Server // mcp_servers, read apart from the schema
 	errs        []error
 }
 

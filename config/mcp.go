@@ -6,27 +6,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zeroagent/zero/mcpconf"
 	"go.yaml.in/yaml/v3"
 )
-
-// MCPServer is one MCP server under mcp_servers, in the shape Claude
-// Desktop's and Cursor's configurations have: command (with args, env,
-// cwd) for stdio, or url (with headers) for streamable HTTP.
-type MCPServer struct {
-	Command  string            `yaml:"command"`
-	Args     []string          `yaml:"args"`
-	Env      map[string]string `yaml:"env"`
-	Cwd      string            `yaml:"cwd"`
-	URL      string            `yaml:"url"`
-	Headers  map[string]string `yaml:"headers"`
-	Disabled bool              `yaml:"disabled"`
-	Tools    struct {
-		Allow []string `yaml:"allow"`
-		Deny  []string `yaml:"deny"`
-	} `yaml:"tools"`
-	// Origin is where it was configured ("user <path>:<line>").
-	Origin string `yaml:"-"`
-}
 
 var mcpName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
@@ -40,7 +22,7 @@ func (p *fileParser) mcpServers(v *yaml.Node) {
 		return
 	}
 	if p.servers == nil {
-		p.servers = map[string]MCPServer{}
+		p.servers = map[string]mcpconf.Server{}
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, sv := v.Content[i], resolve(v.Content[i+1])
@@ -53,7 +35,7 @@ func (p *fileParser) mcpServers(v *yaml.Node) {
 			p.fail(k.Line, key, "duplicate server")
 			continue
 		}
-		var s MCPServer
+		s := mcpconf.Server{Name: k.Value}
 		if err := sv.Decode(&s); err != nil {
 			p.fail(sv.Line, key, fmt.Sprintf("must be a mapping of command, args, env, cwd, url, headers, disabled, tools: %v", err))
 			continue

@@ -122,7 +122,7 @@ func hostileServer(t *testing.T, mode string) (mcpclient.Server, string) {
 		t.Fatal(err)
 	}
 	log := filepath.Join(t.TempDir(), "log")
-	return mcpclient.Server{Name: "hostile", Command: exe, Env: []string{"ZERO_HOSTILE_MCP=" + mode, "ZERO_HOSTILE_LOG=" + log}}, log
+	return mcpclient.Server{Name: "hostile", Command: exe, Env: map[string]string{"ZERO_HOSTILE_MCP": mode, "ZERO_HOSTILE_LOG": log}}, log
 }
 
 // count is how many lines of the log start with what.

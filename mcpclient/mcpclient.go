@@ -28,23 +28,12 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/zeroagent/zero/cut"
+	"github.com/zeroagent/zero/mcpconf"
 )
 
-// Server is one MCP server, in the shape Claude Desktop's and Cursor's
-// configurations have: Command (with Args, Env, Dir) for stdio, or URL
-// (with Headers) for streamable HTTP.
-type Server struct {
-	Name    string
-	Command string
-	Args    []string
-	Env     []string // KEY=VALUE, added to Options.BaseEnv
-	Dir     string
-	URL     string
-	Headers map[string]string
-	// Allow and Deny filter the server's tools by name (path.Match
-	// patterns); an empty Allow allows all.
-	Allow, Deny []string
-}
+// Server is one MCP server (see mcpconf.Server): its Env is added to
+// Options.BaseEnv, its Tools filter what the agent gets.
+type Server = mcpconf.Server
 
 // Options configures a Pool.
 type Options struct {
@@ -239,7 +228,7 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 	var t transport.Interface
 	var err error
 	if s.Command != "" {
-		t, err = startStdio(s, append(slices.Clone(p.opts.BaseEnv), s.Env...), p.opts.Logger.With("mcp_server", s.Name))
+		t, err = startStdio(s, append(slices.Clone(p.opts.BaseEnv), s.EnvList()...), p.opts.Logger.With("mcp_server", s.Name))
 	} else {
 		t, err = newHTTP(s, p.opts.Logger.With("mcp_server", s.Name))
 	}
@@ -316,10 +305,10 @@ func allowed(s Server, tool string) bool {
 			return ok || p == tool
 		})
 	}
-	if len(s.Allow) > 0 && !match(s.Allow) {
+	if len(s.Tools.Allow) > 0 && !match(s.Tools.Allow) {
 		return false
 	}
-	return !match(s.Deny)
+	return !match(s.Tools.Deny)
 }
 
 // Result is what a tool call returned.

@@ -18,6 +18,7 @@ import (
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/mcpclient"
+	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/tools"
 )
@@ -82,7 +83,7 @@ func fakeServer(t testing.TB, name string) (mcpclient.Server, string) {
 		t.Fatal(err)
 	}
 	log := filepath.Join(t.TempDir(), "starts")
-	return mcpclient.Server{Name: name, Command: exe, Env: []string{"FAKE_MCP_SERVER=" + log, "FAKE_VAR=from-config"}, Deny: []string{"hid*"}}, log
+	return mcpclient.Server{Name: name, Command: exe, Env: map[string]string{"FAKE_MCP_SERVER": log, "FAKE_VAR": "from-config"}, Tools: mcpconf.Tools{Deny: []string{"hid*"}}}, log
 }
 
 func starts(t *testing.T, log string) int {

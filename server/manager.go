@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/store"
 )
 
@@ -46,18 +47,7 @@ type SessionSpec struct {
 	// MCPServers are MCP servers the editor passed for this session (ACP's
 	// mcpServers), besides the configured ones. They are not stored: they
 	// may carry tokens, and the editor passes them again when it loads.
-	MCPServers []MCPServer `json:"-"`
-}
-
-// MCPServer is an MCP server an editor passed: Command (Args, Env) for
-// stdio, or URL (Headers) for streamable HTTP.
-type MCPServer struct {
-	Name    string
-	Command string
-	Args    []string
-	Env     []string // KEY=VALUE
-	URL     string
-	Headers map[string]string
+	MCPServers []mcpconf.Server `json:"-"`
 }
 
 // FileAccess reads and writes text files through the editor, so the agent
@@ -337,7 +327,7 @@ type GetOptions struct {
 	// MCPServers are the editor's MCP servers (ACP session/load), used
 	// when the session is loaded from the store; a session already open
 	// keeps the servers it has.
-	MCPServers []MCPServer
+	MCPServers []mcpconf.Server
 }
 
 // GetWith is Get with what the editor adds when the session is loaded.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zeroagent/zero/mcpconf"
 )
 
 // MCPFile is the workspace's MCP server list (Claude Code's and Cursor's
@@ -29,12 +31,7 @@ const KindMCP = "mcp"
 // skipped by the scan. A file that does not parse names nothing (the
 // caller reports it when it reads the servers).
 func mcpPaths(data []byte, workspace string) []string {
-	var f struct {
-		MCPServers map[string]struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		} `json:"mcpServers"`
-	}
+	var f mcpconf.File
 	if json.Unmarshal(data, &f) != nil {
 		return nil
 	}

@@ -1164,8 +1164,8 @@ func (a *app) configMCP() []mcpclient.Server {
 		if c.Disabled {
 			continue
 		}
-		out = append(out, mcpclient.Server{Name: name, Command: c.Command, Args: c.Args, Env: envList(c.Env),
-			Dir: c.Cwd, URL: c.URL, Headers: c.Headers, Allow: c.Tools.Allow, Deny: c.Tools.Deny})
+		c.Name = name
+		out = append(out, c)
 	}
 	return out
 }
@@ -1182,15 +1182,6 @@ func (a *app) neutralDir() string {
 		return os.TempDir()
 	}
 	return a.userDir
-}
-
-// envList turns an env mapping into KEY=VALUE entries, sorted.
-func envList(env map[string]string) []string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, k+"="+env[k])
-	}
-	return out
 }
 
 // closePool closes the MCP servers of session sid.

@@ -3,12 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/zeroagent/zero/mcpclient"
+	"github.com/zeroagent/zero/mcpconf"
 )
 
 // workspaceMCP reads the MCP servers of a trusted workspace's .mcp.json
@@ -23,24 +22,14 @@ func (a *app) workspaceMCP(code string) []mcpclient.Server {
 	if raw == "" {
 		return nil
 	}
-	var f struct {
-		MCPServers map[string]struct {
-			Type    string            `json:"type"`
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-			URL     string            `json:"url"`
-			Headers map[string]string `json:"headers"`
-		} `json:"mcpServers"`
-	}
+	var f mcpconf.File
 	if err := json.Unmarshal([]byte(raw), &f); err != nil {
 		a.warn.warn(fmt.Sprintf("%s: %v; its MCP servers are not started", filepath.Join(a.ws, ".mcp.json"), err))
 		return nil
 	}
 	var out []mcpclient.Server
-	for _, name := range slices.Sorted(maps.Keys(f.MCPServers)) {
-		c := f.MCPServers[name]
-		s := mcpclient.Server{Name: name, URL: c.URL, Headers: c.Headers, Env: envList(c.Env)}
+	for _, c := range f.Servers() {
+		s := mcpclient.Server{Name: c.Name, URL: c.URL, Headers: c.Headers, Env: c.Env}
 		if c.Command != "" {
 			// A stdio server runs from the snapshot: its working directory is
 			// the copy of what the user trusted (laid out like the

@@ -125,7 +125,7 @@ func TestMCPCredentialsAreSecrets(t *testing.T) {
 	if err := a.trust.Grant(st.Manifest); err != nil {
 		t.Fatal(err)
 	}
-	a.addMCPCredentials([]mcpclient.Server{{Name: "editor", Command: "x", Env: []string{"PLAIN=editor-env-value-1"}},
+	a.addMCPCredentials([]mcpclient.Server{{Name: "editor", Command: "x", Env: map[string]string{"PLAIN": "editor-env-value-1"}},
 		{Name: "edhttp", URL: "http://127.0.0.1:1", Headers: map[string]string{"Authorization": "token editor-tok-2233", "Cookie": "sid=editor-cookie-77"}}})
 	for _, v := range []string{"ghp-0123456789abcdef", "debugging", "tok-fedcba9876543210", "ws-bearer-4455667788", "ws-plain-header-99",
 		"postgres://u:ws-db-pass@h/db", "editor-env-value-1", "editor-tok-2233", "sid=editor-cookie-77"} {

@@ -58,10 +58,8 @@ func (a *app) secrets() *secrets.Set {
 // Values shorter than secrets.MinMasked are too short to mask.
 func withMCPCredentials(set *secrets.Set, servers []mcpclient.Server) *secrets.Set {
 	for _, srv := range servers {
-		for _, kv := range srv.Env {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				set = set.With("MCP_"+srv.Name+"_"+k, v)
-			}
+		for k, v := range srv.Env {
+			set = set.With("MCP_"+srv.Name+"_"+k, v)
 		}
 		for k, v := range srv.Headers {
 			if scheme, token, ok := strings.Cut(v, " "); ok && strings.EqualFold(k, "authorization") && scheme != "" {

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/zeroagent/zero/loop"
-	"github.com/zeroagent/zero/mcpclient"
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/tools"
@@ -231,11 +230,7 @@ func (h *host) newSession(ctx context.Context, spec server.SessionSpec, sink fun
 	if err != nil {
 		return nil, err
 	}
-	var mcp []mcpclient.Server
-	for _, m := range spec.MCPServers {
-		mcp = append(mcp, mcpclient.Server{Name: m.Name, Command: m.Command, Args: m.Args, Env: m.Env, URL: m.URL, Headers: m.Headers})
-	}
-	sess, err := a.sessionFor(sessionOpts{id: spec.ID, profile: spec.Profile, model: spec.Model, files: files(spec.Files), journal: spec.Journal, mcp: mcp}, sink, true)
+	sess, err := a.sessionFor(sessionOpts{id: spec.ID, profile: spec.Profile, model: spec.Model, files: files(spec.Files), journal: spec.Journal, mcp: spec.MCPServers}, sink, true)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -316,7 +317,7 @@ func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 // resume does not), sends the slash commands, asks again for approvals
 // still pending, and returns the session's config options. The editor's
 // MCP servers are the session's when it is loaded from the store.
-func (a *agent) reattach(ctx context.Context, id string, replay bool, mcp []server.MCPServer) ([]sdk.SessionConfigOption, error) {
+func (a *agent) reattach(ctx context.Context, id string, replay bool, mcp []mcpconf.Server) ([]sdk.SessionConfigOption, error) {
 	sess, err := a.opts.Manager.GetWith(id, server.GetOptions{MCPServers: mcp})
 	if err != nil {
 		return nil, rpcError(id, err)
@@ -606,18 +607,21 @@ func (f *editorFiles) WriteTextFile(ctx context.Context, path, content string) e
 
 // mcpServers turns the editor's MCP servers into the manager's (SSE and
 // ACP-transport servers are not supported and left out).
-func mcpServers(in []sdk.McpServer) []server.MCPServer {
-	var out []server.MCPServer
+func mcpServers(in []sdk.McpServer) []mcpconf.Server {
+	var out []mcpconf.Server
 	for _, m := range in {
 		switch {
 		case m.Stdio != nil:
-			s := server.MCPServer{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args}
+			s := mcpconf.Server{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args}
 			for _, e := range m.Stdio.Env {
-				s.Env = append(s.Env, e.Name+"="+e.Value)
+				if s.Env == nil {
+					s.Env = map[string]string{}
+				}
+				s.Env[e.Name] = e.Value
 			}
 			out = append(out, s)
 		case m.Http != nil:
-			s := server.MCPServer{Name: m.Http.Name, URL: m.Http.Url, Headers: map[string]string{}}
+			s := mcpconf.Server{Name: m.Http.Name, URL: m.Http.Url, Headers: map[string]string{}}
 			for _, h := range m.Http.Headers {
 				s.Headers[h.Name] = h.Value
 			}
