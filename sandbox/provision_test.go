@@ -22,14 +22,20 @@ func TestDockerProvisionWithoutPython(t *testing.T) {
 	requireDocker(t)
 	image := imageFrom(t, testImage(), "DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq python3 python3-minimal 'python3.*' 'libpython3*' >/dev/null && apt-get clean && ! command -v python3")
 	logged := &lockedWriter{w: &bytes.Buffer{}}
-	d := newTestDocker(t, DockerOptions{Image: image, Logger: slog.New(slog.NewTextHandler(logged, nil))})
+	var d *Docker
+	// Registered before newTestDocker's, so it runs after the containers
+	// went: an image a container still uses is only untagged, and stays.
 	t.Cleanup(func() {
+		if d == nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if st, err := d.ImageStatus(ctx); err == nil && st.Provisioned != "" && st.Provisioned != image {
-			_ = exec.Command("docker", "rmi", "-f", st.Provisioned).Run()
+			_ = exec.Command("docker", "rmi", st.Provisioned).Run()
 		}
 	})
+	d = newTestDocker(t, DockerOptions{Image: image, Logger: slog.New(slog.NewTextHandler(logged, nil))})
 	s := openDockerShell(t, d)
 	got := run(t, s, `echo "venv=$VIRTUAL_ENV"; command -v python3 || echo no python; echo ok > made-here; cat made-here`).Output
 	if diff := "venv=\nno python\nok\n"; got != diff {
@@ -56,7 +62,7 @@ func imageFrom(t *testing.T, base, script string) string {
 	if out, err := exec.Command("docker", "commit", name, tag).CombinedOutput(); err != nil {
 		t.Fatalf("docker commit: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", tag).Run() })
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", tag).Run() }) // after what was made of it (cleanups run last first)
 	return tag
 }
 
