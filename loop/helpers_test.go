@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/internal/proctest"
+
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
@@ -234,7 +236,7 @@ func newSession(t testing.TB, s setup) (*loop.Session, *recorder) {
 func testPrompts() loop.Prompts { return profiles.New() }
 
 func runCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/internal/proctest"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -93,7 +95,7 @@ func starts(t *testing.T, log string) int {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	t.Cleanup(cancel)
 	return c
 }

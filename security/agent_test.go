@@ -11,7 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/zeroagent/zero/internal/proctest"
 
 	"github.com/zeroagent/zero/internal/dockertest"
 	"github.com/zeroagent/zero/llm/llmtest"
@@ -276,7 +277,7 @@ func TestUnconfinedCannotReadZeroEnviron(t *testing.T) {
 	// reply would be masked to §§secret(OPENAI_API_KEY), which the agent
 	// may not use (TestSecretsNeverLeave), and the probe would not run.
 	b := newBox(t, shell("cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c "+secretKey[:len(secretKey)-4]+" | sed 's/^/readable-environs:/'"), answer("done"))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	defer cancel()
 	c := b.cmd(ctx, []string{"PATH=" + bin, "ZERO_APPROVAL=auto"}, "run", "--json", "--workspace", b.ws, "probe")
 	if os.Getuid() == 0 {

@@ -98,7 +98,7 @@ func (b *box) cmd(ctx context.Context, extra []string, args ...string) *exec.Cmd
 // run runs zero to the end and returns what it printed.
 func (b *box) run(extra []string, args ...string) (stdout, stderr string, err error) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	defer cancel()
 	c := b.cmd(ctx, extra, args...)
 	var o, e bytes.Buffer
@@ -303,7 +303,7 @@ func (b *box) acp(extra []string, args ...string) *acpSession {
 // newSession opens a session on ws.
 func (s *acpSession) newSession(t *testing.T, ws string) sdk.SessionId {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	defer cancel()
 	res, err := s.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
 	if err != nil {
@@ -315,7 +315,7 @@ func (s *acpSession) newSession(t *testing.T, ws string) sdk.SessionId {
 // prompt sends a message and waits for the turn to end.
 func (s *acpSession) prompt(t *testing.T, id sdk.SessionId, text string) sdk.StopReason {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	defer cancel()
 	res, err := s.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	if err != nil {

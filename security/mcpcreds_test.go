@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/zeroagent/zero/internal/proctest"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -68,7 +69,7 @@ func TestMCPCredentialsNeverReachModel(t *testing.T) {
 		t.Fatalf("zero trust: %v\n%s%s", err, out, stderr)
 	}
 	s := b.acp([]string{"ZERO_APPROVAL=auto"})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	defer cancel()
 	res, err := s.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: b.ws, McpServers: []sdk.McpServer{
 		{Stdio: &sdk.McpServerStdio{Name: "edenv", Command: "sh", Args: []string{edScript}, Env: []sdk.EnvVariable{{Name: "SECRETISH_ED", Value: "ed-env-value-444"}}}},

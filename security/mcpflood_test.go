@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zeroagent/zero/internal/proctest"
 )
@@ -109,7 +108,7 @@ func TestMCPFlood(t *testing.T) {
 			b := newBox(t, tool("hostile.big", `{}`), answer("done"))
 			log := filepath.Join(t.TempDir(), "log")
 			b.userConfig("mcp_servers:\n  hostile:\n    command: " + server + "\n    args: [" + mode + ", " + log + "]\n")
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 			defer cancel()
 			c := b.cmd(ctx, []string{"ZERO_APPROVAL=auto"}, "run", "--json", "--workspace", b.ws, "use the hostile server")
 			var out, stderr bytes.Buffer

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm/llmtest"
@@ -243,7 +242,7 @@ type rpcConn struct {
 // context's deadline only stops a face that hangs; nothing waits on it.
 func (b *box) rpc(extra []string, lsp bool, args ...string) *rpcConn {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	b.t.Cleanup(cancel)
 	c := b.cmd(ctx, extra, args...)
 	in, err := c.StdinPipe()

@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/zeroagent/zero/internal/proctest"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/uri"
@@ -84,7 +85,7 @@ func TestMaliciousRepoOnOpen(t *testing.T) {
 // lspNewSession opens a session over `zero lsp` on the box's workspace.
 func lspNewSession(t *testing.T, b *box, extra []string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	defer cancel()
 	c := b.cmd(ctx, extra, "lsp")
 	stdin, _ := c.StdinPipe()

@@ -89,7 +89,7 @@ func answer(text string) llmtest.Reply {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	t.Cleanup(cancel)
 	return c
 }

@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 // zeroCmd returns the test binary set up to behave as `zero args...`.
 func zeroCmd(t testing.TB, env []string, args ...string) *exec.Cmd {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.HangGuard)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	// The local backend unless a test asks for docker: CI runs an engine.

@@ -10,6 +10,12 @@ import (
 	"time"
 )
 
+// HangGuard bounds what a test waits for that should never hang (a child
+// process, a run of the agent): long enough never to fire on a loaded
+// machine, so it decides nothing, short enough to name the test that hung
+// before go test's own timeout ends the whole package.
+const HangGuard = 8 * time.Minute
+
 // Gone reports whether process pid no longer runs: it does not exist, or
 // it is a zombie (a killed orphan stays one until init reaps it, which a
 // container's init may never do).
