@@ -98,12 +98,14 @@ func PolicyFor(approval string, confined bool) Policy {
 // what it does (kind "other"), a user's executable and a command.
 func AskPolicy() Policy {
 	pass := func(kind string) Rule { return Rule{Kind: kind, Decision: Auto} }
-	memory := func(tool string) Rule { return Rule{Tool: tool, Decision: Auto} }
+	memory := func(tool, kind string) Rule { return Rule{Tool: tool, Kind: kind, Decision: Auto} }
 	return Policy{Default: Ask, Rules: []Rule{
 		{Tool: "*.*", Decision: Ask}, // an MCP server's tool, whatever its name and kind
 		pass("read"), pass("search"), pass("fetch"), pass("think"),
-		// Zero's own (a user's tool cannot take a built-in's name).
-		memory("memory_save"), memory("memory_delete"), memory("memory_forget"), memory("behaviour_adjustment"),
+		// Zero's own, by name and by what they say they do: a user's tool
+		// cannot take a built-in's name, and would say it executes.
+		memory("memory_save", "edit"), memory("memory_delete", "delete"), memory("memory_forget", "delete"),
+		memory("behaviour_adjustment", "edit"),
 	}}
 }
 

@@ -231,6 +231,8 @@ func TestAskPolicyByKind(t *testing.T) {
 		{Call{Tool: "github.create_issue", Kind: "other"}, Ask},
 		{Call{Tool: "inner.zero_sessions", Kind: "read"}, Ask}, // an MCP tool claiming to read
 		{Call{Tool: "memory_save.wipe", Kind: "think"}, Ask},
+		{Call{Tool: "memory_save", Kind: "execute"}, Ask}, // an executable of that name
+		{Call{Tool: "behaviour_adjustment"}, Ask},
 		{Call{Tool: "memory_save", Kind: "edit"}, Auto},
 		{Call{Tool: "memory_delete", Kind: "delete"}, Auto},
 		{Call{Tool: "memory_forget", Kind: "delete"}, Auto},

@@ -43,6 +43,14 @@ type UserToolRunner interface {
 // can write.
 var userToolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
+// BuiltinNames are the names of Zero's own tools, whether or not a session
+// has them (memory without a store, search_engine without an endpoint): a
+// user's tool never takes one, so that a name always means Zero's tool
+// (the approval policy trusts Zero's memory tools by name).
+var BuiltinNames = []string{"response", "call_subordinate", "text_editor", "code_execution_tool", "input",
+	"memory_save", "memory_load", "memory_delete", "memory_forget", "behaviour_adjustment",
+	"skills_tool", "document_query", "search_engine", "mcp_resources"}
+
 // UserToolTimeout bounds one run of a user tool.
 const UserToolTimeout = 120 * time.Second
 

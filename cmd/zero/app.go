@@ -1201,11 +1201,14 @@ func (a *app) closePool(sid string) {
 // tools (Agent Zero's profile tools), first found first: a trusted
 // workspace's (.zero/agents/<profile>/tools, .zero/tools, from the copy of
 // what was trusted) and the user's profile folder's run in the sandbox; the
-// user's own ~/.config/zero/tools run on this machine. A name the agent's
-// built-in tools have is skipped, and a tool without its prompt file
+// user's own ~/.config/zero/tools run on this machine. A name of Zero's
+// own tools (tools.BuiltinNames, present or not) is skipped, and a tool without its prompt file
 // (agent.system.tool.NAME.md) is reported: the model would not know it.
 func (a *app) userTools(p *profiles.Profile, code, sid string, builtin []loop.Tool) []loop.Tool {
 	taken := map[string]bool{}
+	for _, name := range tools.BuiltinNames {
+		taken[name] = true
+	}
 	for _, t := range builtin {
 		taken[t.Name()] = true
 	}

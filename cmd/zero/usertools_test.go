@@ -1,13 +1,16 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/zeroagent/zero/internal/dockertest"
 	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/tools"
 )
 
 func writeExe(t *testing.T, path, content string) {
@@ -103,5 +106,41 @@ func TestUserToolInDocker(t *testing.T) {
 	got := chatText(reqs, len(reqs)-1)
 	if !strings.Contains(got, "in-docker") || !strings.Contains(got, `\"probe\":\"container\"`) {
 		t.Errorf("the profile's tool did not run in the container with its arguments:\n%s\n%s", got, out)
+	}
+}
+
+// A user's executable named like one of Zero's tools is not a tool, even
+// where Zero's is missing (memory without a store): approval ask trusts
+// Zero's memory tools by name, and must never let an executable run
+// unasked under one.
+func TestUserToolCannotTakeABuiltinName(t *testing.T) {
+	conf := t.TempDir()
+	for _, name := range []string{"memory_save", "behaviour_adjustment", "search_engine", "mine"} {
+		writeExe(t, filepath.Join(conf, "zero", "tools", name), "#!/bin/sh\necho ran\n")
+		mustWrite(t, filepath.Join(conf, "zero", "prompts", "agent.system.tool."+name+".md"), "### "+name+"\nmine\n")
+	}
+	t.Setenv("XDG_CONFIG_HOME", conf)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("ZERO_MODEL", "m")
+	t.Setenv("ZERO_SANDBOX", "local")
+	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.mem != nil {
+		t.Fatal("this app has a memory: the test wants Zero's memory tools missing")
+	}
+	st, err := a.setupFor(newID(), "default", "", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, tool := range st.Tools {
+		if _, ok := tool.(*tools.UserTool); ok {
+			users = append(users, tool.Name())
+		}
+	}
+	if !slices.Equal(users, []string{"mine"}) {
+		t.Errorf("the user's tools are %q, want only mine", users)
 	}
 }
