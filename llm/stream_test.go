@@ -446,8 +446,10 @@ func TestStreamIdleCanceled(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, llm.ErrIdleTimeout) {
 		t.Fatalf("err = %v, want the context's deadline and no idle error", err)
 	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Errorf("server got %d requests, want 1", n)
+	// On a loaded machine the deadline may come before the request is sent:
+	// what matters is that it is not sent again.
+	if n := len(srv.Requests()); n > 1 {
+		t.Errorf("server got %d requests, want no retry after the context's deadline", n)
 	}
 }
 
