@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -159,15 +158,7 @@ func TestWorkspaceMCPJSON(t *testing.T) {
 func TestAskPolicyCoversTheRealTools(t *testing.T) {
 	conf := t.TempDir()
 	mustWrite(t, filepath.Join(conf, "zero", "config.yaml"), "search:\n  url: http://127.0.0.1:9\n")
-	t.Setenv("XDG_CONFIG_HOME", conf)
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	t.Setenv("ZERO_MODEL", "m")
-	t.Setenv("ZERO_SANDBOX", "local")
-	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := a.setupFor(newID(), "default", "", nil, false)
+	st, err := localApp(t, conf).setupFor(newID(), "default", "", nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,14 +119,7 @@ func TestUserToolCannotTakeABuiltinName(t *testing.T) {
 		writeExe(t, filepath.Join(conf, "zero", "tools", name), "#!/bin/sh\necho ran\n")
 		mustWrite(t, filepath.Join(conf, "zero", "prompts", "agent.system.tool."+name+".md"), "### "+name+"\nmine\n")
 	}
-	t.Setenv("XDG_CONFIG_HOME", conf)
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	t.Setenv("ZERO_MODEL", "m")
-	t.Setenv("ZERO_SANDBOX", "local")
-	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := localApp(t, conf)
 	if a.mem != nil {
 		t.Fatal("this app has a memory: the test wants Zero's memory tools missing")
 	}
@@ -143,4 +136,20 @@ func TestUserToolCannotTakeABuiltinName(t *testing.T) {
 	if !slices.Equal(users, []string{"mine"}) {
 		t.Errorf("the user's tools are %q, want only mine", users)
 	}
+}
+
+// localApp is the app of a new workspace with the user's configuration in
+// conf (XDG_CONFIG_HOME), a model named and the local sandbox, as the
+// commands build it.
+func localApp(t *testing.T, conf string) *app {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", conf)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("ZERO_MODEL", "m")
+	t.Setenv("ZERO_SANDBOX", "local")
+	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
