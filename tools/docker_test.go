@@ -34,9 +34,11 @@ func dockerHarness(t *testing.T, timeouts tools.Timeouts, replies ...llmtest.Rep
 
 func TestDockerTimeoutThenReset(t *testing.T) {
 	t.Parallel()
-	short := sandbox.Timeouts{FirstOutput: 500 * time.Millisecond, BetweenOutput: 500 * time.Millisecond, Max: 10 * time.Second, Dialog: 5 * time.Second}
+	// Long enough for a new shell's first output on a loaded machine; the
+	// sleep outlasts it.
+	short := sandbox.Timeouts{FirstOutput: 3 * time.Second, BetweenOutput: 3 * time.Second, Max: 30 * time.Second, Dialog: 30 * time.Second}
 	h, _ := dockerHarness(t, tools.Timeouts{Terminal: short},
-		call("code_execution_tool", `{"runtime": "terminal", "code": "sleep 30"}`),
+		call("code_execution_tool", `{"runtime": "terminal", "code": "sleep 300"}`),
 		call("code_execution_tool", `{"runtime": "reset", "session": 0}`),
 		call("code_execution_tool", `{"runtime": "terminal", "code": "pgrep -x sleep || echo no-sleep-left"}`),
 		answer("ok"),

@@ -150,9 +150,11 @@ func TestDialogThenInput(t *testing.T) {
 
 func TestOutputAndResetRuntimes(t *testing.T) {
 	t.Parallel()
-	short := sandbox.Timeouts{FirstOutput: 300 * time.Millisecond, BetweenOutput: 300 * time.Millisecond, Max: 5 * time.Second, Dialog: 5 * time.Second}
-	h := newHarness(t, tools.Timeouts{Terminal: short, Output: sandbox.Timeouts{FirstOutput: 5 * time.Second, BetweenOutput: 5 * time.Second, Max: 10 * time.Second, Dialog: 5 * time.Second}},
-		call("code_execution_tool", `{"runtime": "terminal", "code": "sleep 1; echo finished-late"}`),
+	// The first command outlasts the first-output timeout by seconds, and a
+	// new shell's echo comes well within it, even on a loaded machine.
+	short := sandbox.Timeouts{FirstOutput: 2 * time.Second, BetweenOutput: 2 * time.Second, Max: 30 * time.Second, Dialog: 30 * time.Second}
+	h := newHarness(t, tools.Timeouts{Terminal: short, Output: sandbox.Timeouts{FirstOutput: time.Minute, BetweenOutput: time.Minute, Max: time.Minute, Dialog: time.Minute}},
+		call("code_execution_tool", `{"runtime": "terminal", "code": "sleep 5; echo finished-late"}`),
 		call("code_execution_tool", `{"runtime": "output", "session": 0}`),
 		call("code_execution_tool", `{"runtime": "reset", "session": 0}`),
 		call("code_execution_tool", `{"runtime": "terminal", "code": "echo fresh"}`),
@@ -174,9 +176,11 @@ func TestOutputAndResetRuntimes(t *testing.T) {
 
 func TestBusySessionIsReported(t *testing.T) {
 	t.Parallel()
-	short := sandbox.Timeouts{FirstOutput: 200 * time.Millisecond, BetweenOutput: 200 * time.Millisecond, Max: 2 * time.Second, Dialog: 5 * time.Second}
+	// Long enough for a new shell's echo on a loaded machine; the sleep
+	// outlasts it.
+	short := sandbox.Timeouts{FirstOutput: 3 * time.Second, BetweenOutput: 3 * time.Second, Max: 30 * time.Second, Dialog: 30 * time.Second}
 	h := newHarness(t, tools.Timeouts{Terminal: short},
-		call("code_execution_tool", `{"runtime": "terminal", "code": "sleep 30"}`),
+		call("code_execution_tool", `{"runtime": "terminal", "code": "sleep 300"}`),
 		call("code_execution_tool", `{"runtime": "terminal", "code": "echo other"}`),
 		call("code_execution_tool", `{"runtime": "terminal", "code": "echo in-session-one", "session": 1}`),
 		answer("ok"),
