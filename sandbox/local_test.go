@@ -213,7 +213,7 @@ func TestLocalStreaming(t *testing.T) {
 func TestLocalTimeoutThenInterrupt(t *testing.T) {
 	t.Parallel()
 	s := openShell(t, LocalOptions{})
-	if err := s.Start("sleep 5"); err != nil {
+	if err := s.Start("sleep 600"); err != nil {
 		t.Fatal(err)
 	}
 	begin := time.Now()
@@ -221,8 +221,8 @@ func TestLocalTimeoutThenInterrupt(t *testing.T) {
 	if err != nil || r.Done || r.Reason != FirstOutputTimeout {
 		t.Fatalf("Wait = %+v, %v; want FirstOutputTimeout", r, err)
 	}
-	if d := time.Since(begin); d < 200*time.Millisecond || d > 2*time.Second {
-		t.Errorf("first-output timeout fired after %v", d)
+	if d := time.Since(begin); d < 200*time.Millisecond {
+		t.Errorf("the first-output timeout fired early, after %v", d)
 	}
 	if !s.Running() {
 		t.Fatal("a timeout must not stop the command")
@@ -230,12 +230,10 @@ func TestLocalTimeoutThenInterrupt(t *testing.T) {
 	if err := s.Interrupt(t.Context()); err != nil {
 		t.Fatalf("Interrupt: %v", err)
 	}
+	// Done with 130 long before the sleep would end: it was interrupted.
 	r, err = s.Wait(t.Context(), OutputTimeouts, nil)
 	if err != nil || !r.Done || r.ExitCode != 130 {
 		t.Fatalf("Wait after Interrupt = %+v, %v; want Done with 130", r, err)
-	}
-	if d := time.Since(begin); d > 3*time.Second {
-		t.Errorf("sleep 5 was not interrupted (%v)", d)
 	}
 }
 
@@ -301,11 +299,11 @@ func TestLocalInterrupt(t *testing.T) {
 		wantExit int
 		minTime  time.Duration // SIGKILL comes only after the grace period
 	}{
-		{"sleep", "sleep 100", 130, 0},
-		{"ignores SIGINT", "trap '' INT; sleep 100", 137, 300 * time.Millisecond},
+		{"sleep", "sleep 600", 130, 0},
+		{"ignores SIGINT", "trap '' INT; sleep 600", 137, 300 * time.Millisecond},
 		{"builtin read", "read x", 130, 0},
-		{"pipeline", "sleep 100 | cat", 130, 0},
-		{"rest of the line is skipped", "sleep 100; echo not reached", 130, 0},
+		{"pipeline", "sleep 600 | cat", 130, 0},
+		{"rest of the line is skipped", "sleep 600; echo not reached", 130, 0},
 		{"loop of short jobs", "while :; do sleep 0.02; done", 130, 0},
 	}
 	for _, tt := range tests {
@@ -319,12 +317,16 @@ func TestLocalInterrupt(t *testing.T) {
 			if err != nil || r.Reason != FirstOutputTimeout {
 				t.Fatalf("Wait = %+v, %v", r, err)
 			}
+			// Interrupt comes back within the guard, long before the
+			// commands would end by themselves.
 			begin := time.Now()
-			if err := s.Interrupt(t.Context()); err != nil {
+			ictx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			if err := s.Interrupt(ictx); err != nil {
 				t.Fatalf("Interrupt: %v", err)
 			}
-			if d := time.Since(begin); d < tt.minTime || d > 5*time.Second {
-				t.Errorf("Interrupt took %v", d)
+			if d := time.Since(begin); d < tt.minTime {
+				t.Errorf("Interrupt took %v, less than the grace period before SIGKILL", d)
 			}
 			if s.Running() {
 				t.Error("Running() after Interrupt")
@@ -350,13 +352,11 @@ func TestLocalContextCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	begin := time.Now()
+	// Interrupted, not a timeout of DefaultTimeouts (30 s at the least):
+	// it returned with the context.
 	r, err := s.Wait(ctx, DefaultTimeouts, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || r.Reason != Interrupted || r.Done {
 		t.Fatalf("Wait = %+v, %v; want Interrupted, DeadlineExceeded", r, err)
-	}
-	if d := time.Since(begin); d > time.Second {
-		t.Errorf("Wait returned %v after start, not promptly", d)
 	}
 	if !s.Running() {
 		t.Fatal("cancelling Wait killed the command")
@@ -374,7 +374,7 @@ func TestLocalExitIsUnavailable(t *testing.T) {
 		{"exit with status", "echo bye; exit 3"},
 		{"background job left", "sleep 100 & exit"},
 		// A detached process keeps the terminal open; reading must end anyway.
-		{"detached process holds the terminal", "setsid sleep 3 & exit"},
+		{"detached process holds the terminal", "setsid sleep 600 & exit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -383,13 +383,13 @@ func TestLocalExitIsUnavailable(t *testing.T) {
 			if err := s.Start(tt.command); err != nil {
 				t.Fatal(err)
 			}
-			begin := time.Now()
-			r, err := s.Wait(t.Context(), quick, nil)
+			// Within the guard, long before a detached sleep ends: reading
+			// did not wait for what holds the terminal.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			r, err := s.Wait(ctx, quick, nil)
 			if !errors.Is(err, ErrUnavailable) || r.Reason != ShellEnded || r.Done {
 				t.Fatalf("Wait = %+v, %v; want ShellEnded, ErrUnavailable", r, err)
-			}
-			if d := time.Since(begin); d > 3*time.Second {
-				t.Errorf("Wait took %v to notice", d)
 			}
 			if s.Running() {
 				t.Error("Running() after exit")
@@ -442,7 +442,6 @@ func TestLocalCloseDuringWait(t *testing.T) {
 		done <- waitResult{r, err}
 	}()
 	time.Sleep(50 * time.Millisecond) // let Wait block (it must return either way)
-	begin := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -451,11 +450,8 @@ func TestLocalCloseDuringWait(t *testing.T) {
 		if !errors.Is(w.err, ErrClosed) || w.r.Reason != ShellEnded {
 			t.Errorf("Wait = %+v, %v; want ErrClosed", w.r, w.err)
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(time.Minute): // a guard: DefaultTimeouts would end the Wait after 30 s
 		t.Fatal("Wait did not return after Close")
-	}
-	if d := time.Since(begin); d > time.Second {
-		t.Errorf("Close+Wait took %v", d)
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
