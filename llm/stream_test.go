@@ -247,10 +247,13 @@ func TestStreamRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.NewServer(t, tt.replies...)
-			c := newClient(t, srv, func(o *llm.Options) { o.MaxRetries = tt.retries })
+			// Backoff from a minute, capped at 50 ms: an uncapped delay
+			// would take minutes, far beyond the bound, which a loaded
+			// machine never reaches.
+			c := newClient(t, srv, func(o *llm.Options) { o.MaxRetries = tt.retries; o.RetryDelay = time.Minute })
 			start := time.Now()
 			res, err := c.Stream(testCtx(t), hello, nil)
-			if elapsed := time.Since(start); elapsed > 900*time.Millisecond {
+			if elapsed := time.Since(start); elapsed > 20*time.Second {
 				t.Errorf("took %v: a delay was not capped", elapsed)
 			}
 			if (err != nil) != tt.wantErr {
@@ -281,8 +284,10 @@ func TestStreamRetryAfter(t *testing.T) {
 		atLeast    time.Duration
 		below      time.Duration
 	}{
-		{name: "fractional seconds honoured", retryAfter: "0.3", maxDelay: 2 * time.Second, atLeast: 300 * time.Millisecond, below: 2 * time.Second},
-		{name: "long value capped by MaxRetryDelay", retryAfter: "30", maxDelay: 100 * time.Millisecond, atLeast: 100 * time.Millisecond, below: time.Second},
+		// The bounds below are far from what it takes, and below what a
+		// wrong wait would take (the cap of a minute, the 300 s asked for).
+		{name: "fractional seconds honoured", retryAfter: "0.3", maxDelay: time.Minute, atLeast: 300 * time.Millisecond, below: 30 * time.Second},
+		{name: "long value capped by MaxRetryDelay", retryAfter: "300", maxDelay: 100 * time.Millisecond, atLeast: 100 * time.Millisecond, below: 60 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
