@@ -150,7 +150,7 @@ func TestCallScriptFailures(t *testing.T) {
 		},
 		{
 			name:    "hanging script is killed with its children",
-			script:  `sleep 60 & echo $! > "$PIDFILE"; wait`,
+			script:  `sleep 600 & echo $! > "$PIDFILE"; wait`,
 			timeout: 300 * time.Millisecond,
 			want:    []error{ErrScriptTimeout},
 			inText:  []string{"300ms"},
@@ -269,7 +269,7 @@ func TestCallContextCancelKillsScript(t *testing.T) {
 	dir := t.TempDir()
 	layer := filepath.Join(dir, "ext")
 	pidfile := filepath.Join(dir, "pid")
-	writeScript(t, layer, ToolExecuteAfter, "_10_hang.sh", `sleep 60 & echo $! > "$PIDFILE"; wait`)
+	writeScript(t, layer, ToolExecuteAfter, "_10_hang.sh", `sleep 600 & echo $! > "$PIDFILE"; wait`)
 	reg := NewRegistry()
 	reg.Register(ToolExecuteAfter, "_20_never", mark("_20_never"))
 	var ws warnings
@@ -292,7 +292,7 @@ func TestCallContextCancelKillsScript(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Call err = %v, want context.Canceled", err)
 	}
-	if d := time.Since(began); d > 5*time.Second {
+	if d := time.Since(began); d > 2*time.Minute { // far from the milliseconds it takes, far below the sleep
 		t.Errorf("Call took %v after cancel", d)
 	}
 	if len(p.Seen) != 0 {

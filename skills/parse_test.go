@@ -123,7 +123,7 @@ func TestParseAliasBomb(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
 				t.Errorf("parse err = %v, want %v", err, tt.wantErr)
 			}
-			if d := time.Since(start); d > 5*time.Second {
+			if d := time.Since(start); d > time.Minute { // milliseconds when refused; an expansion never ends
 				t.Errorf("parse took %v", d)
 			}
 		})

@@ -183,11 +183,12 @@ func TestCancel(t *testing.T) {
 	for _, how := range []string{"zero/cancel", "$/cancelRequest", "window/workDoneProgress/cancel"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			env := newEnv(t, nil, llmtest.Reply{Match: "wait a lot", Content: command("sleeping", "sleep 30")})
+			// The command outlasts the wait for the prompt's end (waitLong):
+			// the prompt ends because the command was stopped.
+			env := newEnv(t, nil, llmtest.Reply{Match: "wait a lot", Content: command("sleeping", "sleep 600")})
 			c := start(t, env, clientOpts{})
 			c.initialize(env.Workspace)
 			id := c.newSession()
-			started := time.Now()
 			done := c.promptAsync("slow", map[string]any{"sessionId": id, "message": "wait a lot"})
 			c.waitFor("the command to start", hasEvent(id, ofType(loop.EventToolStarted)))
 			switch how {
@@ -214,9 +215,6 @@ func TestCancel(t *testing.T) {
 				}
 			} else if o.err != nil || o.res.StopReason != "cancelled" {
 				t.Errorf("prompt: %+v %v, want stopReason cancelled", o.res, o.err)
-			}
-			if d := time.Since(started); d > 15*time.Second {
-				t.Errorf("the cancel took %v: the command was not stopped", d)
 			}
 			evs := events(c.snapshot(), id)
 			if last := evs[len(evs)-1]; last.Type != loop.EventRunEnded || last.StopReason != "cancelled" {
@@ -572,7 +570,9 @@ func TestServeEnds(t *testing.T) {
 	for _, how := range []string{"shutdown+exit", "exit", "eof", "ctx"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			env := newEnv(t, nil, llmtest.Reply{Match: "wait a lot", Content: command("sleeping", "sleep 30")})
+			// The command outlasts the wait for the prompt's end (waitLong):
+			// the prompt ends because the command was stopped.
+			env := newEnv(t, nil, llmtest.Reply{Match: "wait a lot", Content: command("sleeping", "sleep 600")})
 			a, b := net.Pipe()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

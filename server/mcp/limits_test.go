@@ -206,16 +206,14 @@ func TestMCPStdioResponseOverLimit(t *testing.T) {
 		t.Fatalf("the face did not ask for roots: %v", ask)
 	}
 	id, _ := json.Marshal(ask["id"])
-	began := time.Now()
 	r.sendLong(`{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"roots":[{"uri":"file:///tmp","name":"`, 2<<20, `"}]}}`)
 	m := r.next()
 	if m["id"] != float64(1) || !strings.Contains(fmt.Sprint(m["result"]), "workspace") {
 		t.Errorf("zero_start = %v", m)
 	}
-	if d := time.Since(began); d > rootsLimit-time.Second {
-		t.Errorf("the roots request waited %v: the answer over the limit did not fail it", d)
-	}
-	if logs := r.log.String(); !strings.Contains(logs, "roots/list failed") || !strings.Contains(logs, "message too large") {
+	// The answer over the limit failed the request, which did not wait out
+	// its timeout: the log says why it failed.
+	if logs := r.log.String(); !strings.Contains(logs, "roots/list failed") || !strings.Contains(logs, "message too large") || strings.Contains(logs, "deadline exceeded") {
 		t.Errorf("log: %s", logs)
 	}
 	r.ping(2)
