@@ -38,7 +38,7 @@ func TestRateLimitRealServer(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("second Stream err = %v, want context.Canceled", err)
 	}
-	if took := time.Since(start); took > 5*time.Second {
+	if took := time.Since(start); took > 30*time.Second { // the wait is just under a minute
 		t.Errorf("canceled wait took %v", took)
 	}
 	if len(waited) != 1 || waited[0] <= 55*time.Second || waited[0] > time.Minute {

@@ -70,16 +70,14 @@ func TestTricklingModel(t *testing.T) {
 	trickle := llmtest.Reply{FirstDelay: llmtest.Duration(10 * time.Minute), Trickle: " ", TrickleEvery: llmtest.Duration(50 * time.Millisecond), Content: "{}"}
 	b := newBox(t, trickle, trickle, trickle)
 	b.userConfig("models:\n  chat:\n    timeouts: {header: 2, idle: 2, total: 60}\nlimits:\n  critical_retries: 0\n")
-	start := time.Now()
 	out, stderr, err := b.run(nil, "run", "--json", "--workspace", b.ws, "hi")
 	if err == nil {
 		t.Fatalf("the run should fail:\n%s", out)
 	}
+	// The idle deadline ended it, not the total one (60 s), which says so
+	// in other words.
 	if !strings.Contains(out, "no data from the model for 2s") {
 		t.Errorf("the error should name the idle deadline:\n%s\n%s", out, stderr)
-	}
-	if d := time.Since(start); d > 50*time.Second {
-		t.Errorf("the run took %s with a 2 s idle deadline", d)
 	}
 }
 

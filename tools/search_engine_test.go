@@ -210,7 +210,7 @@ func TestSearchEngine(t *testing.T) {
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				select {
 				case <-r.Context().Done():
-				case <-time.After(10 * time.Second):
+				case <-time.After(10 * time.Minute):
 				}
 			},
 			opts:  tools.SearchOptions{Timeout: 200 * time.Millisecond},
@@ -224,7 +224,7 @@ func TestSearchEngine(t *testing.T) {
 				w.(http.Flusher).Flush()
 				select {
 				case <-r.Context().Done():
-				case <-time.After(10 * time.Second):
+				case <-time.After(10 * time.Minute):
 				}
 			},
 			opts:  tools.SearchOptions{Timeout: 200 * time.Millisecond},
@@ -266,7 +266,7 @@ func TestSearchEngine(t *testing.T) {
 					t.Errorf("result has %q:\n%s", w, clipped(res.Text))
 				}
 			}
-			if d := time.Since(start); d > 5*time.Second {
+			if d := time.Since(start); d > time.Minute { // a slow server holds on for 10 min: the timeout ended it
 				t.Errorf("took %s", d)
 			}
 			if srv != nil && tt.query != "" && !tt.offline {
