@@ -425,8 +425,8 @@ func TestStreamIdleTimeout(t *testing.T) {
 			if diff := cmp.Diff(tt.want, res, cmpopts.IgnoreFields(llm.Result{}, "Usage")); diff != "" {
 				t.Errorf("Result (-want +got):\n%s", diff)
 			}
-			if elapsed < tt.atLeast || elapsed > time.Second {
-				t.Errorf("took %v, want between %v and 1s", elapsed, tt.atLeast)
+			if elapsed < tt.atLeast || elapsed > time.Minute { // the stalls last 5 min
+				t.Errorf("took %v, want at least %v and far less than the 5 min stall", elapsed, tt.atLeast)
 			}
 			reqs := srv.Requests()
 			if len(reqs) != tt.wantN {
