@@ -102,7 +102,7 @@ func startTerm(t *testing.T, dir string, env []string, args ...string) *chatTerm
 		ptmx.Close()
 		select {
 		case <-ct.readDone:
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Error("the terminal stayed open after zero ended")
 		}
 		if t.Failed() {
@@ -674,7 +674,7 @@ func ptyRun(t *testing.T, dir string, env []string, limit time.Duration, args ..
 	}
 	select {
 	case <-read:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the terminal stayed open after zero ended")
 	}
 	var ee *exec.ExitError

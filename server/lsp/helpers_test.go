@@ -144,7 +144,7 @@ func start(t *testing.T, env *servertest.Env, opts clientOpts) *client {
 		_ = c.rc.Close()
 		select {
 		case <-c.served:
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Errorf("Serve did not return after the client left")
 		}
 		cancel()

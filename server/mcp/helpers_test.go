@@ -218,7 +218,7 @@ func serveRaw(t *testing.T, env *servertest.Env) (io.WriteCloser, chan string) {
 		cw.Close()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Error("ServeStdio did not return after EOF")
 		}
 	})

@@ -523,8 +523,8 @@ func TestRawStdioRobustness(t *testing.T) {
 		if err != nil {
 			t.Errorf("ServeStdio after EOF = %v, want nil", err)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("ServeStdio did not return within 2 s of EOF")
+	case <-time.After(time.Minute):
+		t.Fatal("ServeStdio did not return within a minute of EOF")
 	}
 }
 
@@ -538,8 +538,8 @@ func TestEOFEndsRuns(t *testing.T) {
 	r.in.Close()
 	select {
 	case <-r.done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("ServeStdio did not return within 2 s of EOF")
+	case <-time.After(time.Minute):
+		t.Fatal("ServeStdio did not return within a minute of EOF")
 	}
 	if s.Running() {
 		t.Error("the run goes on after ServeStdio returned")
