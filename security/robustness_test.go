@@ -69,13 +69,15 @@ func TestTricklingModel(t *testing.T) {
 	t.Parallel()
 	trickle := llmtest.Reply{FirstDelay: llmtest.Duration(10 * time.Minute), Trickle: " ", TrickleEvery: llmtest.Duration(50 * time.Millisecond), Content: "{}"}
 	b := newBox(t, trickle, trickle, trickle)
-	b.userConfig("models:\n  chat:\n    timeouts: {header: 2, idle: 2, total: 60}\nlimits:\n  critical_retries: 0\n")
+	// The header deadline is out of reach (a loaded machine can take seconds
+	// to answer at all); the idle one is the subject.
+	b.userConfig("models:\n  chat:\n    timeouts: {header: 120, idle: 2, total: 600}\nlimits:\n  critical_retries: 0\n")
 	out, stderr, err := b.run(nil, "run", "--json", "--workspace", b.ws, "hi")
 	if err == nil {
 		t.Fatalf("the run should fail:\n%s", out)
 	}
-	// The idle deadline ended it, not the total one (60 s), which says so
-	// in other words.
+	// The idle deadline ended it, not the header or the total one, which
+	// say so in other words.
 	if !strings.Contains(out, "no data from the model for 2s") {
 		t.Errorf("the error should name the idle deadline:\n%s\n%s", out, stderr)
 	}
