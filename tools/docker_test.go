@@ -106,30 +106,32 @@ func TestDockerContainerKilledMidCommand(t *testing.T) {
 func TestDockerBetweenAndMaxTimeouts(t *testing.T) {
 	t.Parallel()
 	far := 10 * time.Minute
-	t.Run("between", func(t *testing.T) {
-		t.Parallel()
-		h, _ := dockerHarness(t, tools.Timeouts{Terminal: sandbox.Timeouts{FirstOutput: far, BetweenOutput: 500 * time.Millisecond, Max: far, Dialog: far}},
-			call("code_execution_tool", `{"runtime": "terminal", "code": "echo first; sleep 600"}`),
-			answer("ok"),
-		)
-		if _, err := h.sess.Run(ctx(t), "go"); err != nil {
-			t.Fatal(err)
-		}
-		if text := requestText(h, 1); !strings.Contains(text, "first") || !strings.Contains(text, "output stopped") {
-			t.Errorf("silence after output should end the wait with a note:\n%s", text)
-		}
-	})
-	t.Run("max", func(t *testing.T) {
-		t.Parallel()
-		h, _ := dockerHarness(t, tools.Timeouts{Terminal: sandbox.Timeouts{FirstOutput: far, BetweenOutput: far, Max: 2 * time.Second, Dialog: far}},
-			call("code_execution_tool", `{"runtime": "terminal", "code": "while true; do echo tick; sleep 0.2; done"}`),
-			answer("ok"),
-		)
-		if _, err := h.sess.Run(ctx(t), "go"); err != nil {
-			t.Fatal(err)
-		}
-		if text := requestText(h, 1); !strings.Contains(text, "tick") || !strings.Contains(text, "the most one call may take") {
-			t.Errorf("a command that never ends should stop at the total timeout with a note:\n%s", text)
-		}
-	})
+	for _, tt := range []struct {
+		name     string
+		timeouts sandbox.Timeouts
+		code     string
+		want     []string
+	}{
+		{"between", sandbox.Timeouts{FirstOutput: far, BetweenOutput: 500 * time.Millisecond, Max: far, Dialog: far},
+			"echo first; sleep 600", []string{"first", "output stopped"}},
+		{"max", sandbox.Timeouts{FirstOutput: far, BetweenOutput: far, Max: 2 * time.Second, Dialog: far},
+			"while true; do echo tick; sleep 0.2; done", []string{"tick", "the most one call may take"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, _ := dockerHarness(t, tools.Timeouts{Terminal: tt.timeouts},
+				call("code_execution_tool", `{"runtime": "terminal", "code": "`+tt.code+`"}`),
+				answer("ok"),
+			)
+			if _, err := h.sess.Run(ctx(t), "go"); err != nil {
+				t.Fatal(err)
+			}
+			text := requestText(h, 1)
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("the %s timeout should end the wait with %q:\n%s", tt.name, w, text)
+				}
+			}
+		})
+	}
 }

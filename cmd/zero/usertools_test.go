@@ -153,3 +153,16 @@ func localApp(t *testing.T, conf string) *app {
 	}
 	return a
 }
+
+// A workspace's .mcp.json reads into the shared MCP server type, which has
+// cwd, disabled and tools fields: the workspace chooses none of them. Its
+// stdio server runs in the trusted copy, whatever cwd it names.
+func TestWorkspaceMCPChoosesNoDirectory(t *testing.T) {
+	a := localApp(t, t.TempDir())
+	code := t.TempDir()
+	mustWrite(t, filepath.Join(code, ".mcp.json"), `{"mcpServers": {"s": {"command": "./srv", "cwd": "/", "tools": {"allow": ["x"]}, "env": {"K": "v"}}}}`)
+	got := a.workspaceMCP(code)
+	if len(got) != 1 || got[0].Dir != code || got[0].Command != "./srv" || len(got[0].Tools.Allow) != 0 || got[0].Env["K"] != "v" {
+		t.Errorf("workspaceMCP = %+v, want ./srv run in %s with no filter of its own choosing", got, code)
+	}
+}
