@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zeroagent/zero/app"
+
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/term"
 
@@ -50,7 +52,7 @@ import (
 func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zero chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	common := addCommonFlags(fs, true)
+	common := app.AddCommonFlags(fs, true)
 	resume := fs.String("session", "", "resume the session with this id (/sessions lists them)")
 	cont := fs.Bool("continue", false, "resume the most recently updated session of this workspace")
 	fs.Usage = func() {
@@ -71,37 +73,37 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintln(stderr, "zero chat: --session and --continue exclude each other")
 		return 2
 	}
-	if !isTerminalIn(stdin) || !isTTY(stdout) {
+	if !app.IsTerminalIn(stdin) || !isTTY(stdout) {
 		fmt.Fprintln(stderr, "zero chat: stdin and stdout must be a terminal; for scripts use zero run \"task\" (--json for events)")
 		return 2
 	}
-	ws, err := resolveWorkspace(*common.workspace)
+	ws, err := app.ResolveWorkspace(*common.Workspace)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
 	logger, closeLog := chatLogger()
 	defer closeLog()
-	h, err := newHost(ctx, ws, common.overrides(), logger)
+	h, err := app.NewHost(ctx, ws, common.Overrides(), logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
-	defer h.close(closeGrace)
-	a, err := h.app([]string{ws})
+	defer h.Close(closeGrace)
+	a, err := h.App([]string{ws})
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
 	// `zero` typed in the home directory must not hand all of it to the
 	// agent unasked: the question comes before the terminal is taken.
-	if code := a.preflight(common, stdin, stderr); code != 0 {
+	if code := a.Preflight(common, stdin, stderr); code != 0 {
 		return code
 	}
 	sess, resumed, err := openChatSession(ctx, h, ws, *resume, *cont)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, errAmbiguousID) {
+		if errors.Is(err, app.ErrNoModel) || errors.Is(err, app.ErrNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, errAmbiguousID) {
 			return 2
 		}
 		return 1
@@ -112,7 +114,7 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if f, ok := stdout.(*os.File); ok {
 		width, _, _ = term.GetSize(int(f.Fd()))
 	}
-	ui := newChatUI(ctx, h, ws, isTerminal(stdout), width)
+	ui := newChatUI(ctx, h, ws, app.IsTerminal(stdout), width)
 	// The signals are the chat's own: SIGINT, SIGTERM and SIGHUP leave as
 	// the person would, cancelling the run going on, so that the deferred
 	// h.close ends it and writes its end (the default for SIGHUP would kill
@@ -185,26 +187,26 @@ func signalStatus(s os.Signal) int {
 // The latest session that cannot be opened (another zero process holds
 // it) is an error, as for zero run --continue: the chat does not go on in a
 // new session the person did not ask for.
-func openChatSession(ctx context.Context, h *host, ws, id string, latest bool) (sess *server.Session, resumed bool, err error) {
+func openChatSession(ctx context.Context, h *app.Host, ws, id string, latest bool) (sess *server.Session, resumed bool, err error) {
 	switch {
 	case id != "":
-		if id, err = sessionByPrefix(workspaceSessions(h.manager.List(), ws), id); err != nil {
+		if id, err = sessionByPrefix(workspaceSessions(h.Manager.List(), ws), id); err != nil {
 			return nil, false, fmt.Errorf("--session: %w", err)
 		}
-		sess, err = h.manager.Get(id)
+		sess, err = h.Manager.Get(id)
 		if err != nil {
 			return nil, false, fmt.Errorf("--session %s: %w (zero chat lists the sessions with /sessions)", id, err)
 		}
 		return sess, true, nil
 	case latest:
-		if newest, ok := latestSession(h.manager.List(), ws); ok {
-			if sess, err = h.manager.Get(newest.ID); err != nil {
+		if newest, ok := latestSession(h.Manager.List(), ws); ok {
+			if sess, err = h.Manager.Get(newest.ID); err != nil {
 				return nil, false, fmt.Errorf("--continue: %w", err)
 			}
 			return sess, true, nil
 		}
 	}
-	sess, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{ws}})
+	sess, err = h.Manager.Create(ctx, server.SessionSpec{Roots: []string{ws}})
 	return sess, false, err
 }
 
@@ -278,7 +280,7 @@ func chatLogger() (*slog.Logger, func()) {
 	if v := os.Getenv("ZERO_LOG"); v != "" {
 		_ = level.UnmarshalText([]byte(v))
 	}
-	dir := stateDir()
+	dir := app.StateDir()
 	if dir == "" {
 		return slog.New(slog.DiscardHandler), func() {}
 	}
@@ -294,7 +296,7 @@ func chatLogger() (*slog.Logger, func()) {
 	if err != nil {
 		return slog.New(slog.DiscardHandler), func() {}
 	}
-	return slog.New(secrets.NewHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level}), logSecrets.Load)), func() { f.Close() }
+	return slog.New(secrets.NewHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level}), app.LogSecrets.Load)), func() { f.Close() }
 }
 
 // isTTY reports whether w is a terminal, whatever NO_COLOR says.

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/zeroagent/zero/app"
+
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
 	"charm.land/bubbles/v2/textarea"
@@ -34,7 +36,7 @@ import (
 // the follower only hands the session's event batches over (eventsMsg).
 type chatUI struct {
 	ctx   context.Context
-	h     *host
+	h     *app.Host
 	ws    string
 	color bool
 	send  func(tea.Msg) // the program's Send, set before it runs
@@ -110,7 +112,7 @@ type askState struct {
 type askReadyMsg struct{ id string }
 
 // newChatUI returns the model; width is the terminal's (0 when unknown).
-func newChatUI(ctx context.Context, h *host, ws string, color bool, width int) *chatUI {
+func newChatUI(ctx context.Context, h *app.Host, ws string, color bool, width int) *chatUI {
 	in := textarea.New()
 	in.ShowLineNumbers = false
 	in.Placeholder = "Message the agent (/help for the commands)"
@@ -144,15 +146,15 @@ func newChatUI(ctx context.Context, h *host, ws string, color bool, width int) *
 // start shows the header and begins following sess; resumed sessions show
 // their transcript first.
 func (m *chatUI) start(sess *server.Session, resumed bool) {
-	a, err := m.h.app([]string{m.ws})
+	a, err := m.h.App([]string{m.ws})
 	backend := "?"
-	if err == nil && a.backend != nil {
-		backend = a.backend.Name()
+	if err == nil && a.Backend != nil {
+		backend = a.Backend.Name()
 		m.docker = backend == "docker"
 	}
 	profile, model := m.profileOf(sess), ""
 	if err == nil {
-		model = cmp.Or(sess.Spec().Model, a.cfg.Models.Chat.Model)
+		model = cmp.Or(sess.Spec().Model, a.Config.Models.Chat.Model)
 	}
 	m.print(m.view.style(fmt.Sprintf("zero %s · %s · profile %s · model %s · sandbox %s", version, m.ws, profile, model, backend), bold))
 	m.print(m.view.style("Enter sends · Alt-Enter or Ctrl-J: new line · Ctrl-C cancels a run · Ctrl-D leaves · /help", dim))
@@ -183,7 +185,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 		var evs []loop.Event
 		evs, since = sess.Events(0)
 		m.print(m.transcript(sess.Info(), evs)...)
-		if b := m.h.manager.Approvals(); b != nil {
+		if b := m.h.Manager.Approvals(); b != nil {
 			m.asks = b.Pending(sess.ID())
 		}
 	} else {
@@ -502,7 +504,7 @@ func (m *chatUI) answer(said string) tea.Cmd {
 		m.view.line(question(req) + " yes")
 		return m.grant(m.sess, req.Subject)
 	}
-	b := m.h.manager.Approvals()
+	b := m.h.Manager.Approvals()
 	if b == nil {
 		m.asks = nil
 		return nil
@@ -736,7 +738,7 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 // approvalRequest is the request an approval_requested event announces:
 // the broker's, with the whole subject, while it waits.
 func (m *chatUI) approvalRequest(e loop.Event) server.Request {
-	if b := m.h.manager.Approvals(); b != nil {
+	if b := m.h.Manager.Approvals(); b != nil {
 		for _, r := range b.Pending(e.Session) {
 			if r.ID == e.Text {
 				return r
@@ -853,7 +855,7 @@ func (m *chatUI) command(text string) tea.Cmd {
 			old := m.sess.Spec()
 			spec.Profile, spec.Model = old.Profile, old.Model
 		}
-		sess, err := m.h.manager.Create(m.ctx, spec)
+		sess, err := m.h.Manager.Create(m.ctx, spec)
 		if err != nil {
 			say(m.view.style("error: "+err.Error(), red))
 			return nil
@@ -900,7 +902,7 @@ func (m *chatUI) command(text string) tea.Cmd {
 			say(m.view.style("that is this session", dim))
 			return nil
 		}
-		sess, err := m.h.manager.Get(id)
+		sess, err := m.h.Manager.Get(id)
 		if errors.Is(err, server.ErrNotFound) {
 			say(m.view.style(fmt.Sprintf("error: no session is %q or starts with it; /sessions lists those of this workspace", visible(arg)), red))
 			return nil
@@ -922,11 +924,11 @@ func (m *chatUI) command(text string) tea.Cmd {
 // zero process can open it; it stays stored, and /load opens it again.
 // Without a store it stays open: closing would lose it.
 func (m *chatUI) release(old *server.Session) {
-	if old == nil || m.h.store == nil || (m.sess != nil && old.ID() == m.sess.ID()) {
+	if old == nil || m.h.Store == nil || (m.sess != nil && old.ID() == m.sess.ID()) {
 		return
 	}
-	if err := m.h.manager.Close(old.ID()); err != nil && !errors.Is(err, server.ErrNotFound) {
-		m.h.logger.Warn("closing the session left", "session", old.ID(), "err", err)
+	if err := m.h.Manager.Close(old.ID()); err != nil && !errors.Is(err, server.ErrNotFound) {
+		m.h.Logger.Warn("closing the session left", "session", old.ID(), "err", err)
 	}
 }
 
@@ -968,7 +970,7 @@ func (m *chatUI) profileCommand(arg string, busy func() bool) {
 		say("profile " + m.view.style(cur, bold) + "; the profiles:")
 		var b strings.Builder
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		for _, p := range m.h.catalog.Profiles() {
+		for _, p := range m.h.Catalog.Profiles() {
 			mark := "  "
 			if p.ID == cur {
 				mark = "* "
@@ -988,7 +990,7 @@ func (m *chatUI) profileCommand(arg string, busy func() bool) {
 		return
 	}
 	var ids []string
-	for _, p := range m.h.catalog.Profiles() {
+	for _, p := range m.h.Catalog.Profiles() {
 		ids = append(ids, p.ID)
 	}
 	if len(ids) > 0 && !slices.Contains(ids, arg) {
@@ -1009,14 +1011,14 @@ func (m *chatUI) profileOf(sess *server.Session) string {
 			return p
 		}
 	}
-	if a, err := m.h.app([]string{m.ws}); err == nil {
-		return a.cfg.Profile
+	if a, err := m.h.App([]string{m.ws}); err == nil {
+		return a.Config.Profile
 	}
 	return ""
 }
 
 func (m *chatUI) sessionsCommand() {
-	infos := workspaceSessions(m.h.manager.List(), m.ws)
+	infos := workspaceSessions(m.h.Manager.List(), m.ws)
 	if len(infos) == 0 {
 		m.view.line("no sessions in this workspace yet")
 		return
@@ -1048,7 +1050,7 @@ func (m *chatUI) sessionsCommand() {
 // sessionID resolves an id prefix among the workspace's sessions (see
 // sessionByPrefix).
 func (m *chatUI) sessionID(arg string) (string, error) {
-	return sessionByPrefix(workspaceSessions(m.h.manager.List(), m.ws), arg)
+	return sessionByPrefix(workspaceSessions(m.h.Manager.List(), m.ws), arg)
 }
 
 // transcript is a session's conversation as it happened, shown as the
@@ -1186,7 +1188,7 @@ type memoriesMsg struct {
 // search may take a while (it can embed the query), so it runs off the
 // event loop and its answer comes back as a memoriesMsg.
 func (m *chatUI) memoryCommand(query string) tea.Cmd {
-	mgr, ctx, ws := m.h.manager, m.ctx, m.ws
+	mgr, ctx, ws := m.h.Manager, m.ctx, m.ws
 	if m.sess != nil {
 		if roots := m.sess.Spec().Roots; len(roots) > 0 {
 			ws = roots[0]
@@ -1271,16 +1273,16 @@ func (m *chatUI) trustCommand() {
 // code is no longer the one ts names (the question would not grant it) or
 // cannot be read.
 func (m *chatUI) reviewTrust(ts server.TrustState) bool {
-	a, err := m.h.app([]string{m.ws})
+	a, err := m.h.App([]string{m.ws})
 	if err != nil {
 		return false
 	}
-	st, err := a.trustState()
+	st, err := a.TrustState()
 	if err != nil || st.Manifest == nil || st.Manifest.Digest != ts.Digest {
 		return false
 	}
 	var b strings.Builder
-	if err := reviewCode(&b, st, trustedCopyDir(a.userDir, a.ws)); err != nil {
+	if err := reviewCode(&b, st, app.TrustedCopyDir(a.UserDir, a.Workspace)); err != nil {
 		return false
 	}
 	for _, l := range strings.Split(strings.Trim(b.String(), "\n"), "\n") {

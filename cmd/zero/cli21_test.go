@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/internal/dockertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
@@ -248,7 +250,7 @@ func TestSandboxRmTable(t *testing.T) {
 	t.Parallel()
 	image := dockertest.Image(t)
 	ws := t.TempDir()
-	name := "zero-cli21-" + newID()
+	name := "zero-cli21-" + app.NewID()
 	if out, err := exec.Command("docker", "create", "--name", name, "--label", sandbox.LabelManaged+"=1", "--label", sandbox.LabelWorkspace+"="+ws, image, "true").CombinedOutput(); err != nil {
 		t.Fatalf("docker create: %v\n%s", err, out)
 	}

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/sandbox"
@@ -60,10 +62,10 @@ var (
 // openApp parses the flags of a command that takes no arguments and
 // builds its app; when it returns nil the command is over with code. extra
 // adds the command's own flags.
-func openApp(name string, args []string, withModel bool, help helpText, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (a *app, code int) {
+func openApp(name string, args []string, withModel bool, help helpText, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (a *app.App, code int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	common := addCommonFlags(fs, withModel)
+	common := app.AddCommonFlags(fs, withModel)
 	for _, f := range extra {
 		f(fs)
 	}
@@ -79,7 +81,7 @@ func openApp(name string, args []string, withModel bool, help helpText, stdout, 
 		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
 		return nil, 2
 	}
-	a, err := newApp(common, stderr)
+	a, err := app.NewApp(common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2
@@ -93,12 +95,12 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 	if a == nil {
 		return code
 	}
-	infos, listErr := a.loader.List() // the good ones are listed even when some are broken
+	infos, listErr := a.Loader.List() // the good ones are listed even when some are broken
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tLAYER\tTITLE\tPATH")
 	for _, in := range infos {
 		marker := ""
-		if in.Name == a.cfg.Profile {
+		if in.Name == a.Config.Profile {
 			marker = " *"
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", in.Name, marker, in.Layer, in.Title, in.Path)
@@ -106,14 +108,14 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 	if err := tw.Flush(); err != nil {
 		return 1
 	}
-	fmt.Fprintf(stdout, "\n* the default profile (%s)\n", a.cfg.Origin("profile"))
-	if st, err := a.trustState(); err != nil {
+	fmt.Fprintf(stdout, "\n* the default profile (%s)\n", a.Config.Origin("profile"))
+	if st, err := a.TrustState(); err != nil {
 		fmt.Fprintf(stdout, "workspace code: %v\n", err)
 	} else {
-		fmt.Fprintf(stdout, "workspace code: %s\n", trustSummary(st))
+		fmt.Fprintf(stdout, "workspace code: %s\n", app.TrustSummary(st))
 	}
 	for _, in := range infos {
-		p, err := a.loader.Load(in.Name)
+		p, err := a.Loader.Load(in.Name)
 		if err != nil {
 			fmt.Fprintf(stdout, "%s: %v\n", in.Name, err)
 			continue
@@ -123,7 +125,7 @@ func profilesCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	// After the list, which is what one looks at to choose another.
-	if code := a.profileGate(stderr); code != 0 {
+	if code := a.ProfileGate(stderr); code != 0 {
 		return code
 	}
 	if listErr != nil {
@@ -140,21 +142,21 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if a == nil {
 		return code
 	}
-	if code := a.profileGate(stderr); code != 0 {
+	if code := a.ProfileGate(stderr); code != 0 {
 		return code
 	}
-	defer a.close() // the snapshot of trusted workspace code
+	defer a.Close() // the snapshot of trusted workspace code
 	// The memory's tools and behaviour rules are part of the prompt.
-	if path, err := storePath(); err == nil {
+	if path, err := app.StorePath(); err == nil {
 		if st, err := store.Open(path); err == nil {
 			defer st.Close()
-			a.initMemory(st)
+			a.InitMemory(st)
 		} else if store.IsDamaged(err) {
-			fmt.Fprintln(stderr, "zero: warning:", damagedStore(path, err)+"; the prompt is printed without the memory's")
+			fmt.Fprintln(stderr, "zero: warning:", app.DamagedStore(path, err)+"; the prompt is printed without the memory's")
 		}
 	}
 	var warnings []string
-	sess, err := a.session(func(e loop.Event) {
+	sess, err := a.Session(func(e loop.Event) {
 		if e.Type == loop.EventWarning {
 			warnings = append(warnings, e.Text)
 		}
@@ -172,7 +174,7 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "zero: warning:", w)
 	}
-	fmt.Fprintf(stderr, "zero: profile %s: %d tokens (cl100k), %d bytes\n", a.cfg.Profile, llm.CountTokens(text), len(text))
+	fmt.Fprintf(stderr, "zero: profile %s: %d tokens (cl100k), %d bytes\n", a.Config.Profile, llm.CountTokens(text), len(text))
 	return 0
 }
 
@@ -183,10 +185,10 @@ func configCommand(args []string, stdout, stderr io.Writer) int {
 	if a == nil {
 		return code
 	}
-	if code := a.profileGate(stderr); code != 0 {
+	if code := a.ProfileGate(stderr); code != 0 {
 		return code
 	}
-	if err := printConfig(stdout, a.cfg); err != nil {
+	if err := printConfig(stdout, a.Config); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
@@ -222,7 +224,7 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 	if a == nil {
 		return code
 	}
-	d, err := a.docker()
+	d, err := a.Docker()
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1

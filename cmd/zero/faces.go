@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/server/acp"
 	"github.com/zeroagent/zero/server/lsp"
@@ -27,27 +29,27 @@ const closeGrace = 800 * time.Millisecond
 
 // serveFace runs one face until the editor closes stdin, a signal arrives
 // or the face fails, then ends every session.
-func serveFace(ctx context.Context, h *host, name string, serve func(context.Context) error) int {
+func serveFace(ctx context.Context, h *app.Host, name string, serve func(context.Context) error) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	h.logger.Info("serving", "face", name, "workspace", h.ws, "version", version)
+	h.Logger.Info("serving", "face", name, "workspace", h.Workspace, "version", version)
 	err := serve(ctx)
-	h.close(closeGrace)
+	h.Close(closeGrace)
 	if err != nil && ctx.Err() == nil {
-		h.logger.Error("face stopped", "face", name, "err", err)
+		h.Logger.Error("face stopped", "face", name, "err", err)
 		return 1
 	}
 	return 0
 }
 
 // stdioFace is the command of a face that speaks on stdin and stdout.
-func stdioFace(name string, serve func(ctx context.Context, h *host, in io.Reader, out io.Writer) error) func(context.Context, []string, io.Reader, io.Writer, io.Writer) int {
+func stdioFace(name string, serve func(ctx context.Context, h *app.Host, in io.Reader, out io.Writer) error) func(context.Context, []string, io.Reader, io.Writer, io.Writer) int {
 	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-		h, code := serveFlags(ctx, "zero "+name, args, stderr, nil)
+		h, code := app.ServeFlags(ctx, "zero "+name, args, stderr, nil)
 		if h == nil {
 			return code
 		}
-		if code := h.checkStart(stderr); code != 0 {
+		if code := checkStart(h, stderr); code != 0 {
 			return code
 		}
 		return serveFace(ctx, h, name, func(ctx context.Context) error { return serve(ctx, h, stdin, stdout) })
@@ -55,30 +57,30 @@ func stdioFace(name string, serve func(ctx context.Context, h *host, in io.Reade
 }
 
 var (
-	acpCommand = stdioFace("acp", func(ctx context.Context, h *host, in io.Reader, out io.Writer) error {
-		return acp.Serve(ctx, in, out, acp.Options{Manager: h.manager, Catalog: h.catalog, Version: version, Logger: h.logger.With("face", "acp")})
+	acpCommand = stdioFace("acp", func(ctx context.Context, h *app.Host, in io.Reader, out io.Writer) error {
+		return acp.Serve(ctx, in, out, acp.Options{Manager: h.Manager, Catalog: h.Catalog, Version: version, Logger: h.Logger.With("face", "acp")})
 	})
-	lspCommand = stdioFace("lsp", func(ctx context.Context, h *host, in io.Reader, out io.Writer) error {
-		return lsp.Serve(ctx, in, out, lsp.Options{Manager: h.manager, Catalog: h.catalog, Version: version, Logger: h.logger.With("face", "lsp")})
+	lspCommand = stdioFace("lsp", func(ctx context.Context, h *app.Host, in io.Reader, out io.Writer) error {
+		return lsp.Serve(ctx, in, out, lsp.Options{Manager: h.Manager, Catalog: h.Catalog, Version: version, Logger: h.Logger.With("face", "lsp")})
 	})
 )
 
 func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var addr *string
 	var budget *time.Duration
-	h, code := serveFlags(ctx, "zero mcp", args, stderr, func(fs *flag.FlagSet) {
+	h, code := app.ServeFlags(ctx, "zero mcp", args, stderr, func(fs *flag.FlagSet) {
 		addr = fs.String("http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:7777) instead of stdio; the bearer token is $ZERO_MCP_TOKEN, or a new one printed on stderr")
 		budget = fs.Duration("run-budget", mcpface.DefaultRunBudget, "how long a zero_run call may last before it returns the run's cursor while the run goes on (clients give up on a tool call after about 60 s)")
 	})
 	if h == nil {
 		return code
 	}
-	if code := h.checkStart(stderr); code != 0 {
+	if code := checkStart(h, stderr); code != 0 {
 		return code
 	}
-	backend, where := h.sandbox()
-	opts := mcpface.Options{Manager: h.manager, Catalog: h.catalog, Version: version, DefaultWorkspace: h.defaultWorkspace(), RunBudget: *budget,
-		Backend: backend, Sandbox: where, Logger: h.logger.With("face", "mcp")}
+	backend, where := h.Sandbox()
+	opts := mcpface.Options{Manager: h.Manager, Catalog: h.Catalog, Version: version, DefaultWorkspace: defaultWorkspace(h), RunBudget: *budget,
+		Backend: backend, Sandbox: where, Logger: h.Logger.With("face", "mcp")}
 	if *addr == "" {
 		return serveFace(ctx, h, "mcp", func(ctx context.Context) error {
 			return mcpface.ServeStdio(ctx, stdin, stdout, opts)
@@ -87,7 +89,7 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	ln, err := listenLoopback(*addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero mcp:", err)
-		h.close(0)
+		h.Close(0)
 		return 2
 	}
 	token := os.Getenv("ZERO_MCP_TOKEN")
@@ -106,29 +108,29 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // broad as the home directory and the user did not name it (Claude
 // Desktop starts its servers in /). Then there is none, and the MCP face
 // asks the call for its workspace.
-func (h *host) defaultWorkspace() string {
-	if _, err := h.roots(server.SessionSpec{}); err != nil {
-		h.logger.Info("no default workspace: a call or the client's roots must name the folder", "started_in", h.ws)
+func defaultWorkspace(h *app.Host) string {
+	if _, err := h.Roots(server.SessionSpec{}); err != nil {
+		h.Logger.Info("no default workspace: a call or the client's roots must name the folder", "started_in", h.Workspace)
 		return ""
 	}
-	return h.ws
+	return h.Workspace
 }
 
 // checkStart refuses to serve, before a word of the protocol, when the
 // default workspace's configured profile does not exist: the editor shows
 // a command that failed to start with its stderr, where every session
 // failing would say less. It closes h and returns the exit status, or 0.
-func (h *host) checkStart(stderr io.Writer) int {
-	a, err := h.app([]string{h.ws})
+func checkStart(h *app.Host, stderr io.Writer) int {
+	a, err := h.App([]string{h.Workspace})
 	if err == nil {
-		err = a.checkProfile()
+		err = a.CheckProfile()
 	}
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintln(stderr, "zero:", err)
-	h.close(time.Second) // no session yet: nothing to wait for
-	return exitUsage
+	h.Close(time.Second) // no session yet: nothing to wait for
+	return app.ExitUsage
 }
 
 // listenLoopback listens on addr if it is a loopback address: the HTTP

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/loop"
 )
 
 // Not parallel: it sets HOME.
 func TestGuardConfirmWorkspace(t *testing.T) {
-	home := realPath(t.TempDir())
+	home := app.RealPath(t.TempDir())
 	t.Setenv("HOME", home)
 	for _, tc := range []struct {
 		name        string
@@ -42,8 +44,8 @@ func TestGuardConfirmWorkspace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked bytes.Buffer
-			err := confirmWorkspace(tc.ws, strings.NewReader(tc.answer), &asked, tc.interactive)
-			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, errBroadWorkspace)) {
+			err := app.ConfirmWorkspace(tc.ws, strings.NewReader(tc.answer), &asked, tc.interactive)
+			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, app.ErrBroadWorkspace)) {
 				t.Fatalf("confirmWorkspace(%s) = %v, want error %v", tc.ws, err, tc.wantErr)
 			}
 			if tc.wantAsked == "" && asked.Len() > 0 || !strings.Contains(asked.String(), tc.wantAsked) {
@@ -61,10 +63,10 @@ func TestGuardConfirmWorkspace(t *testing.T) {
 // The answer is read without reading ahead: what follows it on stdin is
 // left for the approval prompts.
 func TestGuardReadsOneLine(t *testing.T) {
-	home := realPath(t.TempDir())
+	home := app.RealPath(t.TempDir())
 	t.Setenv("HOME", home)
 	in := strings.NewReader("y\na\n")
-	if err := confirmWorkspace(home, in, io.Discard, true); err != nil {
+	if err := app.ConfirmWorkspace(home, in, io.Discard, true); err != nil {
 		t.Fatal(err)
 	}
 	rest, _ := io.ReadAll(in)
@@ -77,16 +79,16 @@ func TestGuardReadsOneLine(t *testing.T) {
 // sent to the editor, and nobody is asked; a terminal command's session,
 // whose workspace went through preflight, gets none.
 func TestGuardEditorSessionWarns(t *testing.T) {
-	home := realPath(t.TempDir())
+	home := app.RealPath(t.TempDir())
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("ZERO_MODEL", "m")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
 	t.Setenv("ZERO_SANDBOX", "local")
-	warnings := func(a *app) []string {
+	warnings := func(a *app.App) []string {
 		t.Helper()
 		var got []string
-		if _, err := a.sessionFor(sessionOpts{id: newID()}, func(e loop.Event) {
+		if _, err := a.SessionFor(app.SessionOpts{ID: app.NewID()}, func(e loop.Event) {
 			if e.Type == loop.EventWarning && strings.Contains(e.Text, "can read and change everything") {
 				got = append(got, e.Text)
 			}
@@ -98,11 +100,11 @@ func TestGuardEditorSessionWarns(t *testing.T) {
 
 	var log bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, nil))
-	a, err := newAppAt(home, nil, nil, logger)
+	a, err := app.NewAppAt(home, nil, nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.warn.logger = logger // as host.app does for the editor faces
+	a.Warn.Logger = logger // as host.app does for the editor faces
 	want := "the workspace is your whole home directory (" + home + "): the agent can read and change everything in it"
 	if got := warnings(a); len(got) != 1 || !strings.Contains(got[0], want) {
 		t.Errorf("warnings = %q, want one with %q", got, want)
@@ -112,15 +114,15 @@ func TestGuardEditorSessionWarns(t *testing.T) {
 	}
 
 	fs := flag.NewFlagSet("zero run", flag.ContinueOnError)
-	common := addCommonFlags(fs, true)
+	common := app.AddCommonFlags(fs, true)
 	if err := fs.Parse([]string{"--workspace", home}); err != nil {
 		t.Fatal(err)
 	}
-	a, err = newApp(common, io.Discard)
+	a, err = app.NewApp(common, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code := a.preflight(common, strings.NewReader(""), io.Discard); code != 0 {
+	if code := a.Preflight(common, strings.NewReader(""), io.Discard); code != 0 {
 		t.Fatalf("preflight with --workspace named = %d", code)
 	}
 	if got := warnings(a); len(got) != 0 {
@@ -129,7 +131,7 @@ func TestGuardEditorSessionWarns(t *testing.T) {
 
 	// A project whose editor added the home directory (or /) as another
 	// folder is warned too.
-	a, err = newAppAt(realPath(t.TempDir()), []string{home, "/"}, nil, logger)
+	a, err = app.NewAppAt(app.RealPath(t.TempDir()), []string{home, "/"}, nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
@@ -316,14 +318,14 @@ func TestAutoSandboxAsksTheRegistryNotForAPull(t *testing.T) {
 			engine.mute = registry == "mute"
 			t.Setenv("DOCKER_HOST", engine.host)
 			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-			a, err := newAppAt(t.TempDir(), nil, map[string]string{"sandbox.backend": "auto"}, slog.New(slog.DiscardHandler))
+			a, err := app.NewAppAt(t.TempDir(), nil, map[string]string{"sandbox.backend": "auto"}, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// A registry that never answers: the question ends (the wait is
 			// short here; the outcome is the same at any length).
-			a.registryWait = 50 * time.Millisecond
-			b, err := a.chooseBackend(t.Context())
+			a.RegistryWait = 50 * time.Millisecond
+			b, err := a.ChooseBackend(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,7 +341,7 @@ func TestAutoSandboxAsksTheRegistryNotForAPull(t *testing.T) {
 			if b.Name() != want {
 				t.Errorf("backend %s, want %s", b.Name(), want)
 			}
-			warned := strings.Join(a.warn.early, "\n")
+			warned := strings.Join(a.Warn.Early, "\n")
 			if registry == "offline" && !strings.Contains(warned, "the Docker engine has no image kalilinux/kali-rolling and cannot pull it") {
 				t.Errorf("the fallback is not explained: %q", warned)
 			}

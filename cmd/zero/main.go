@@ -9,10 +9,13 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/zeroagent/zero/app"
 )
 
 func main() {
-	harden()
+	app.Harden()
+	app.Version = buildInfo().version
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -47,7 +50,7 @@ The model is any OpenAI-compatible endpoint (or models.chat in ~/.config/zero/co
 // run is main without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		if isTerminalIn(stdin) && isTTY(stdout) {
+		if app.IsTerminalIn(stdin) && isTTY(stdout) {
 			return chatCommand(ctx, nil, stdin, stdout, stderr)
 		}
 		fmt.Fprint(stderr, usage)

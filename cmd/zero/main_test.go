@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
@@ -23,7 +25,7 @@ import (
 // it as a real subprocess.
 func TestMain(m *testing.M) {
 	if os.Getenv("ZERO_TEST_RUN_MAIN") == "1" {
-		harden()
+		app.Harden()
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	// Sessions the in-process tests store go to a folder of their own, never

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/mcpclient"
 )
@@ -113,27 +115,27 @@ func TestMCPCredentialsAreSecrets(t *testing.T) {
 		"mcp_servers:\n  gh:\n    command: gh-mcp\n    env: {GITHUB_TOKEN: ghp-0123456789abcdef, LOG_LEVEL: debugging}\n  docs:\n    url: http://127.0.0.1:1/mcp\n    headers: {Authorization: Bearer tok-fedcba9876543210}\n")
 	ws := t.TempDir()
 	mustWrite(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"wsremote": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ws-bearer-4455667788", "X-Api": "ws-plain-header-99"}}, "wslocal": {"command": "true", "env": {"DB_URL": "postgres://u:ws-db-pass@h/db"}}}}`)
-	a, err := newAppAt(ws, nil, nil, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(ws, nil, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
-	st, err := a.trustState()
+	defer a.Close()
+	st, err := a.TrustState()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.trust.Grant(st.Manifest); err != nil {
+	if err := a.Trust.Grant(st.Manifest); err != nil {
 		t.Fatal(err)
 	}
-	a.addMCPCredentials([]mcpclient.Server{{Name: "editor", Command: "x", Env: map[string]string{"PLAIN": "editor-env-value-1"}},
+	a.AddMCPCredentials([]mcpclient.Server{{Name: "editor", Command: "x", Env: map[string]string{"PLAIN": "editor-env-value-1"}},
 		{Name: "edhttp", URL: "http://127.0.0.1:1", Headers: map[string]string{"Authorization": "token editor-tok-2233", "Cookie": "sid=editor-cookie-77"}}})
 	for _, v := range []string{"ghp-0123456789abcdef", "debugging", "tok-fedcba9876543210", "ws-bearer-4455667788", "ws-plain-header-99",
 		"postgres://u:ws-db-pass@h/db", "editor-env-value-1", "editor-tok-2233", "sid=editor-cookie-77"} {
-		if got := a.secrets().Mask("it said " + v); strings.Contains(got, v) {
+		if got := a.Secrets().Mask("it said " + v); strings.Contains(got, v) {
 			t.Errorf("not masked: %s", got)
 		}
 	}
-	if names := a.secrets().Names(); len(names) != 0 {
+	if names := a.Secrets().Names(); len(names) != 0 {
 		t.Errorf("MCP credentials must not be offered to the agent: %v", names)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/memory"
 )
@@ -52,7 +54,7 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	ws, err := resolveWorkspace(*wsFlag)
+	ws, err := app.ResolveWorkspace(*wsFlag)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
@@ -79,7 +81,7 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "zero memory ls: unexpected argument %q (zero memory search QUERY searches)\n", words[0])
 			return 2
 		}
-		list, err := workspaceMemories(ctx, svc, memorySecrets(ws), ws, query, *area, max(1, *limit))
+		list, err := app.WorkspaceMemories(ctx, svc, app.MemorySecrets(ws), ws, query, *area, max(1, *limit))
 		if err != nil {
 			printStoreErr(stderr, "zero", st.Path(), err)
 			return 1
@@ -141,10 +143,10 @@ func memoryCommand(args []string, stdout, stderr io.Writer) int {
 			printStoreErr(stderr, "zero", st.Path(), err)
 			return 1
 		}
-		set := memorySecrets(ws) // a value in the store is exported as its alias
+		set := app.MemorySecrets(ws) // a value in the store is exported as its alias
 		enc := json.NewEncoder(stdout)
 		for _, m := range list {
-			m = maskMemory(set, m)
+			m = app.MaskMemory(set, m)
 			_ = enc.Encode(map[string]any{"id": m.ID, "scope": m.Scope, "area": m.Area, "text": m.Text,
 				"timestamp": m.Created.Local().Format(memory.TimeFormat), "source": m.Source, "meta": m.Meta})
 		}

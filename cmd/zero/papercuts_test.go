@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
@@ -184,7 +186,7 @@ func TestPapercutGuardHomeWorkspace(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 		t.Errorf("zero run in the home directory without a terminal: %v, want exit 2", err)
 	}
-	for _, want := range []string{"your whole home directory (" + realPath(home) + ")", "--workspace"} {
+	for _, want := range []string{"your whole home directory (" + app.RealPath(home) + ")", "--workspace"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
@@ -261,7 +263,7 @@ func TestDoctorLocalEndpoint(t *testing.T) {
 		"not a url at all: \x00":                 false,
 		"https://models.example.com:8443/v1?x=1": false,
 	} {
-		if got := localEndpoint(url); got != want {
+		if got := app.LocalEndpoint(url); got != want {
 			t.Errorf("localEndpoint(%q) = %v, want %v", url, got, want)
 		}
 	}
@@ -323,8 +325,8 @@ func TestPapercutUnknownProfile(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
-				t.Errorf("exit = %v, want %d", err, exitUsage)
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != app.ExitUsage {
+				t.Errorf("exit = %v, want %d", err, app.ExitUsage)
 			}
 			want := `zero: no profile "nope" (profile from ` + tc.from + `); the profiles are: agent0, default, developer, hacker, researcher` + "\n"
 			if n := strings.Count(stderr.String(), want); n != 1 {

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zeroagent/zero/app"
 )
 
 // An editor that gives up on a command while the sandbox image is being
@@ -60,11 +62,11 @@ func TestImagePullFollowsTheRequest(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(dir, "d.sock"))
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	a, err := newAppAt(t.TempDir(), nil, map[string]string{"sandbox.backend": "docker"}, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(t.TempDir(), nil, map[string]string{"sandbox.backend": "docker"}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a.chooseBackend(ctx)
+	b, err := a.ChooseBackend(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

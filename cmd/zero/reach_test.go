@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
@@ -158,7 +160,7 @@ func TestWorkspaceMCPJSON(t *testing.T) {
 func TestAskPolicyCoversTheRealTools(t *testing.T) {
 	conf := t.TempDir()
 	mustWrite(t, filepath.Join(conf, "zero", "config.yaml"), "search:\n  url: http://127.0.0.1:9\n")
-	st, err := localApp(t, conf).setupFor(newID(), "default", "", nil, false)
+	st, err := localApp(t, conf).SetupFor(app.NewID(), "default", "", nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

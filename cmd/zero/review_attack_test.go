@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
@@ -154,19 +156,19 @@ func TestFailedSessionLeavesNothing(t *testing.T) {
 	t.Setenv("ZERO_MODEL", "m")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
 	t.Setenv("ZERO_SANDBOX", "local")
-	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
+	defer a.Close()
 	for range 3 {
-		if _, err := a.sessionFor(sessionOpts{id: newID(), profile: "nosuch"}, func(loop.Event) {}, true); err == nil {
+		if _, err := a.SessionFor(app.SessionOpts{ID: app.NewID(), Profile: "nosuch"}, func(loop.Event) {}, true); err == nil {
 			t.Fatal("a session with an unknown profile was made")
 		}
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.pulls) != 0 || len(a.editorMCP) != 0 || len(a.pools) != 0 {
-		t.Errorf("failed sessions left %d pull reporters, %d editor MCP lists, %d pools", len(a.pulls), len(a.editorMCP), len(a.pools))
+	a.Mu.Lock()
+	defer a.Mu.Unlock()
+	if len(a.Pulls) != 0 || len(a.EditorMCP) != 0 || len(a.Pools) != 0 {
+		t.Errorf("failed sessions left %d pull reporters, %d editor MCP lists, %d pools", len(a.Pulls), len(a.EditorMCP), len(a.Pools))
 	}
 }

@@ -3,34 +3,31 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/zeroagent/zero/app"
+
 	"golang.org/x/term"
 
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
-	"github.com/zeroagent/zero/secrets"
 	"github.com/zeroagent/zero/server"
 )
 
 func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zero run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	common := addCommonFlags(fs, true)
+	common := app.AddCommonFlags(fs, true)
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the live view")
 	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now without asking, listing it on stderr (zero trust shows each file and asks)")
 	cont := fs.Bool("continue", false, "continue the last session of this workspace (zero sessions lists them)")
@@ -57,35 +54,35 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "zero run: no message: say what the agent should do, e.g. zero run \"list the Go files here\"")
 		return 2
 	}
-	a, err := newApp(common, stderr)
+	a, err := app.NewApp(common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
-	if code := a.preflight(common, stdin, stderr); code != 0 {
+	if code := a.Preflight(common, stdin, stderr); code != 0 {
 		return code
 	}
-	interactive := isTerminalIn(stdin)
-	if a.cfg.Approval == "ask" && !interactive {
+	interactive := app.IsTerminalIn(stdin)
+	if a.Config.Approval == "ask" && !interactive {
 		// Running without asking when the user asked to be asked would be
 		// worse than not running.
-		fmt.Fprintf(stderr, "zero: approval \"ask\" (%s): zero run asks on the terminal, and stdin is not one; use an editor (zero acp, mcp or lsp) or --approval auto\n", a.cfg.Origin("approval"))
+		fmt.Fprintf(stderr, "zero: approval \"ask\" (%s): zero run asks on the terminal, and stdin is not one; use an editor (zero acp, mcp or lsp) or --approval auto\n", a.Config.Origin("approval"))
 		return 2
 	}
 	if *trustCode {
-		if st, err := a.trustState(); err != nil {
+		if st, err := a.TrustState(); err != nil {
 			fmt.Fprintln(stderr, "zero:", err)
 			return 1
 		} else if !st.Runs() && !st.Manifest.Empty() {
 			printManifest(stderr, st)
-			if _, err := a.trustDigest(st.Manifest.Digest); err != nil {
+			if _, err := a.TrustDigest(st.Manifest.Digest); err != nil {
 				fmt.Fprintln(stderr, "zero:", err)
 				return 1
 			}
-			fmt.Fprintf(stderr, "zero: trusted this workspace's code (%s)\n", short(st.Manifest.Digest))
+			fmt.Fprintf(stderr, "zero: trusted this workspace's code (%s)\n", app.Short(st.Manifest.Digest))
 		}
 	}
-	if err := a.openSandbox(ctx); err != nil {
+	if err := a.OpenSandbox(ctx); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
@@ -112,11 +109,11 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 				errMu.Unlock()
 			}
 			if err := enc.Encode(e); err != nil {
-				a.logger.Warn("write event", "err", err)
+				a.Logger.Warn("write event", "err", err)
 			}
 		}
 	} else {
-		view = newRenderer(stdout, isTerminal(stdout))
+		view = newRenderer(stdout, app.IsTerminal(stdout))
 		if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			view.live = true
 			view.width = func() int { w, _, _ := term.GetSize(int(f.Fd())); return w }
@@ -140,12 +137,12 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			}
 		}
 	}
-	h := newHostWith(ctx, a) // closes a
-	defer h.close(closeGrace)
+	h := app.NewHostWith(ctx, a) // closes a
+	defer h.Close(closeGrace)
 	sess, since, err := runSession(ctx, h, *cont, *sessionID)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		if errors.Is(err, errNoModel) || errors.Is(err, errNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrAmbiguous) {
+		if errors.Is(err, app.ErrNoModel) || errors.Is(err, app.ErrNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrAmbiguous) {
 			return 2
 		}
 		return 1
@@ -154,7 +151,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// asks the approvals the broker holds once it has shown what they are
 	// about.
 	ended := make(chan struct{})
-	asker := newTermAsker(h.manager.Approvals(), sess.Spec().Roots, stdin, stderr, interactive, ended)
+	asker := newTermAsker(h.Manager.Approvals(), sess.Spec().Roots, stdin, stderr, interactive, ended)
 	pctx, stopPump := context.WithCancel(ctx)
 	defer stopPump()
 	p := newPump(sess.Follow(since), func(e loop.Event) {
@@ -180,7 +177,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	stopPump()
 	// A session none of whose runs reached the model is not kept (see
 	// server.Manager.Unreached): there is nothing to go on with.
-	if !*jsonOut && isTTY(stderr) && !h.manager.Unreached(sess.ID()) {
+	if !*jsonOut && isTTY(stderr) && !h.Manager.Unreached(sess.ID()) {
 		defer fmt.Fprintf(stderr, "zero: session %s (zero run --continue goes on with it)\n", sess.ID())
 	}
 	switch {
@@ -208,20 +205,20 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 // the workspace (--continue), or the one named (--session); since is the
 // cursor of what the terminal has not shown yet (the warnings of building
 // it, and of loading it, included).
-func runSession(ctx context.Context, h *host, cont bool, id string) (s *server.Session, since int64, err error) {
-	list := h.manager.List()
+func runSession(ctx context.Context, h *app.Host, cont bool, id string) (s *server.Session, since int64, err error) {
+	list := h.Manager.List()
 	if cont {
-		last, ok := latestSession(list, h.ws)
+		last, ok := latestSession(list, h.Workspace)
 		if !ok {
-			return nil, 0, fmt.Errorf("no session to continue in %s (zero sessions --all lists every workspace's)", h.ws)
+			return nil, 0, fmt.Errorf("no session to continue in %s (zero sessions --all lists every workspace's)", h.Workspace)
 		}
 		id = last.ID
 	}
 	if id == "" {
-		s, err = h.manager.Create(ctx, server.SessionSpec{Roots: []string{h.ws}})
+		s, err = h.Manager.Create(ctx, server.SessionSpec{Roots: []string{h.Workspace}})
 		return s, 0, err
 	}
-	if id, err = h.manager.Resolve(id); err != nil {
+	if id, err = h.Manager.Resolve(id); err != nil {
 		if errors.Is(err, server.ErrNotFound) {
 			err = fmt.Errorf("%w (zero sessions --all lists them)", err)
 		}
@@ -232,7 +229,7 @@ func runSession(ctx context.Context, h *host, cont bool, id string) (s *server.S
 			since = in.LastSeq
 		}
 	}
-	s, err = h.manager.Get(id)
+	s, err = h.Manager.Get(id)
 	if errors.Is(err, server.ErrNotFound) {
 		return nil, 0, fmt.Errorf("no session %q (zero sessions lists them): %w", id, err)
 	}
@@ -315,54 +312,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// agentEnviron is the environment the agent's shells and extension scripts
-// get: Zero's own secrets are not theirs to see. That is the model
-// configuration (the API key above all), the MCP token, and every variable
-// a key is read from (secret: the api_key_env names of the configuration
-// and of the profiles).
-func agentEnviron(environ []string, secret ...string) []string {
-	env := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case k == "OPENAI_API_KEY", k == "OPENAI_BASE_URL", k == "OPENAI_ORG_ID", k == "OPENAI_PROJECT_ID",
-			k == "ZERO_MODEL", k == "ZERO_MCP_TOKEN", slices.Contains(secret, k):
-		default:
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-// userConfigDir is $XDG_CONFIG_HOME/zero, else ~/.config/zero, on every
-// system (macOS included), where the README and Agent Zero users look.
-func userConfigDir() string {
-	if dir := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "zero")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(home, ".config", "zero")
-}
-
-// newLogger logs to stderr only: stdout belongs to the output. ZERO_LOG
-// sets the level (debug, info, warn, error; default warn).
-func newLogger(stderr io.Writer) *slog.Logger {
-	level := slog.LevelWarn
-	if v := os.Getenv("ZERO_LOG"); v != "" {
-		_ = level.UnmarshalText([]byte(v))
-	}
-	return slog.New(secrets.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), logSecrets.Load))
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // sameFile reports whether two outputs write to the same file (one
 // terminal, or one pipe or file given as both).
 func sameFile(a, b io.Writer) bool {
@@ -374,16 +323,4 @@ func sameFile(a, b io.Writer) bool {
 	sa, err1 := fa.Stat()
 	sb, err2 := fb.Stat()
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
-}
-
-// isTerminalIn reports whether r is a terminal a person can answer on
-// (/dev/null is a character device, but nobody types there).
-func isTerminalIn(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd())) && os.Getenv("NO_COLOR") == ""
 }

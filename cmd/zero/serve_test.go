@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
@@ -37,11 +39,11 @@ func TestHostPolicy(t *testing.T) {
 			if tt.project != "" {
 				mustWrite(t, filepath.Join(ws, ".zero", "config.yaml"), tt.project)
 			}
-			a, err := newAppAt(ws, nil, tt.flags, slog.New(slog.DiscardHandler))
+			a, err := app.NewAppAt(ws, nil, tt.flags, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, a.policy()); diff != "" {
+			if diff := cmp.Diff(tt.want, a.Policy()); diff != "" {
 				t.Errorf("policy (-want +got):\n%s", diff)
 			}
 		})
@@ -55,7 +57,7 @@ func TestHostRoots(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := &host{ws: ws}
+	h := &app.Host{Workspace: ws}
 	tests := []struct {
 		roots   []string
 		want    []string
@@ -68,7 +70,7 @@ func TestHostRoots(t *testing.T) {
 		{[]string{filepath.Join(other, "missing")}, nil, true},
 	}
 	for _, tt := range tests {
-		got, err := h.roots(server.SessionSpec{Roots: tt.roots})
+		got, err := h.Roots(server.SessionSpec{Roots: tt.roots})
 		if (err != nil) != tt.wantErr || !cmp.Equal(got, tt.want) {
 			t.Errorf("roots(%q) = %q, %v; want %q, error %v", tt.roots, got, err, tt.want, tt.wantErr)
 		}
@@ -88,12 +90,12 @@ func TestHostSessionsAsk(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.URL())
 	t.Setenv("ZERO_SANDBOX", "local")
 	t.Setenv("ZERO_APPROVAL", "ask") // under bubblewrap "sandbox" would not ask
-	h, err := newHost(t.Context(), t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	h, err := app.NewHost(t.Context(), t.TempDir(), nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.close(time.Second)
-	s, err := h.manager.Create(t.Context(), server.SessionSpec{})
+	defer h.Close(time.Second)
+	s, err := h.Manager.Create(t.Context(), server.SessionSpec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestHostSessionsAsk(t *testing.T) {
 			}
 			for _, e := range b.Events {
 				if e.Type == server.EventApprovalRequested {
-					if err := h.manager.Approvals().Approve(e.Text, false); err != nil {
+					if err := h.Manager.Approvals().Approve(e.Text, false); err != nil {
 						t.Errorf("Approve: %v", err)
 					}
 				}
@@ -160,15 +162,15 @@ func TestDefaultPolicyFollowsIsolation(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("ZERO_APPROVAL", "")
 	t.Setenv("ZERO_SANDBOX", "local")
-	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.ensureSandbox(t.Context()); err != nil {
+	if err := a.EnsureSandbox(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	defer a.close()
-	l := a.backend.(*sandbox.Local)
+	defer a.Close()
+	l := a.Backend.(*sandbox.Local)
 	mode, _ := l.Isolation()
 	want := server.DefaultPolicy(false)
 	if mode == sandbox.IsolationBubblewrap {
@@ -176,7 +178,7 @@ func TestDefaultPolicyFollowsIsolation(t *testing.T) {
 	} else if os.Getenv("ZERO_REQUIRE_DOCKER") == "1" {
 		t.Fatal("bubblewrap is required here (ZERO_REQUIRE_DOCKER=1)")
 	}
-	if diff := cmp.Diff(want, a.policy()); diff != "" {
+	if diff := cmp.Diff(want, a.Policy()); diff != "" {
 		t.Errorf("policy under %s (-want +got):\n%s", mode, diff)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
@@ -63,7 +65,7 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		ws := ""
 		if !*all {
-			dir, err := resolveWorkspace(*wsFlag)
+			dir, err := app.ResolveWorkspace(*wsFlag)
 			if err != nil {
 				fmt.Fprintln(stderr, "zero:", err)
 				return 2
@@ -109,7 +111,7 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 // openStoreFor opens the session store for a command that needs it; a
 // damaged one is refused with the message that says what to do.
 func openStoreFor(name string, stderr io.Writer) (*store.Store, int) {
-	path, err := storePath()
+	path, err := app.StorePath()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return nil, 1
@@ -253,7 +255,7 @@ func removeSession(st *store.Store, id string) error {
 		return err
 	}
 	if rec.Workspace != "" {
-		removeSpill(rec.Workspace, id)
+		app.RemoveSpill(rec.Workspace, id)
 	}
 	return nil
 }

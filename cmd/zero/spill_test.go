@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroagent/zero/app"
 )
 
 // The spill folder keeps at most its budget, the oldest files going first,
@@ -14,7 +16,7 @@ func TestSpillBudget(t *testing.T) {
 	ws := t.TempDir()
 	var paths []string
 	for i := range 5 {
-		p, err := spillInto(ws, filepath.Join(".zero", "output", "s1"), string(rune('a'+i))+".txt", strings.Repeat("x", 100))
+		p, err := app.SpillInto(ws, filepath.Join(".zero", "output", "s1"), string(rune('a'+i))+".txt", strings.Repeat("x", 100))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -24,7 +26,7 @@ func TestSpillBudget(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	trimSpill(ws, filepath.Join(".zero", "output", "s1"), "e.txt", 250)
+	app.TrimSpill(ws, filepath.Join(".zero", "output", "s1"), "e.txt", 250)
 	for i, p := range paths {
 		_, err := os.Stat(p)
 		if kept := err == nil; kept != (i >= 3) {
@@ -32,11 +34,11 @@ func TestSpillBudget(t *testing.T) {
 		}
 	}
 	// A single result larger than the budget stays: its path is in history.
-	big, err := spill(ws, "s2", true, "big.txt", strings.Repeat("y", 1000))
+	big, err := app.Spill(ws, "s2", true, "big.txt", strings.Repeat("y", 1000))
 	if err != nil {
 		t.Fatal(err)
 	}
-	trimSpill(ws, filepath.Join(".zero", "output", "s2"), "big.txt", 10)
+	app.TrimSpill(ws, filepath.Join(".zero", "output", "s2"), "big.txt", 10)
 	if _, err := os.Stat(big); err != nil {
 		t.Fatalf("the file just written was removed: %v", err)
 	}
@@ -57,11 +59,11 @@ func TestSpillNeverLeavesTheWorkspace(t *testing.T) {
 	if err := os.Symlink(yours, filepath.Join(ws, ".zero", "output", "s1")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := spill(ws, "s1", true, "x.txt", "data"); err == nil {
+	if _, err := app.Spill(ws, "s1", true, "x.txt", "data"); err == nil {
 		t.Error("spill wrote through a link out of the workspace")
 	}
-	trimSpill(ws, filepath.Join(".zero", "output", "s1"), "", 0)
-	removeSpill(ws, "s1")
+	app.TrimSpill(ws, filepath.Join(".zero", "output", "s1"), "", 0)
+	app.RemoveSpill(ws, "s1")
 	if b, err := os.ReadFile(precious); err != nil || string(b) != "keep me" {
 		t.Fatalf("a file outside the workspace was touched: %q, %v", b, err)
 	}
@@ -75,19 +77,19 @@ func TestSpillNeverLeavesTheWorkspace(t *testing.T) {
 func TestRemoveSpill(t *testing.T) {
 	ws := t.TempDir()
 	t.Setenv("TMPDIR", t.TempDir())
-	a, err := spill(ws, "s1", true, "a.txt", "a")
+	a, err := app.Spill(ws, "s1", true, "a.txt", "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := spill(ws, "s1", false, "b.txt", "b")
+	b, err := app.Spill(ws, "s1", false, "b.txt", "b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := spill(ws, "s2", true, "c.txt", "c")
+	other, err := app.Spill(ws, "s2", true, "c.txt", "c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	removeSpill(ws, "s1")
+	app.RemoveSpill(ws, "s1")
 	for _, p := range []string{a, b} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s survived its session", p)
@@ -106,11 +108,11 @@ func TestSpillIDIsNotAPath(t *testing.T) {
 	if err := os.MkdirAll(keep, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	removeSpill(ws, "../../src")
+	app.RemoveSpill(ws, "../../src")
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("removeSpill of a path-like id removed a workspace folder: %v", err)
 	}
-	if _, err := spill(ws, "../../src", true, "x.txt", "x"); err == nil {
+	if _, err := app.Spill(ws, "../../src", true, "x.txt", "x"); err == nil {
 		t.Fatal("spill accepted a path-like session id")
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/zeroagent/zero/app"
 
 	"github.com/zeroagent/zero/store"
 )
@@ -68,7 +69,7 @@ func storeCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "zero store check: --empty is a flag of zero store recover")
 		return 2
 	}
-	path, err := storePath()
+	path, err := app.StorePath()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
@@ -89,7 +90,7 @@ func checkStoreFile(path string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "zero store: there is no store at %s yet (the first session makes it)\n", path)
 		return 0
 	case store.IsDamaged(err):
-		fmt.Fprintln(stderr, "zero store:", damagedStore(path, err))
+		fmt.Fprintln(stderr, "zero store:", app.DamagedStore(path, err))
 		return 1
 	case err != nil:
 		fmt.Fprintln(stderr, "zero store:", err)
@@ -172,33 +173,11 @@ func countOf(n int, thing string) string {
 	return fmt.Sprintf("%d %s", n, plural)
 }
 
-// storeDamage says what happened to a damaged session store (err is its
-// error), and storeFix what to do: together, damagedStore, the message
-// of every command that finds the store damaged.
-func storeDamage(path string, err error) string {
-	if de, ok := errors.AsType[*store.DamagedError](err); ok {
-		path = de.Path
-	}
-	return fmt.Sprintf("the session store %s is damaged (%s): its sessions and memories cannot be read", path, store.DamageReason(err))
-}
-
-const storeFix = "zero store recover moves it aside, keeping it, and starts a new store with what still reads"
-
-func damagedStore(path string, err error) string {
-	return storeDamage(path, err) + "; " + storeFix
-}
-
-// recoverFix is zero doctor's fix for a damaged store at path.
-func recoverFix(path string) string {
-	return "zero store recover (it renames the damaged file to " + filepath.Base(path) + ".damaged-<UTC time>, keeping it, " +
-		"starts a new store, and copies into it the sessions and memories that still read)"
-}
-
 // printStoreErr prints the error of a command on the store at path: the
 // clear message when it says the file is damaged.
 func printStoreErr(stderr io.Writer, name, path string, err error) {
 	if store.IsDamaged(err) {
-		fmt.Fprintf(stderr, "%s: %s\n", name, damagedStore(path, err))
+		fmt.Fprintf(stderr, "%s: %s\n", name, app.DamagedStore(path, err))
 		return
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroagent/zero/app"
+
 	"github.com/zeroagent/zero/internal/dockertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/tools"
@@ -120,10 +122,10 @@ func TestUserToolCannotTakeABuiltinName(t *testing.T) {
 		mustWrite(t, filepath.Join(conf, "zero", "prompts", "agent.system.tool."+name+".md"), "### "+name+"\nmine\n")
 	}
 	a := localApp(t, conf)
-	if a.mem != nil {
+	if a.Memory != nil {
 		t.Fatal("this app has a memory: the test wants Zero's memory tools missing")
 	}
-	st, err := a.setupFor(newID(), "default", "", nil, false)
+	st, err := a.SetupFor(app.NewID(), "default", "", nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,13 +143,13 @@ func TestUserToolCannotTakeABuiltinName(t *testing.T) {
 // localApp is the app of a new workspace with the user's configuration in
 // conf (XDG_CONFIG_HOME), a model named and the local sandbox, as the
 // commands build it.
-func localApp(t *testing.T, conf string) *app {
+func localApp(t *testing.T, conf string) *app.App {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", conf)
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	t.Setenv("ZERO_MODEL", "m")
 	t.Setenv("ZERO_SANDBOX", "local")
-	a, err := newAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestWorkspaceMCPChoosesNoDirectory(t *testing.T) {
 	a := localApp(t, t.TempDir())
 	code := t.TempDir()
 	mustWrite(t, filepath.Join(code, ".mcp.json"), `{"mcpServers": {"s": {"command": "./srv", "cwd": "/", "tools": {"allow": ["x"]}, "env": {"K": "v"}}}}`)
-	got := a.workspaceMCP(code)
+	got := a.WorkspaceMCP(code)
 	if len(got) != 1 || got[0].Dir != code || got[0].Command != "./srv" || len(got[0].Tools.Allow) != 0 || got[0].Env["K"] != "v" {
 		t.Errorf("workspaceMCP = %+v, want ./srv run in %s with no filter of its own choosing", got, code)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 // (Claude Code's and Cursor's file: {"mcpServers": {name: {command, args,
 // env} or {type: "http", url, headers}}}), from code, the copy of what the
 // user trusted (see workspaceCode); none when the workspace is not trusted.
-func (a *app) workspaceMCP(code string) []mcpclient.Server {
+func (a *App) WorkspaceMCP(code string) []mcpclient.Server {
 	if code == "" {
 		return nil
 	}
@@ -24,7 +24,7 @@ func (a *app) workspaceMCP(code string) []mcpclient.Server {
 	}
 	var f mcpconf.File
 	if err := json.Unmarshal([]byte(raw), &f); err != nil {
-		a.warn.warn(fmt.Sprintf("%s: %v; its MCP servers are not started", filepath.Join(a.ws, ".mcp.json"), err))
+		a.Warn.warn(fmt.Sprintf("%s: %v; its MCP servers are not started", filepath.Join(a.Workspace, ".mcp.json"), err))
 		return nil
 	}
 	var out []mcpclient.Server
@@ -37,9 +37,9 @@ func (a *app) workspaceMCP(code string) []mcpclient.Server {
 			// so a relative script or module is the trusted copy, and an
 			// absolute path into the workspace is pointed at the copy too.
 			// Nothing the agent writes into the workspace afterwards runs.
-			s.Command, s.Dir = inSnapshot(c.Command, a.ws, code), code
+			s.Command, s.Dir = inSnapshot(c.Command, a.Workspace, code), code
 			for _, arg := range c.Args {
-				s.Args = append(s.Args, inSnapshot(arg, a.ws, code))
+				s.Args = append(s.Args, inSnapshot(arg, a.Workspace, code))
 			}
 		}
 		out = append(out, s)

@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,84 +15,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/zeroagent/zero/app"
 
-	"github.com/zeroagent/zero/server"
+	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/zeroagent/zero/trust"
 )
-
-// workspaceCode returns the folder laid out like the workspace from which
-// its extensions may run, and the trust state they are in. The folder is a
-// private copy of exactly the content the user trusted (see trust.Snapshot);
-// it is "" when the workspace's code may not run, which is then said once as
-// a warning.
-func (a *app) workspaceCode() (string, trust.State) {
-	st, err := a.trustState()
-	if err != nil { // unreadable, too large, or a damaged store: nothing runs
-		a.warn.warn(fmt.Sprintf("workspace code is off: %v", err))
-		return "", st
-	}
-	m := st.Manifest
-	if !st.Runs() {
-		if msg := st.Message(); msg != "" {
-			a.warn.warn(msg)
-		}
-		return "", st
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if dir := a.snapshots[m.Digest]; dir != "" {
-		return dir, st
-	}
-	dir, err := trust.Snapshot(m)
-	if err != nil {
-		a.warn.warn(fmt.Sprintf("workspace code is off: %v", err))
-		return "", st
-	}
-	if a.snapshots == nil {
-		a.snapshots = map[string]string{}
-	}
-	a.snapshots[m.Digest] = dir
-	return dir, st
-}
-
-// trustState is the state of the workspace's code now, without warnings.
-func (a *app) trustState() (trust.State, error) {
-	m, err := trust.Scan(a.ws)
-	if err != nil {
-		return trust.State{Status: trust.StatusUntrusted, Manifest: &trust.Manifest{Workspace: a.ws}}, err
-	}
-	return a.trust.Check(m)
-}
-
-// trustDigest trusts the workspace's current code if its digest is still
-// the one the user was shown; any other content stays untrusted.
-func (a *app) trustDigest(digest string) (trust.State, error) {
-	m, err := trust.Scan(a.ws)
-	if err != nil {
-		return trust.State{}, err
-	}
-	if m.Digest != digest {
-		st, _ := a.trust.Check(m)
-		return st, errTrustMoved
-	}
-	if err := grantAndKeep(a.trust, m, a.userDir); err != nil {
-		return trust.State{}, err
-	}
-	return a.trust.Check(m)
-}
-
-var errTrustMoved = errors.New("the workspace's code changed after it was shown to you; review it again")
-
-// removeSnapshots deletes the private copies of trusted code.
-func (a *app) removeSnapshots() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for d, dir := range a.snapshots {
-		os.RemoveAll(dir)
-		delete(a.snapshots, d)
-	}
-}
 
 // trustCommand lists the workspace's code and records the user's trust in
 // exactly that content, or revokes it.
@@ -130,16 +54,16 @@ workspace. Without a terminal to ask on, --yes is needed.`,
 		fmt.Fprintf(stderr, "zero trust: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	ws, err := resolveWorkspace(*workspace)
+	ws, err := app.ResolveWorkspace(*workspace)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
-	store := trust.NewStore(userConfigDir())
+	store := trust.NewStore(app.UserConfigDir())
 	if *revoke {
 		had, err := store.Revoke(ws)
 		if err == nil {
-			err = os.RemoveAll(trustedCopyDir(userConfigDir(), ws))
+			err = os.RemoveAll(app.TrustedCopyDir(app.UserConfigDir(), ws))
 		}
 		switch {
 		case err != nil:
@@ -182,7 +106,7 @@ workspace. Without a terminal to ask on, --yes is needed.`,
 		fmt.Fprintln(stdout, "\nalready trusted: nothing changed since", st.Trusted.Local().Format("2006-01-02 15:04"))
 		return 0
 	}
-	if err := reviewCode(stdout, st, trustedCopyDir(userConfigDir(), ws)); err != nil {
+	if err := reviewCode(stdout, st, app.TrustedCopyDir(app.UserConfigDir(), ws)); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
@@ -199,11 +123,11 @@ workspace. Without a terminal to ask on, --yes is needed.`,
 			return 1
 		}
 	}
-	if err := grantAndKeep(store, m, userConfigDir()); err != nil {
+	if err := app.GrantAndKeep(store, m, app.UserConfigDir()); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "\ntrusted (%s, recorded in %s). Any change to these files turns them off again.\n", short(m.Digest), store.Path())
+	fmt.Fprintf(stdout, "\ntrusted (%s, recorded in %s). Any change to these files turns them off again.\n", app.Short(m.Digest), store.Path())
 	return 0
 }
 
@@ -274,7 +198,7 @@ func reviewCode(w io.Writer, st trust.State, copyDir string) error {
 		if f.Link != "" {
 			what += ", a link to " + reviewable(f.Link)
 		}
-		fmt.Fprintf(w, "\n== %s  (%s, %s, %s)\n", reviewable(f.Path), reviewable(what), plural(len(data), "byte"), short(f.Digest))
+		fmt.Fprintf(w, "\n== %s  (%s, %s, %s)\n", reviewable(f.Path), reviewable(what), plural(len(data), "byte"), app.Short(f.Digest))
 		if st.Status == trust.StatusChanged && changed[f.Path] == "" {
 			fmt.Fprintln(w, "   (unchanged since you trusted it)")
 			continue
@@ -358,59 +282,6 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// trustedCopyDir is where the copy of a workspace's code as the user last
-// trusted it is kept, for the diff of the next review: in the user's config
-// directory, one folder per workspace. The copies are never run (no file
-// in them is executable).
-func trustedCopyDir(userDir, ws string) string {
-	sum := sha256.Sum256([]byte(ws))
-	return filepath.Join(userDir, "trusted", hex.EncodeToString(sum[:8]))
-}
-
-// grantAndKeep records the user's trust in exactly m and keeps a copy of
-// its files for the diff of the next review. A copy that cannot be kept
-// costs only that diff: the trust stands, and the next review shows whole
-// files.
-func grantAndKeep(st *trust.Store, m *trust.Manifest, userDir string) error {
-	if err := st.Grant(m); err != nil {
-		return err
-	}
-	dir := trustedCopyDir(userDir, m.Workspace)
-	if err := os.RemoveAll(dir); err != nil {
-		return nil
-	}
-	snap, err := trust.Snapshot(m)
-	if err != nil {
-		return nil
-	}
-	defer os.RemoveAll(snap)
-	_ = copyTree(snap, filepath.Join(dir, "files"))
-	return nil
-}
-
-// copyTree copies the regular files under src into dst, readable by the
-// user only and never executable.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
-			return err
-		}
-		return os.WriteFile(out, data, 0o600)
-	})
-}
-
 // printManifest lists the acting files, marking what changed since the
 // user last trusted the workspace.
 func printManifest(w io.Writer, st trust.State) {
@@ -425,7 +296,7 @@ func printManifest(w io.Writer, st trust.State) {
 		if f.Link != "" {
 			note = strings.TrimSpace(note + " → " + f.Link)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reviewable(f.Path), reviewable(f.Kind), reviewable(f.Point), short(f.Digest), reviewable(note))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", reviewable(f.Path), reviewable(f.Kind), reviewable(f.Point), app.Short(f.Digest), reviewable(note))
 	}
 	for _, c := range st.Changes {
 		if c.What == "removed" {
@@ -433,79 +304,4 @@ func printManifest(w io.Writer, st trust.State) {
 		}
 	}
 	tw.Flush()
-}
-
-// trustSummary says in one line what may run of the workspace's code.
-func trustSummary(st trust.State) string {
-	switch st.Status {
-	case trust.StatusNone:
-		return "none (nothing in .zero/ can run)"
-	case trust.StatusTrusted:
-		return fmt.Sprintf("trusted (%d files, %s, since %s)", len(st.Manifest.Files), short(st.Manifest.Digest), st.Trusted.Local().Format("2006-01-02 15:04"))
-	}
-	return "off: " + st.Message()
-}
-
-// short is a digest's first 12 hex digits, enough to compare by eye.
-func short(digest string) string {
-	d := strings.TrimPrefix(digest, "sha256:")
-	if len(d) > 12 {
-		d = d[:12]
-	}
-	return d
-}
-
-// hostTrust is the editor faces' server.Trust: each workspace's app
-// decides for its own code.
-type hostTrust struct{ h *host }
-
-var _ server.Trust = hostTrust{}
-
-// TrustState implements server.Trust.
-func (t hostTrust) TrustState(roots []string) (server.TrustState, error) {
-	a, err := t.h.appOf(roots)
-	if err != nil {
-		return server.TrustState{}, err
-	}
-	st, err := a.trustState()
-	return serverTrust(st), err
-}
-
-// Grant implements server.Trust.
-func (t hostTrust) Grant(roots []string, digest string) (server.TrustState, error) {
-	a, err := t.h.appOf(roots)
-	if err != nil {
-		return server.TrustState{}, err
-	}
-	st, err := a.trustDigest(digest)
-	if errors.Is(err, errTrustMoved) {
-		err = server.ErrTrustMoved
-	}
-	if err == nil {
-		a.logger.Info("workspace code trusted", "workspace", a.ws, "digest", digest, "files", len(st.Manifest.Files))
-	}
-	return serverTrust(st), err
-}
-
-// serverTrust converts a trust state for the faces.
-func serverTrust(st trust.State) server.TrustState {
-	out := server.TrustState{Status: string(st.Status), Message: st.Message()}
-	m := st.Manifest
-	if m == nil {
-		return out
-	}
-	out.Workspace, out.Digest = m.Workspace, m.Digest
-	changed := map[string]string{}
-	for _, c := range st.Changes {
-		changed[c.Path] = c.What
-	}
-	for _, f := range m.Files {
-		out.Files = append(out.Files, server.TrustFile{Path: f.Path, Kind: f.Kind, Point: f.Point, Digest: f.Digest, Change: changed[f.Path]})
-	}
-	for _, c := range st.Changes {
-		if c.What == "removed" {
-			out.Files = append(out.Files, server.TrustFile{Path: c.Path, Change: c.What})
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import "golang.org/x/sys/unix"
 
@@ -7,6 +7,6 @@ import "golang.org/x/sys/unix"
 // without a PID namespace (the local backend without bubblewrap) cannot
 // read Zero's API key from its environment, nor attach a debugger to it.
 // Commands it starts are dumpable again once they exec.
-func harden() {
+func Harden() {
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -33,7 +33,7 @@ func spillDirs(ws, id string) [][2]string {
 }
 
 // spill writes one result and returns its path.
-func spill(ws, id string, inWorkspace bool, name, text string) (string, error) {
+func Spill(ws, id string, inWorkspace bool, name, text string) (string, error) {
 	if !server.ValidID(id) {
 		return "", fmt.Errorf("session id %q cannot name a folder", id)
 	}
@@ -42,21 +42,21 @@ func spill(ws, id string, inWorkspace bool, name, text string) (string, error) {
 	if inWorkspace {
 		d = dirs[0]
 	}
-	path, err := spillInto(d[0], d[1], name, text)
+	path, err := SpillInto(d[0], d[1], name, text)
 	if err != nil {
 		return "", err
 	}
 	if inWorkspace {
 		noteSpillWorkspace(ws)
 	}
-	trimSpill(d[0], d[1], name, spillBudget)
+	TrimSpill(d[0], d[1], name, spillBudget)
 	return path, nil
 }
 
 // spillInto writes text to root/dir/name without ever leaving root (the
 // agent could have made .zero/output a link to a folder of yours), and
 // returns the file's path.
-func spillInto(root, dir, name, text string) (string, error) {
+func SpillInto(root, dir, name, text string) (string, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return "", err
@@ -75,7 +75,7 @@ func spillInto(root, dir, name, text string) (string, error) {
 // trimSpill removes the oldest regular files of root/dir, but never keep
 // (the one just written), until they hold at most budget bytes. Best
 // effort: spilled output is a convenience.
-func trimSpill(root, dir, keep string, budget int64) {
+func TrimSpill(root, dir, keep string, budget int64) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return
@@ -120,7 +120,7 @@ func trimSpill(root, dir, keep string, budget int64) {
 
 // removeSpill removes a deleted session's spilled output, never leaving
 // the roots it is in.
-func removeSpill(ws, id string) {
+func RemoveSpill(ws, id string) {
 	if !server.ValidID(id) { // never a path: "../x" would be a folder of the workspace
 		return
 	}
@@ -151,7 +151,7 @@ func noteSpillWorkspace(ws string) {
 	if slices.Contains(spillWorkspaces(), ws) {
 		return
 	}
-	dir := stateDir()
+	dir := StateDir()
 	if dir == "" || os.MkdirAll(dir, 0o700) != nil {
 		return
 	}
@@ -165,7 +165,7 @@ func noteSpillWorkspace(ws string) {
 
 // spillWorkspaces reads the list: the newest maxSpillList workspaces.
 func spillWorkspaces() []string {
-	dir := stateDir()
+	dir := StateDir()
 	if dir == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 
 // hostMemory lists and searches the memory of a workspace for the faces,
 // masked with the secrets of the workspace's app (see workspaceMemories).
-type hostMemory struct{ h *host }
+type hostMemory struct{ h *Host }
 
 func (m hostMemory) Memories(ctx context.Context, q server.MemoryQuery) ([]server.MemoryInfo, error) {
-	if m.h.store == nil {
+	if m.h.Store == nil {
 		return nil, fmt.Errorf("memory: %w", server.ErrUnsupported)
 	}
 	// A workspace an editor works in has its app, with its embedding model;
@@ -26,19 +26,19 @@ func (m hostMemory) Memories(ctx context.Context, q server.MemoryQuery) ([]serve
 	// workspace's secrets (the user's secrets.env and Zero's own keys).
 	m.h.mu.Lock()
 	a := m.h.apps[q.Workspace]
-	def := m.h.apps[m.h.ws]
+	def := m.h.apps[m.h.Workspace]
 	m.h.mu.Unlock()
-	svc := memory.New(memory.Options{Store: m.h.store})
-	if a != nil && a.mem != nil {
-		svc = a.mem
+	svc := memory.New(memory.Options{Store: m.h.Store})
+	if a != nil && a.Memory != nil {
+		svc = a.Memory
 	}
 	var set *secrets.Set
 	if a != nil {
-		set = a.secrets()
+		set = a.Secrets()
 	} else if def != nil {
-		set = def.secrets()
+		set = def.Secrets()
 	}
-	return workspaceMemories(ctx, svc, set, q.Workspace, q.Query, q.Area, q.Limit)
+	return WorkspaceMemories(ctx, svc, set, q.Workspace, q.Query, q.Area, q.Limit)
 }
 
 // workspaceMemories lists the newest memories of ws and the user's, or
@@ -48,7 +48,7 @@ func (m hostMemory) Memories(ctx context.Context, q server.MemoryQuery) ([]serve
 // loop.AliasKeeper), but a value can still reach the store another way (a
 // knowledge file, `zero memory save`, a memory saved by an older Zero),
 // and no face shows it.
-func workspaceMemories(ctx context.Context, svc *memory.Service, set *secrets.Set, ws, query, area string, limit int) ([]server.MemoryInfo, error) {
+func WorkspaceMemories(ctx context.Context, svc *memory.Service, set *secrets.Set, ws, query, area string, limit int) ([]server.MemoryInfo, error) {
 	scopes := []string{ws, ""}
 	var hits []memory.Hit
 	if query == "" {
@@ -75,7 +75,7 @@ func workspaceMemories(ctx context.Context, svc *memory.Service, set *secrets.Se
 		if h.Scope == "" {
 			scope = "user"
 		}
-		m := maskMemory(set, h.Memory)
+		m := MaskMemory(set, h.Memory)
 		out[i] = server.MemoryInfo{ID: m.ID, Area: m.Area, Text: m.Text, Scope: scope,
 			Timestamp: m.Created.Local().Format(memory.TimeFormat), Source: m.Source, Relevance: h.Relevance, Meta: m.Meta}
 	}
@@ -84,7 +84,7 @@ func workspaceMemories(ctx context.Context, svc *memory.Service, set *secrets.Se
 
 // maskMemory returns m with every secret value in its text, source and
 // metadata replaced by its alias.
-func maskMemory(set *secrets.Set, m memory.Memory) memory.Memory {
+func MaskMemory(set *secrets.Set, m memory.Memory) memory.Memory {
 	if set == nil {
 		return m
 	}
@@ -101,15 +101,15 @@ func maskMemory(set *secrets.Set, m memory.Memory) memory.Memory {
 // those of the workspace's app (the user's secrets.env, the trusted
 // workspace's, Zero's own keys); the user's file and the model key alone
 // when the configuration does not load.
-func memorySecrets(ws string) *secrets.Set {
-	a, err := newAppAt(ws, nil, nil, slog.New(slog.DiscardHandler))
+func MemorySecrets(ws string) *secrets.Set {
+	a, err := NewAppAt(ws, nil, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
-		set, _ := secrets.Load(filepath.Join(userConfigDir(), "secrets.env"))
+		set, _ := secrets.Load(filepath.Join(UserConfigDir(), "secrets.env"))
 		for _, name := range []string{"OPENAI_API_KEY", "ZERO_MCP_TOKEN"} {
 			set = set.With(name, os.Getenv(name))
 		}
 		return set
 	}
-	defer a.close()
-	return a.secrets()
+	defer a.Close()
+	return a.Secrets()
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -40,12 +40,12 @@ import (
 // commonFlags are the flags every command that builds agents takes.
 type commonFlags struct {
 	fs        *flag.FlagSet
-	workspace *string
+	Workspace *string
 }
 
-func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
+func AddCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 	f := &commonFlags{fs: fs}
-	f.workspace = fs.String("workspace", "", "the directory the agent works in (default: the current directory)")
+	f.Workspace = fs.String("workspace", "", "the directory the agent works in (default: the current directory)")
 	fs.String("profile", "", "the agent profile (default: the configured one, agent0)")
 	if withModel {
 		fs.String("model", "", "the chat model (default: $ZERO_MODEL, then config.yaml)")
@@ -59,7 +59,7 @@ func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 }
 
 // overrides are the configuration keys set by flags the user gave.
-func (f *commonFlags) overrides() map[string]string {
+func (f *commonFlags) Overrides() map[string]string {
 	keys := map[string]string{
 		"model": "models.chat.model", "base-url": "models.chat.base_url", "utility-model": "models.utility.model",
 		"profile": "profile", "sandbox": "sandbox.backend", "image": "sandbox.image", "approval": "approval",
@@ -75,24 +75,24 @@ func (f *commonFlags) overrides() map[string]string {
 
 // app is what the commands share: the workspace, the effective
 // configuration and the profiles, and the pieces built from them.
-type app struct {
-	ws, userDir string
-	roots       []string // more workspace folders, writable by the agent
-	cfg         *config.Effective
-	loader      *profiles.Loader
-	logger      *slog.Logger
-	env         []string // the agent's environment: no model keys
-	warn        *warner
-	trust       *trust.Store
+type App struct {
+	Workspace, UserDir string
+	roots              []string // more workspace folders, writable by the agent
+	Config             *config.Effective
+	Loader             *profiles.Loader
+	Logger             *slog.Logger
+	env                []string // the agent's environment: no model keys
+	Warn               *warner
+	Trust              *trust.Store
 	// registryWait bounds sandbox.backend auto's question to the registry
 	// (registryCheckTimeout when zero).
-	registryWait time.Duration
+	RegistryWait time.Duration
 
-	mu      sync.Mutex
+	Mu      sync.Mutex
 	clients map[string]*llm.Client // by endpoint, model, key variable and limits
 	ce      *tools.CodeExecution
 	userCE  map[string]*tools.CodeExecution // per sandbox.user of a profile
-	backend sandbox.Backend
+	Backend sandbox.Backend
 	// snapshots are the private copies of trusted workspace code, by
 	// digest, removed by close.
 	snapshots map[string]string
@@ -101,18 +101,18 @@ type app struct {
 
 	// pools are the MCP server connections of each session (mcpPool);
 	// editorMCP the servers an editor passed for a session.
-	pools     map[string]*mcpclient.Pool
-	editorMCP map[string][]mcpclient.Server
+	Pools     map[string]*mcpclient.Pool
+	EditorMCP map[string][]mcpclient.Server
 	// pulls send the sandbox image's pull progress to each session, by id
 	// (see pullReporting).
-	pulls  map[string]*pullReporter
+	Pulls  map[string]*pullReporter
 	closed bool // by close: no pool is made after it
 	// secretSet is the agents' secrets (see secrets), loaded once.
 	secretSet *secrets.Set
 
 	// mem is the memory (nil without a store); memExt its recall and
 	// memorize extensions.
-	mem    *memory.Service
+	Memory *memory.Service
 	memExt *memory.Extensions
 
 	// wsChecked: the terminal asked about a workspace as broad as the home
@@ -121,36 +121,36 @@ type app struct {
 	wsChecked bool
 }
 
-func newApp(f *commonFlags, stderr io.Writer) (*app, error) {
-	ws, err := resolveWorkspace(*f.workspace)
+func NewApp(f *commonFlags, stderr io.Writer) (*App, error) {
+	ws, err := ResolveWorkspace(*f.Workspace)
 	if err != nil {
 		return nil, err
 	}
-	return newAppAt(ws, nil, f.overrides(), newLogger(stderr))
+	return NewAppAt(ws, nil, f.Overrides(), newLogger(stderr))
 }
 
 // newAppAt builds the app of workspace ws (absolute) with more roots.
-func newAppAt(ws string, roots []string, flags map[string]string, logger *slog.Logger) (*app, error) {
-	userDir := userConfigDir()
+func NewAppAt(ws string, roots []string, flags map[string]string, logger *slog.Logger) (*App, error) {
+	userDir := UserConfigDir()
 	cfg, err := config.Load(config.Sources{UserDir: userDir, Workspace: ws, Flags: flags})
 	if err != nil {
 		return nil, err
 	}
 	loader := profiles.NewLoader(ws, userDir)
-	a := &app{
-		ws:      ws,
-		roots:   roots,
-		userDir: userDir,
-		cfg:     cfg,
-		loader:  loader,
-		logger:  logger,
-		env:     agentEnviron(os.Environ(), keyVariables(cfg, loader)...),
-		warn:    &warner{},
-		trust:   trust.NewStore(userDir),
-		clients: map[string]*llm.Client{},
+	a := &App{
+		Workspace: ws,
+		roots:     roots,
+		UserDir:   userDir,
+		Config:    cfg,
+		Loader:    loader,
+		Logger:    logger,
+		env:       agentEnviron(os.Environ(), keyVariables(cfg, loader)...),
+		Warn:      &warner{},
+		Trust:     trust.NewStore(userDir),
+		clients:   map[string]*llm.Client{},
 	}
 	for _, ig := range cfg.Ignored() {
-		a.warn.warn(ig.String())
+		a.Warn.warn(ig.String())
 	}
 	return a, nil
 }
@@ -178,17 +178,17 @@ func keyVariables(cfg *config.Effective, loader *profiles.Loader) []string {
 
 // openSandbox starts the configured backend and the code execution tool
 // on it.
-func (a *app) openSandbox(ctx context.Context) error {
-	backend, err := a.chooseBackend(ctx)
+func (a *App) OpenSandbox(ctx context.Context) error {
+	backend, err := a.ChooseBackend(ctx)
 	if err != nil {
 		return err
 	}
-	a.backend = backend
+	a.Backend = backend
 	secs := func(t config.Timeouts) sandbox.Timeouts {
 		s := func(n int) time.Duration { return time.Duration(n) * time.Second }
 		return sandbox.Timeouts{FirstOutput: s(t.FirstOutput), BetweenOutput: s(t.BetweenOutput), Max: s(t.Max), Dialog: s(t.Dialog)}
 	}
-	a.ce = tools.NewCodeExecution(backend, tools.Timeouts{Terminal: secs(a.cfg.Sandbox.Timeouts), Output: secs(a.cfg.Sandbox.OutputTimeouts)})
+	a.ce = tools.NewCodeExecution(backend, tools.Timeouts{Terminal: secs(a.Config.Sandbox.Timeouts), Output: secs(a.Config.Sandbox.OutputTimeouts)})
 	return nil
 }
 
@@ -199,7 +199,7 @@ func (a *app) openSandbox(ctx context.Context) error {
 // made) by the first command that needs a shell, its progress shown on
 // that command (see pullReporting). An image that cannot be had is then
 // that command's error, saying what to do.
-func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
+func (a *App) ChooseBackend(ctx context.Context) (sandbox.Backend, error) {
 	local := func() (sandbox.Backend, error) {
 		l, err := a.localBackend()
 		if err != nil {
@@ -209,21 +209,21 @@ func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 			// Not a warning: it is the sandbox working (zero doctor says
 			// what it isolates). A warning event goes out only when
 			// commands would run unconfined.
-			a.logger.Info("local backend under " + l.IsolationSummary())
+			a.Logger.Info("local backend under " + l.IsolationSummary())
 		} else {
 			ask := "; Zero asks before each command"
-			if a.cfg.Approval == "auto" {
+			if a.Config.Approval == "auto" {
 				ask = "; approval auto: they run without asking"
 			}
-			a.warn.warn("local backend without isolation: " + l.IsolationSummary() + ask)
+			a.Warn.warn("local backend without isolation: " + l.IsolationSummary() + ask)
 		}
 		return l, nil
 	}
-	switch b := a.cfg.Sandbox.Backend; b {
+	switch b := a.Config.Sandbox.Backend; b {
 	case "local":
 		return local()
 	case "docker", "auto", "":
-		d, err := a.docker()
+		d, err := a.Docker()
 		if err == nil {
 			pctx, cancel := context.WithTimeout(ctx, engineCheckTimeout)
 			_, err = d.ListContainers(pctx) // does an engine answer?
@@ -232,11 +232,11 @@ func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 				// The engine answered: only an image that cannot be had
 				// chooses the local backend. A registry that is slow to
 				// say does not (the first command pulls, showing how).
-				rctx, cancel := context.WithTimeout(ctx, cmp.Or(a.registryWait, registryCheckTimeout))
+				rctx, cancel := context.WithTimeout(ctx, cmp.Or(a.RegistryWait, registryCheckTimeout))
 				err = a.imageCanBeHad(rctx, d)
 				cancel()
 				if _, ok := errors.AsType[*sandbox.PullError](err); !ok && err != nil && ctx.Err() == nil {
-					a.warn.warn(fmt.Sprintf("could not learn whether the registry has the sandbox image (%v); using Docker: the first command pulls it", err))
+					a.Warn.warn(fmt.Sprintf("could not learn whether the registry has the sandbox image (%v); using Docker: the first command pulls it", err))
 					err = nil
 				}
 			}
@@ -251,15 +251,15 @@ func (a *app) chooseBackend(ctx context.Context) (sandbox.Backend, error) {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("choosing the sandbox: %w", context.Cause(ctx))
 		case b == "docker":
-			return nil, fmt.Errorf("sandbox.backend docker (%s): %w", a.cfg.Origin("sandbox.backend"), err)
+			return nil, fmt.Errorf("sandbox.backend docker (%s): %w", a.Config.Origin("sandbox.backend"), err)
 		case errors.As(err, &pull):
-			a.warn.warn(fmt.Sprintf("the Docker engine has no image %s and cannot pull it (%v); using the local backend (sandbox.backend auto). For Docker, pull it once online (docker pull %s) or choose an image the engine has with --image IMAGE", pull.Image, pull.Err, pull.Image))
+			a.Warn.warn(fmt.Sprintf("the Docker engine has no image %s and cannot pull it (%v); using the local backend (sandbox.backend auto). For Docker, pull it once online (docker pull %s) or choose an image the engine has with --image IMAGE", pull.Image, pull.Err, pull.Image))
 			return local()
 		}
-		a.warn.warn(fmt.Sprintf("no Docker engine answered (%v); using the local backend", err))
+		a.Warn.warn(fmt.Sprintf("no Docker engine answered (%v); using the local backend", err))
 		return local()
 	default:
-		return nil, fmt.Errorf("sandbox.backend %q (%s): want auto, docker or local", b, a.cfg.Origin("sandbox.backend"))
+		return nil, fmt.Errorf("sandbox.backend %q (%s): want auto, docker or local", b, a.Config.Origin("sandbox.backend"))
 	}
 }
 
@@ -275,7 +275,7 @@ const (
 // registry does (the engine fetches the manifest, not the layers): with
 // sandbox.backend auto, an image that cannot be had chooses the local
 // backend now rather than failing the first command.
-func (a *app) imageCanBeHad(ctx context.Context, d *sandbox.Docker) error {
+func (a *App) imageCanBeHad(ctx context.Context, d *sandbox.Docker) error {
 	st, err := d.ImageStatus(ctx)
 	if err != nil || st.Present {
 		return err
@@ -288,29 +288,29 @@ func (a *app) imageCanBeHad(ctx context.Context, d *sandbox.Docker) error {
 // sandbox.network is "host" (the host's network is all it could share;
 // Docker's default "bridge" has no local equivalent) and the credential
 // folders and sockets hidden, plus sandbox.hide.
-func (a *app) localBackend() (*sandbox.Local, error) {
+func (a *App) localBackend() (*sandbox.Local, error) {
 	// The spilled output of other workspaces' sessions too: the host is
 	// readable under bubblewrap, and a container sees only its mounts.
 	hide := a.hidden()
 	for _, w := range spillWorkspaces() {
-		if w != a.ws && !slices.Contains(a.roots, w) {
+		if w != a.Workspace && !slices.Contains(a.roots, w) {
 			hide = append(hide, filepath.Join(w, ".zero", "output"))
 		}
 	}
-	return sandbox.NewLocal(sandbox.LocalOptions{Dir: a.ws, Roots: a.roots, BaseEnv: a.env, Isolation: sandbox.IsolationAuto,
-		Network: a.cfg.Sandbox.Network == "host",
+	return sandbox.NewLocal(sandbox.LocalOptions{Dir: a.Workspace, Roots: a.roots, BaseEnv: a.env, Isolation: sandbox.IsolationAuto,
+		Network: a.Config.Sandbox.Network == "host",
 		Hide:    hide,
-		Logger:  a.logger.With("component", "sandbox")})
+		Logger:  a.Logger.With("component", "sandbox")})
 }
 
 // hidden lists the paths the agent's commands must not see: the built-in
 // credential folders and sockets, Zero's own config folder (the trust
 // records), and sandbox.hide with ~ expanded.
-func (a *app) hidden() []string {
+func (a *App) hidden() []string {
 	home, _ := os.UserHomeDir()
-	list := sandbox.DefaultHidden(home, os.Getenv("XDG_RUNTIME_DIR"), a.userDir)
+	list := sandbox.DefaultHidden(home, os.Getenv("XDG_RUNTIME_DIR"), a.UserDir)
 	list = append(list, zeroState(home)...)
-	for _, p := range a.cfg.Sandbox.Hide {
+	for _, p := range a.Config.Sandbox.Hide {
 		if rest, ok := strings.CutPrefix(p, "~/"); ok {
 			if home == "" {
 				continue
@@ -325,7 +325,7 @@ func (a *app) hidden() []string {
 // stateDir is Zero's state folder ($XDG_STATE_HOME/zero, else
 // ~/.local/state/zero; "" without a home): the chat's log, the list of
 // workspaces with spilled output.
-func stateDir() string {
+func StateDir() string {
 	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
 		return filepath.Join(dir, "zero")
 	}
@@ -347,14 +347,14 @@ func stateDir() string {
 // only its mounts).
 func zeroState(home string) []string {
 	var out []string
-	if path, err := storePath(); err == nil {
+	if path, err := StorePath(); err == nil {
 		if def, err := store.DefaultPath(); err == nil && def == path {
 			out = append(out, filepath.Dir(path))
 		} else if abs, err := filepath.Abs(path); err == nil {
 			out = append(out, abs, abs+"-wal", abs+"-shm", abs+"-journal", abs+".locks")
 		}
 	}
-	if dir := stateDir(); dir != "" {
+	if dir := StateDir(); dir != "" {
 		out = append(out, dir)
 	}
 	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" && filepath.IsAbs(tmp) {
@@ -364,14 +364,14 @@ func zeroState(home string) []string {
 }
 
 // docker builds the Docker backend from the configuration.
-func (a *app) docker() (*sandbox.Docker, error) {
-	c := a.cfg.Sandbox
+func (a *App) Docker() (*sandbox.Docker, error) {
+	c := a.Config.Sandbox
 	mem, err := parseSize(c.Memory)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox.memory (%s): %w", a.cfg.Origin("sandbox.memory"), err)
+		return nil, fmt.Errorf("sandbox.memory (%s): %w", a.Config.Origin("sandbox.memory"), err)
 	}
 	return sandbox.NewDocker(sandbox.DockerOptions{
-		Workspace: a.ws,
+		Workspace: a.Workspace,
 		Mounts:    a.roots,
 		Image:     c.Image,
 		User:      c.User,
@@ -381,10 +381,10 @@ func (a *app) docker() (*sandbox.Docker, error) {
 		Pids:      int64(c.Pids),
 		Provision: c.Provision,
 		Hide:      a.hidden(),
-		Logger:    a.logger.With("component", "sandbox"),
+		Logger:    a.Logger.With("component", "sandbox"),
 		OnPull: func(p sandbox.PullProgress) {
 			if p.Total == 0 && p.Status != "" && p.Layer == "" { // "Pulling from …", "Digest: …": not warnings
-				a.logger.Info("pulling the sandbox image", "image", p.Image, "status", p.Status)
+				a.Logger.Info("pulling the sandbox image", "image", p.Image, "status", p.Status)
 			}
 		},
 	})
@@ -430,11 +430,11 @@ func parseSize(s string) (int64, error) {
 // sid: on the Docker backend, a command that waits for the sandbox image
 // to be pulled shows the pull's progress as sandbox_pull events on its tool
 // call, and an image that cannot be pulled is its error, saying what to do.
-func (a *app) pullReporting(sid string, ce *tools.CodeExecution) []loop.Tool {
-	a.mu.Lock()
-	r := a.pulls[sid]
-	a.mu.Unlock()
-	if _, docker := a.backend.(*sandbox.Docker); !docker || r == nil {
+func (a *App) pullReporting(sid string, ce *tools.CodeExecution) []loop.Tool {
+	a.Mu.Lock()
+	r := a.Pulls[sid]
+	a.Mu.Unlock()
+	if _, docker := a.Backend.(*sandbox.Docker); !docker || r == nil {
 		return []loop.Tool{ce, ce.InputTool()}
 	}
 	return []loop.Tool{pullingCE{ce, r}, pullingInput{ce.InputTool(), r}}
@@ -442,7 +442,7 @@ func (a *app) pullReporting(sid string, ce *tools.CodeExecution) []loop.Tool {
 
 // pullReporter tells one session how a pull it waits for goes.
 type pullReporter struct {
-	a    *app
+	a    *App
 	emit func(loop.Event) // the session's sink
 }
 
@@ -495,9 +495,9 @@ func (r *pullReporter) execute(ctx context.Context, call *loop.ToolCall, run fun
 
 // codeExecutionAs is the code execution tool whose shells run as user,
 // one per user, for profiles with sandbox.user.
-func (a *app) codeExecutionAs(user string) (*tools.CodeExecution, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+func (a *App) codeExecutionAs(user string) (*tools.CodeExecution, error) {
+	a.Mu.Lock()
+	defer a.Mu.Unlock()
 	if ce := a.userCE[user]; ce != nil {
 		return ce, nil
 	}
@@ -520,20 +520,20 @@ func (a *app) codeExecutionAs(user string) (*tools.CodeExecution, error) {
 // tools' shells: Docker's Close kills every shell's commands with one exec
 // and closes the shells in parallel, where the tools would close them one
 // by one.
-func (a *app) close() {
+func (a *App) Close() {
 	defer a.removeSnapshots()
-	a.mu.Lock()
-	pools := a.pools
-	a.pools, a.closed = nil, true
+	a.Mu.Lock()
+	pools := a.Pools
+	a.Pools, a.closed = nil, true
 	userCE := slices.Collect(maps.Values(a.userCE)) // runs past the grace may still add one
-	a.mu.Unlock()
+	a.Mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range pools {
 		wg.Go(func() { p.Close() })
 	}
 	wg.Go(func() {
-		if a.backend != nil {
-			a.backend.Close()
+		if a.Backend != nil {
+			a.Backend.Close()
 		}
 		for _, ce := range userCE {
 			ce.Close()
@@ -560,17 +560,17 @@ type endpoint struct {
 // and the session's model ("" for the configured one); see client. It
 // fails with errNoModel when no model is set and errNoKey when OpenAI's
 // endpoint would get no key, returning what it resolved all the same.
-func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint, error) {
+func (a *App) endpoint(role string, p *profiles.Profile, model string) (endpoint, error) {
 	o := p.Spec.Models[role]
 	fromWorkspace := func(origin string) bool { return strings.Contains(origin, "project ") }
-	m := a.cfg.Models.Chat
+	m := a.Config.Models.Chat
 	switch role {
 	case "utility":
-		m = a.cfg.Models.Utility
+		m = a.Config.Models.Utility
 	case "embedding":
-		m = a.cfg.Models.Embedding
+		m = a.Config.Models.Embedding
 	}
-	field := func(name string) string { return a.cfg.Origin("models." + role + "." + name) }
+	field := func(name string) string { return a.Config.Origin("models." + role + "." + name) }
 	// A workspace's api_key_env stands only when it is yours or empty (no
 	// key sent): config.Load ignores any other, keeping your value.
 	keyEnv, workspaceEndpoint := m.APIKeyEnv, fromWorkspace(field("base_url"))
@@ -580,7 +580,7 @@ func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint
 		m.Model = model
 	case o.Model != "":
 		if origin := field("model"); strings.HasPrefix(origin, "flag") || strings.HasPrefix(origin, "env") {
-			a.warn.warn(fmt.Sprintf("profile %s uses %s model %s from its agent.yaml, not %s from %s", p.Name, role, o.Model, m.Model, origin))
+			a.Warn.warn(fmt.Sprintf("profile %s uses %s model %s from its agent.yaml, not %s from %s", p.Name, role, o.Model, m.Model, origin))
 		}
 		m.Model = o.Model
 	}
@@ -590,7 +590,7 @@ func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint
 	}
 	if o.APIKeyEnv != "" {
 		if projectProfile {
-			a.warn.warn(fmt.Sprintf("profile %s (%s): models.%s.api_key_env is ignored: a workspace cannot choose which secret is sent", p.Name, p.Path, role))
+			a.Warn.warn(fmt.Sprintf("profile %s (%s): models.%s.api_key_env is ignored: a workspace cannot choose which secret is sent", p.Name, p.Path, role))
 		} else {
 			keyEnv = o.APIKeyEnv
 		}
@@ -600,13 +600,13 @@ func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint
 		ep.urlOrigin = fmt.Sprintf("profile %s (%s)", p.Name, p.Path)
 	}
 	if m.Model == "" {
-		return ep, errNoModel
+		return ep, ErrNoModel
 	}
 	if !workspaceEndpoint {
 		ep.key = os.Getenv(keyEnv)
 	}
 	if m.BaseURL == "" && ep.key == "" {
-		return ep, errNoKey
+		return ep, ErrNoKey
 	}
 	return ep, nil
 }
@@ -619,7 +619,7 @@ func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint
 // or a profile in its .zero/agents) gets no key, and a workspace cannot
 // name the variable a key is read from. Your environment, flags and user
 // configuration choose both.
-func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Client, error) {
+func (a *App) client(role string, p *profiles.Profile, model string) (*llm.Client, error) {
 	ep, err := a.endpoint(role, p, model)
 	if err != nil {
 		return nil, err
@@ -627,8 +627,8 @@ func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Clien
 	m, keyEnv, key := ep.m, ep.keyEnv, ep.key
 	rl := llm.RateLimit{Requests: m.RateLimit.Requests, InputTokens: m.RateLimit.InputTokens, OutputTokens: m.RateLimit.OutputTokens}
 	id := fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%v", m.BaseURL, m.Model, keyEnv, rl, m.Timeouts)
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.Mu.Lock()
+	defer a.Mu.Unlock()
 	if c := a.clients[id]; c != nil {
 		return c, nil
 	}
@@ -640,9 +640,9 @@ func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Clien
 		IdleTimeout:   time.Duration(m.Timeouts.Idle) * time.Second,
 		TotalTimeout:  time.Duration(m.Timeouts.Total) * time.Second,
 		OnRateLimit: func(wait time.Duration) {
-			a.warn.warn(fmt.Sprintf("rate limit of %s: waiting %s", model, wait.Round(time.Second)))
+			a.Warn.warn(fmt.Sprintf("rate limit of %s: waiting %s", model, wait.Round(time.Second)))
 		},
-		Logger: a.logger.With("component", "llm", "role", role),
+		Logger: a.Logger.With("component", "llm", "role", role),
 	})
 	if err != nil {
 		return nil, err
@@ -654,7 +654,7 @@ func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Clien
 // model is client for the loop: when nothing answers at the endpoint, its
 // error names the endpoint and the setting that chose it, which is what
 // there is to fix.
-func (a *app) model(role string, p *profiles.Profile, model string) (loop.Model, error) {
+func (a *App) model(role string, p *profiles.Profile, model string) (loop.Model, error) {
 	c, err := a.client(role, p, model)
 	if err != nil {
 		return nil, err
@@ -711,20 +711,20 @@ func shownURL(s string) string {
 // setup builds what an agent of profile name works with: its prompts, its
 // models, the tools it may use and its extensions. withModel false skips
 // the model clients (for `zero prompt`).
-func (a *app) setup(name string, withModel bool) (loop.Setup, error) {
-	return a.setupFor("", name, "", nil, withModel)
+func (a *App) setup(name string, withModel bool) (loop.Setup, error) {
+	return a.SetupFor("", name, "", nil, withModel)
 }
 
 // setupFor is setup with the chat model chosen in the editor ("" for the
 // configured one) and the editor's file access for text_editor (nil for
 // the disk).
-func (a *app) setupFor(sid, name, model string, files tools.Files, withModel bool) (loop.Setup, error) {
-	p, err := a.loader.Load(name)
+func (a *App) SetupFor(sid, name, model string, files tools.Files, withModel bool) (loop.Setup, error) {
+	p, err := a.Loader.Load(name)
 	if err != nil {
 		return loop.Setup{}, err
 	}
 	for _, d := range p.Diagnostics {
-		a.warn.warn(d.String())
+		a.Warn.warn(d.String())
 	}
 
 	st := loop.Setup{Profile: p.Name, Prompts: p.Prompts, Model: noModel{}}
@@ -741,9 +741,9 @@ func (a *app) setupFor(sid, name, model string, files tools.Files, withModel boo
 	// copy of it (see workspaceCode).
 	code, _ := a.workspaceCode()
 	skillset := a.skills(p.Name, code != "")
-	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor(append([]string{a.ws}, a.roots...)...).WithFiles(files)}
-	if a.mem != nil {
-		all = append(all, tools.NewMemory(a.mem, a.ws).Tools()...)
+	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor(append([]string{a.Workspace}, a.roots...)...).WithFiles(files)}
+	if a.Memory != nil {
+		all = append(all, tools.NewMemory(a.Memory, a.Workspace).Tools()...)
 		all = append(all, tools.Behaviour{Adjuster: a.memExt})
 	}
 	if skillset.Len() > 0 {
@@ -752,17 +752,17 @@ func (a *app) setupFor(sid, name, model string, files tools.Files, withModel boo
 	// Documents and the web, as far as the agent's sandbox reaches.
 	online := a.networked()
 	all = append(all, tools.NewDocumentQuery(tools.DocumentQueryOptions{
-		Roots: append([]string{a.ws}, a.roots...), Network: online,
-		AllowPrivate: a.cfg.DocumentQuery.AllowPrivate, Timeout: time.Duration(a.cfg.DocumentQuery.Timeout) * time.Second,
+		Roots: append([]string{a.Workspace}, a.roots...), Network: online,
+		AllowPrivate: a.Config.DocumentQuery.AllowPrivate, Timeout: time.Duration(a.Config.DocumentQuery.Timeout) * time.Second,
 	}))
-	if a.cfg.Search.URL != "" {
-		all = append(all, tools.NewSearchEngine(tools.SearchOptions{URL: a.cfg.Search.URL, Network: online, Timeout: time.Duration(a.cfg.Search.Timeout) * time.Second}))
+	if a.Config.Search.URL != "" {
+		all = append(all, tools.NewSearchEngine(tools.SearchOptions{URL: a.Config.Search.URL, Network: online, Timeout: time.Duration(a.Config.Search.Timeout) * time.Second}))
 	}
 	if a.ce != nil {
 		ce := a.ce
 		if u := p.Spec.Sandbox.User; u != "" {
 			if ce, err = a.codeExecutionAs(u); err != nil {
-				a.warn.warn(fmt.Sprintf("profile %s: sandbox.user %q: %v; its commands run as the others'", p.Name, u, err))
+				a.Warn.warn(fmt.Sprintf("profile %s: sandbox.user %q: %v; its commands run as the others'", p.Name, u, err))
 				ce = a.ce
 			}
 		}
@@ -778,7 +778,7 @@ func (a *app) setupFor(sid, name, model string, files tools.Files, withModel boo
 			st.Tools = append(st.Tools, t)
 		}
 	}
-	layers := hooks.Layers(code, p.Name, a.userDir)
+	layers := hooks.Layers(code, p.Name, a.UserDir)
 	reg := loop.Builtins()
 	if a.memExt != nil {
 		a.memExt.Register(reg)
@@ -791,85 +791,85 @@ func (a *app) setupFor(sid, name, model string, files tools.Files, withModel boo
 	if !withModel {
 		// zero prompt: nothing is started for it
 	} else if pool := a.mcpPool(sid, code); pool != nil {
-		st.ToolSource = mcpclient.Source{Pool: pool, Allow: p.Spec.Tools.Allows, OnError: func(err error) { a.warn.warn(err.Error()) }}
+		st.ToolSource = mcpclient.Source{Pool: pool, Allow: p.Spec.Tools.Allows, OnError: func(err error) { a.Warn.warn(err.Error()) }}
 		mcpclient.Register(reg)
 	}
 	st.Hooks, err = hooks.Resolve(reg, layers, hooks.Options{
-		Logger:  a.logger.With("component", "hooks"),
+		Logger:  a.Logger.With("component", "hooks"),
 		BaseEnv: a.env,
-		Env:     []string{"ZERO_WORKSPACE=" + a.ws},
+		Env:     []string{"ZERO_WORKSPACE=" + a.Workspace},
 		OnWarning: func(w hooks.Warning) {
 			if code != "" { // name the workspace's file, not the copy's
-				w.Path = strings.Replace(w.Path, code, a.ws, 1)
+				w.Path = strings.Replace(w.Path, code, a.Workspace, 1)
 			}
-			a.warn.warn(w.Error())
+			a.Warn.warn(w.Error())
 		},
 	})
 	return st, err
 }
 
 // session builds a session whose agent 0 has the configured profile.
-func (a *app) session(sink func(loop.Event), withModel bool) (*loop.Session, error) {
-	return a.sessionFor(sessionOpts{id: newID()}, sink, withModel)
+func (a *App) Session(sink func(loop.Event), withModel bool) (*loop.Session, error) {
+	return a.SessionFor(SessionOpts{ID: NewID()}, sink, withModel)
 }
 
 // sessionOpts is what an editor chooses for a session.
-type sessionOpts struct {
-	id, profile, model string // "" for the configured profile and model
+type SessionOpts struct {
+	ID, Profile, model string // "" for the configured profile and model
 	files              tools.Files
 	journal            loop.HistoryJournal // records the histories in the store
 	mcp                []mcpclient.Server  // MCP servers the editor passed
 }
 
 // sessionFor builds a session as the editor asked.
-func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
-	if o.id != "" && sink != nil {
-		a.mu.Lock()
-		if a.pulls == nil {
-			a.pulls = map[string]*pullReporter{}
+func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
+	if o.ID != "" && sink != nil {
+		a.Mu.Lock()
+		if a.Pulls == nil {
+			a.Pulls = map[string]*pullReporter{}
 		}
-		a.pulls[o.id] = &pullReporter{a: a, emit: sink}
-		a.mu.Unlock()
+		a.Pulls[o.ID] = &pullReporter{a: a, emit: sink}
+		a.Mu.Unlock()
 	}
 	if len(o.mcp) > 0 {
-		a.addMCPCredentials(o.mcp) // before the session takes its secrets
-		a.mu.Lock()
-		if a.editorMCP == nil {
-			a.editorMCP = map[string][]mcpclient.Server{}
+		a.AddMCPCredentials(o.mcp) // before the session takes its secrets
+		a.Mu.Lock()
+		if a.EditorMCP == nil {
+			a.EditorMCP = map[string][]mcpclient.Server{}
 		}
-		a.editorMCP[o.id] = o.mcp
-		a.mu.Unlock()
+		a.EditorMCP[o.ID] = o.mcp
+		a.Mu.Unlock()
 	}
-	st, err := a.setupFor(o.id, cmp.Or(o.profile, a.cfg.Profile), o.model, o.files, withModel)
+	st, err := a.SetupFor(o.ID, cmp.Or(o.Profile, a.Config.Profile), o.model, o.files, withModel)
 	if err != nil {
 		// No session, so no OnClose: what was kept for it goes now.
-		a.closePool(o.id)
+		a.closePool(o.ID)
 		return nil, err
 	}
-	infos, err := a.loader.List()
+	infos, err := a.Loader.List()
 	if err != nil { // a broken profile elsewhere must not stop this one
-		a.warn.warn(err.Error())
+		a.Warn.warn(err.Error())
 	}
 	if withModel && !a.wsChecked { // an editor chose the folder: nobody was asked
-		if what := broadWorkspace(a.ws); what != "" {
-			a.warn.warn("the workspace is " + what + ": the agent can read and change everything in it; open a project's folder instead")
+		if what := broadWorkspace(a.Workspace); what != "" {
+			a.Warn.warn("the workspace is " + what + ": the agent can read and change everything in it; open a project's folder instead")
 		}
 	}
 	for _, root := range a.roots { // more folders the editor added: nobody was asked either
 		if what := broadWorkspace(root); what != "" {
-			a.warn.warn("a workspace folder (" + root + ") is " + what + ": the agent can read and change everything in it; add a project's folder instead")
+			a.Warn.warn("a workspace folder (" + root + ") is " + what + ": the agent can read and change everything in it; add a project's folder instead")
 		}
 	}
 	backend := "local"
-	if a.backend != nil {
-		backend = a.backend.Name()
+	if a.Backend != nil {
+		backend = a.Backend.Name()
 	}
-	id := o.id
+	id := o.ID
 	var spilled atomic.Int64
 	sess := loop.NewSession(id, loop.Config{
 		Setup: st,
 		Subordinate: func(profile string) (loop.Setup, error) {
-			st, err := a.setupFor(o.id, profile, "", o.files, withModel)
+			st, err := a.SetupFor(o.ID, profile, "", o.files, withModel)
 			if errors.Is(err, profiles.ErrNoProfile) {
 				names := make([]string, len(infos))
 				for i, in := range infos {
@@ -888,34 +888,34 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 			// Named by time too: a session loaded by a later process
 			// must not overwrite the files its history points to.
 			name := fmt.Sprintf("%s-%d-A%d-%s.txt", time.Now().UTC().Format("20060102T150405"), spilled.Add(1), ag.Number, tool)
-			return spill(a.ws, id, confined(a.backend), name, text)
+			return Spill(a.Workspace, id, confined(a.Backend), name, text)
 		},
-		Workspace: a.ws,
+		Workspace: a.Workspace,
 		Sandbox:   backend,
 		Limits: loop.Limits{
-			Misformat:        a.cfg.Limits.Misformat,
-			Repeat:           a.cfg.Limits.Repeat,
-			CriticalRetries:  orNone(a.cfg.Limits.CriticalRetries),
-			SubordinateDepth: orNone(a.cfg.Limits.SubordinateDepth),
-			ContextTokens:    a.cfg.Models.Chat.ContextLength,
+			Misformat:        a.Config.Limits.Misformat,
+			Repeat:           a.Config.Limits.Repeat,
+			CriticalRetries:  orNone(a.Config.Limits.CriticalRetries),
+			SubordinateDepth: orNone(a.Config.Limits.SubordinateDepth),
+			ContextTokens:    a.Config.Models.Chat.ContextLength,
 		},
 		Journal: o.journal,
-		Logger:  a.logger.With("component", "loop"),
-		Secrets: a.secrets(),
+		Logger:  a.Logger.With("component", "loop"),
+		Secrets: a.Secrets(),
 	}, sink)
-	a.warn.attach(sess)
+	a.Warn.attach(sess)
 	return sess, nil
 }
 
 // warner turns diagnostics into warning events; those found before the
 // session exists are held until it does.
 type warner struct {
-	logger *slog.Logger // also logs them, when set (the editor faces)
+	Logger *slog.Logger // also logs them, when set (the editor faces)
 	mu     sync.Mutex
 	// sess are the sessions told, weakly held: the editor faces close
 	// sessions without telling the app.
 	sess  []weak.Pointer[loop.Session]
-	early []string
+	Early []string
 	seen  map[string]bool // each note once: subordinates reload their profile
 }
 
@@ -929,11 +929,11 @@ func (w *warner) warn(text string) {
 		w.seen = map[string]bool{}
 	}
 	w.seen[text] = true
-	if w.logger != nil {
-		w.logger.Warn(text)
+	if w.Logger != nil {
+		w.Logger.Warn(text)
 	}
 	if len(w.sess) == 0 {
-		w.early = append(w.early, text)
+		w.Early = append(w.Early, text)
 		return
 	}
 	live := w.sess[:0]
@@ -950,10 +950,10 @@ func (w *warner) attach(sess *loop.Session) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.sess = append(w.sess, weak.Make(sess))
-	for _, text := range w.early {
+	for _, text := range w.Early {
 		sess.Warn(text)
 	}
-	w.early = nil
+	w.Early = nil
 }
 
 // orNone maps a configured 0 ("none") onto the loop's negative "none"
@@ -976,42 +976,42 @@ func (noModel) Stream(context.Context, llm.Request, llm.StreamFunc) (llm.Result,
 // tools, recall and memorize with the utility model, and the behaviour
 // rules. With an embedding model (models.embedding) memories are searched by
 // meaning too. startMemory starts its background work.
-func (a *app) initMemory(st *store.Store) {
-	if st == nil || a.mem != nil {
+func (a *App) InitMemory(st *store.Store) {
+	if st == nil || a.Memory != nil {
 		return
 	}
 	var emb memory.Embedder
 	ep, err := a.endpoint("embedding", &profiles.Profile{}, "")
 	switch {
-	case errors.Is(err, errNoModel): // none configured: keywords only
+	case errors.Is(err, ErrNoModel): // none configured: keywords only
 	case err != nil:
-		a.warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
+		a.Warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
 	default:
 		e, err := llm.NewEmbedder(llm.EmbedderOptions{Model: ep.m.Model, BaseURL: ep.m.BaseURL, APIKey: ep.key})
 		if err != nil {
-			a.warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
+			a.Warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
 		} else {
 			emb = e
 		}
 	}
-	logger := a.logger.With("component", "memory")
-	a.mem = memory.New(memory.Options{Store: st, Embedder: emb, Logger: logger})
-	c := a.cfg.Memory
+	logger := a.Logger.With("component", "memory")
+	a.Memory = memory.New(memory.Options{Store: st, Embedder: emb, Logger: logger})
+	c := a.Config.Memory
 	s := memory.DefaultSettings()
 	s.Recall, s.RecallInterval, s.Memorize, s.Consolidation = c.Recall, c.RecallInterval, c.Memorize, c.Consolidation
-	a.memExt = memory.NewExtensions(a.mem, func(*loop.Agent) string { return a.ws }, s)
+	a.memExt = memory.NewExtensions(a.Memory, func(*loop.Agent) string { return a.Workspace }, s)
 	a.memExt.Logger = logger
-	a.memExt.UserRules = func() string { return readSmall(filepath.Join(a.userDir, "behaviour.md"), memory.MaxRulesBytes) }
+	a.memExt.UserRules = func() string { return readSmall(filepath.Join(a.UserDir, "behaviour.md"), memory.MaxRulesBytes) }
 }
 
 // startMemory starts the memory's background work: embedding what the
 // embedding model has not embedded yet, and importing the knowledge folders.
-func (a *app) startMemory() {
+func (a *App) startMemory() {
 	if a.memExt == nil {
 		return
 	}
-	if a.mem.Embeddings() {
-		a.memExt.Reembed([]string{a.ws, ""})
+	if a.Memory.Embeddings() {
+		a.memExt.Reembed([]string{a.Workspace, ""})
 	}
 	a.syncKnowledge()
 }
@@ -1019,11 +1019,11 @@ func (a *app) startMemory() {
 // promptVars are the prompt variables cmd/zero supplies: the profiles a
 // subordinate may use, and on the Docker backend the image (and user) the
 // commands run in, which the environment prompts name.
-func (a *app) promptVars(backend string, infos []profiles.Info) map[string]any {
+func (a *App) promptVars(backend string, infos []profiles.Info) map[string]any {
 	v := map[string]any{"agent_profiles": profiles.FormatProfileList(infos)}
 	if backend == "docker" {
-		v["sandbox_image"] = a.cfg.Sandbox.Image
-		if u := a.cfg.Sandbox.User; u != "" {
+		v["sandbox_image"] = a.Config.Sandbox.Image
+		if u := a.Config.Sandbox.User; u != "" {
 			v["sandbox_user"] = u
 		}
 	}
@@ -1035,19 +1035,19 @@ func (a *app) promptVars(backend string, infos []profiles.Info) map[string]any {
 // .zero/skills: only when the user trusted its code), the user's profile
 // folder's, then the user's own (~/.config/zero/skills). Problems with a
 // skill are warned about; the others load.
-func (a *app) skills(profile string, trusted bool) skills.Catalog {
+func (a *App) skills(profile string, trusted bool) skills.Catalog {
 	var dirs []skills.Dir
 	if trusted {
 		dirs = append(dirs,
-			skills.Dir{Path: filepath.Join(a.ws, ".zero", "agents", profile, "skills"), Layer: "workspace profile", Within: a.ws},
-			skills.Dir{Path: filepath.Join(a.ws, ".zero", "skills"), Layer: "workspace", Within: a.ws})
+			skills.Dir{Path: filepath.Join(a.Workspace, ".zero", "agents", profile, "skills"), Layer: "workspace profile", Within: a.Workspace},
+			skills.Dir{Path: filepath.Join(a.Workspace, ".zero", "skills"), Layer: "workspace", Within: a.Workspace})
 	}
 	dirs = append(dirs,
-		skills.Dir{Path: filepath.Join(a.userDir, "agents", profile, "skills"), Layer: "profile", FollowLinks: true},
-		skills.Dir{Path: filepath.Join(a.userDir, "skills"), Layer: "user", FollowLinks: true})
+		skills.Dir{Path: filepath.Join(a.UserDir, "agents", profile, "skills"), Layer: "profile", FollowLinks: true},
+		skills.Dir{Path: filepath.Join(a.UserDir, "skills"), Layer: "user", FollowLinks: true})
 	cat, warns := skills.Discover(dirs...)
 	for _, w := range warns {
-		a.warn.warn("skill skipped: " + w.Error())
+		a.Warn.warn("skill skipped: " + w.Error())
 	}
 	return cat
 }
@@ -1057,13 +1057,13 @@ func (a *app) skills(profile string, trusted bool) skills.Catalog {
 // the user's memory, and a trusted workspace's .zero/knowledge (from the
 // copy of what was trusted, without its symbolic links) into the
 // workspace's.
-func (a *app) syncKnowledge() {
+func (a *App) syncKnowledge() {
 	if a.memExt == nil {
 		return
 	}
 	dirs := []memory.KnowledgeDir{
-		{Path: filepath.Join(a.userDir, "knowledge"), Scope: "", Prefix: "user:"},
-		{Path: filepath.Join(a.userDir, "agents", a.cfg.Profile, "knowledge"), Scope: "", Prefix: "profile:" + a.cfg.Profile + "/"},
+		{Path: filepath.Join(a.UserDir, "knowledge"), Scope: "", Prefix: "user:"},
+		{Path: filepath.Join(a.UserDir, "agents", a.Config.Profile, "knowledge"), Scope: "", Prefix: "profile:" + a.Config.Profile + "/"},
 	}
 	if code, st := a.workspaceCode(); code != "" {
 		links := map[string]bool{}
@@ -1072,7 +1072,7 @@ func (a *app) syncKnowledge() {
 				links[rel] = true
 			}
 		}
-		dirs = append(dirs, memory.KnowledgeDir{Path: filepath.Join(code, ".zero", "knowledge"), Scope: a.ws, Prefix: ".zero/knowledge/", Exclude: links})
+		dirs = append(dirs, memory.KnowledgeDir{Path: filepath.Join(code, ".zero", "knowledge"), Scope: a.Workspace, Prefix: ".zero/knowledge/", Exclude: links})
 	}
 	a.memExt.ImportInBackground(dirs)
 }
@@ -1096,14 +1096,14 @@ func readSmall(path string, limit int64) string {
 // container unless its network is "none", bubblewrap only with
 // sandbox.network: host, unconfined commands always. The tools that fetch
 // in Zero's own process (document_query, search_engine) follow it.
-func (a *app) networked() bool {
-	if l, ok := a.backend.(*sandbox.Local); ok {
+func (a *App) networked() bool {
+	if l, ok := a.Backend.(*sandbox.Local); ok {
 		if mode, _ := l.Isolation(); mode == sandbox.IsolationBubblewrap {
-			return a.cfg.Sandbox.Network == "host"
+			return a.Config.Sandbox.Network == "host"
 		}
 		return true
 	}
-	return a.cfg.Sandbox.Network != "none"
+	return a.Config.Sandbox.Network != "none"
 }
 
 // mcpPool is the pool of MCP servers of session sid (created on first use;
@@ -1112,14 +1112,14 @@ func (a *app) networked() bool {
 // configuration) and those of the user's config.yaml that are not
 // disabled; stdio ones run on this machine with the agent's environment
 // (no model keys) plus their own env.
-func (a *app) mcpPool(sid, code string) *mcpclient.Pool {
+func (a *App) mcpPool(sid, code string) *mcpclient.Pool {
 	if sid == "" {
 		return nil
 	}
-	a.mu.Lock()
-	p, closed := a.pools[sid], a.closed
-	servers := slices.Clone(a.editorMCP[sid])
-	a.mu.Unlock()
+	a.Mu.Lock()
+	p, closed := a.Pools[sid], a.closed
+	servers := slices.Clone(a.EditorMCP[sid])
+	a.Mu.Unlock()
 	if p != nil || closed {
 		return p
 	}
@@ -1135,32 +1135,32 @@ func (a *app) mcpPool(sid, code string) *mcpclient.Pool {
 			servers[i].Dir = a.neutralDir()
 		}
 	}
-	servers = append(servers, a.workspaceMCP(code)...)
+	servers = append(servers, a.WorkspaceMCP(code)...)
 	if len(servers) == 0 {
 		return nil
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if p := a.pools[sid]; p != nil || a.closed { // made meanwhile, or the app closed
+	a.Mu.Lock()
+	defer a.Mu.Unlock()
+	if p := a.Pools[sid]; p != nil || a.closed { // made meanwhile, or the app closed
 		return p
 	}
-	p, errs := mcpclient.NewPool(servers, mcpclient.Options{BaseEnv: a.env, Logger: a.logger.With("component", "mcp"), Version: version})
+	p, errs := mcpclient.NewPool(servers, mcpclient.Options{BaseEnv: a.env, Logger: a.Logger.With("component", "mcp"), Version: Version})
 	for _, err := range errs {
-		a.warn.warn(err.Error())
+		a.Warn.warn(err.Error())
 	}
-	if a.pools == nil {
-		a.pools = map[string]*mcpclient.Pool{}
+	if a.Pools == nil {
+		a.Pools = map[string]*mcpclient.Pool{}
 	}
-	a.pools[sid] = p
+	a.Pools[sid] = p
 	return p
 }
 
 // configMCP are the MCP servers of the user's config.yaml that are not
 // disabled.
-func (a *app) configMCP() []mcpclient.Server {
+func (a *App) configMCP() []mcpclient.Server {
 	var out []mcpclient.Server
-	for _, name := range a.cfg.MCPServerNames() {
-		c := a.cfg.MCPServers[name]
+	for _, name := range a.Config.MCPServerNames() {
+		c := a.Config.MCPServers[name]
 		if c.Disabled {
 			continue
 		}
@@ -1174,24 +1174,24 @@ func (a *app) configMCP() []mcpclient.Server {
 // servers without a cwd, the user's own tools) run: Zero's config folder,
 // made if missing (mode 0700). It is never the workspace, and no sandbox
 // shows it to the agent, so nothing there is the agent's or a repository's.
-func (a *app) neutralDir() string {
-	if a.userDir == "" {
+func (a *App) neutralDir() string {
+	if a.UserDir == "" {
 		return os.TempDir()
 	}
-	if err := os.MkdirAll(a.userDir, 0o700); err != nil {
+	if err := os.MkdirAll(a.UserDir, 0o700); err != nil {
 		return os.TempDir()
 	}
-	return a.userDir
+	return a.UserDir
 }
 
 // closePool closes the MCP servers of session sid.
-func (a *app) closePool(sid string) {
-	a.mu.Lock()
-	p := a.pools[sid]
-	delete(a.pools, sid)
-	delete(a.editorMCP, sid)
-	delete(a.pulls, sid)
-	a.mu.Unlock()
+func (a *App) closePool(sid string) {
+	a.Mu.Lock()
+	p := a.Pools[sid]
+	delete(a.Pools, sid)
+	delete(a.EditorMCP, sid)
+	delete(a.Pulls, sid)
+	a.Mu.Unlock()
 	if p != nil {
 		p.Close()
 	}
@@ -1204,7 +1204,7 @@ func (a *app) closePool(sid string) {
 // user's own ~/.config/zero/tools run on this machine. A name of Zero's
 // own tools (tools.BuiltinNames, present or not) is skipped, and a tool without its prompt file
 // (agent.system.tool.NAME.md) is reported: the model would not know it.
-func (a *app) userTools(p *profiles.Profile, code, sid string, builtin []loop.Tool) []loop.Tool {
+func (a *App) userTools(p *profiles.Profile, code, sid string, builtin []loop.Tool) []loop.Tool {
 	taken := map[string]bool{}
 	for _, name := range tools.BuiltinNames {
 		taken[name] = true
@@ -1212,7 +1212,7 @@ func (a *app) userTools(p *profiles.Profile, code, sid string, builtin []loop.To
 	for _, t := range builtin {
 		taken[t.Name()] = true
 	}
-	var sb tools.UserToolRunner = tools.SandboxRunner{Backend: a.backend, Root: a.ws, Dir: filepath.Join(".zero", "output", cmp.Or(sid, "prompt"))}
+	var sb tools.UserToolRunner = tools.SandboxRunner{Backend: a.Backend, Root: a.Workspace, Dir: filepath.Join(".zero", "output", cmp.Or(sid, "prompt"))}
 	var dirs []struct {
 		dir    string
 		runner tools.UserToolRunner
@@ -1227,30 +1227,30 @@ func (a *app) userTools(p *profiles.Profile, code, sid string, builtin []loop.To
 		add(filepath.Join(code, ".zero", "agents", p.Name, "tools"), sb)
 		add(filepath.Join(code, ".zero", "tools"), sb)
 	}
-	add(filepath.Join(a.userDir, "agents", p.Name, "tools"), sb)
+	add(filepath.Join(a.UserDir, "agents", p.Name, "tools"), sb)
 	// The user's own tools run on this machine, in Zero's config folder
 	// rather than the workspace (their JSON input names the workspace).
-	add(filepath.Join(a.userDir, "tools"), tools.HostRunner{Dir: a.neutralDir(), Env: a.env})
+	add(filepath.Join(a.UserDir, "tools"), tools.HostRunner{Dir: a.neutralDir(), Env: a.env})
 	shownPath := func(s string) string { // the workspace's file, not the trusted copy's
 		if code == "" {
 			return s
 		}
-		return strings.Replace(s, code, a.ws, 1)
+		return strings.Replace(s, code, a.Workspace, 1)
 	}
 	var out []loop.Tool
 	for _, d := range dirs {
 		found, skipped := tools.FindUserTools(d.dir, d.runner)
 		for _, s := range skipped {
-			a.warn.warn("tool skipped: " + shownPath(s))
+			a.Warn.warn("tool skipped: " + shownPath(s))
 		}
 		for _, t := range found {
 			shown := shownPath(t.Path())
 			switch {
 			case taken[t.Name()]:
-				a.warn.warn(fmt.Sprintf("tool %s (%s) is skipped: a tool of that name comes first", t.Name(), shown))
+				a.Warn.warn(fmt.Sprintf("tool %s (%s) is skipped: a tool of that name comes first", t.Name(), shown))
 				continue
 			case len(p.Prompts.Names("agent.system.tool."+t.Name()+".md")) == 0:
-				a.warn.warn(fmt.Sprintf("tool %s (%s) has no prompt file agent.system.tool.%s.md: the model is not told about it", t.Name(), shown, t.Name()))
+				a.Warn.warn(fmt.Sprintf("tool %s (%s) has no prompt file agent.system.tool.%s.md: the model is not told about it", t.Name(), shown, t.Name()))
 			}
 			taken[t.Name()] = true
 			out = append(out, t)
@@ -1258,3 +1258,23 @@ func (a *app) userTools(p *profiles.Profile, code, sid string, builtin []loop.To
 	}
 	return out
 }
+
+var ErrNoModel = errors.New(`no model configured.
+
+Zero talks to any OpenAI-compatible endpoint. Set:
+  ZERO_MODEL=<model>           the chat model, for example gpt-4.1-mini
+  OPENAI_API_KEY=<key>         your API key (for OpenAI, OpenRouter, ...)
+  OPENAI_BASE_URL=<url>        only for another endpoint, for example
+                               http://localhost:11434/v1 for Ollama (no key needed)
+or pass --model and --base-url, or set models.chat in ~/.config/zero/config.yaml
+(see zero config).`)
+
+var ErrNoKey = errors.New(`OPENAI_API_KEY is not set.
+
+The default endpoint is OpenAI's, which needs a key: set OPENAI_API_KEY, or set
+OPENAI_BASE_URL (or --base-url) to a local OpenAI-compatible server such as
+Ollama (http://localhost:11434/v1).`)
+
+// Version is the version Zero gives MCP servers as their client's; the
+// binary sets it from its build.
+var Version = "dev"

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"cmp"
@@ -26,19 +26,19 @@ import (
 // host is what the editor faces share: one app (configuration, profiles,
 // sandbox, model clients) per workspace, built when a session first asks
 // for it, and the session manager with its approval broker.
-type host struct {
-	flags  map[string]string // configuration set by flags
-	ws     string            // the default workspace: --workspace or the current directory
-	named  string            // the folder the user named with --workspace (realPath), "" if none: it may be as broad as it likes
-	logger *slog.Logger
+type Host struct {
+	flags     map[string]string // configuration set by flags
+	Workspace string            // the default workspace: --workspace or the current directory
+	named     string            // the folder the user named with --workspace (realPath), "" if none: it may be as broad as it likes
+	Logger    *slog.Logger
 
 	broker  *server.Broker
-	manager *server.Manager
-	catalog *catalog
-	store   *store.Store // nil: sessions live in memory only
+	Manager *server.Manager
+	Catalog *catalog
+	Store   *store.Store // nil: sessions live in memory only
 
 	mu   sync.Mutex
-	apps map[string]*app // by roots
+	apps map[string]*App // by roots
 	// closing is set by close: a session closed then leaves its MCP
 	// servers to its app's close, which stops them all at once.
 	closing atomic.Bool
@@ -46,10 +46,10 @@ type host struct {
 
 // serveFlags parses the flags of `zero acp|mcp|lsp`; extra adds the
 // face's own. It returns nil when the command is over with code.
-func serveFlags(ctx context.Context, name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (h *host, code int) {
+func ServeFlags(ctx context.Context, name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (h *Host, code int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	common := addCommonFlags(fs, true)
+	common := AddCommonFlags(fs, true)
 	if extra != nil {
 		extra(fs)
 	}
@@ -63,18 +63,18 @@ func serveFlags(ctx context.Context, name string, args []string, stderr io.Write
 		fmt.Fprintf(stderr, "%s: unexpected argument %q (it speaks its protocol on stdin and stdout)\n", name, fs.Arg(0))
 		return nil, 2
 	}
-	ws, err := resolveWorkspace(*common.workspace)
+	ws, err := ResolveWorkspace(*common.Workspace)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2
 	}
-	h, err = newHost(ctx, ws, common.overrides(), newLogger(stderr))
+	h, err = NewHost(ctx, ws, common.Overrides(), newLogger(stderr))
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2
 	}
 	if common.explicit("workspace") { // the user chose it: no refusal, no warning
-		h.named = realPath(ws)
+		h.named = RealPath(ws)
 		h.apps[ws].wsChecked = true // built by newHost
 	}
 	return h, 0
@@ -83,10 +83,10 @@ func serveFlags(ctx context.Context, name string, args []string, stderr io.Write
 // newHost checks the default workspace's configuration (so a typo is
 // reported at start, not at the first session) and builds the manager;
 // ctx bounds its background work.
-func newHost(ctx context.Context, ws string, flags map[string]string, logger *slog.Logger) (*host, error) {
-	h := &host{flags: flags, ws: ws, logger: logger, apps: map[string]*app{}}
+func NewHost(ctx context.Context, ws string, flags map[string]string, logger *slog.Logger) (*Host, error) {
+	h := &Host{flags: flags, Workspace: ws, Logger: logger, apps: map[string]*App{}}
 	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: logger.With("component", "approval")})
-	a, err := h.app([]string{ws})
+	a, err := h.App([]string{ws})
 	if err != nil {
 		return nil, err
 	}
@@ -96,23 +96,23 @@ func newHost(ctx context.Context, ws string, flags map[string]string, logger *sl
 
 // init builds the catalog, the store and the manager of h, whose default
 // workspace's app is a.
-func (h *host) init(ctx context.Context, a *app) {
-	logger := h.logger
-	h.catalog = newCatalog(ctx, a)
-	h.store = openStore(logger, a.warn.warn)
-	a.initMemory(h.store)
+func (h *Host) init(ctx context.Context, a *App) {
+	logger := h.Logger
+	h.Catalog = newCatalog(ctx, a)
+	h.Store = openStore(logger, a.Warn.warn)
+	a.InitMemory(h.Store)
 	a.startMemory()
-	h.manager = server.NewManager(server.Options{
+	h.Manager = server.NewManager(server.Options{
 		NewSession: h.newSession,
 		Setup:      h.setup,
 		Broker:     h.broker,
 		Trust:      hostTrust{h},
-		Store:      h.store,
-		Workspace:  h.ws,
+		Store:      h.Store,
+		Workspace:  h.Workspace,
 		Memory:     hostMemory{h},
 		OnClose: func(spec server.SessionSpec) {
 			h.mu.Lock() // only an app that exists holds the session's servers
-			a := h.apps[strings.Join(rootsOr(spec.Roots, h.ws), "\x00")]
+			a := h.apps[strings.Join(rootsOr(spec.Roots, h.Workspace), "\x00")]
 			h.mu.Unlock()
 			if a != nil && !h.closing.Load() {
 				a.closePool(spec.ID)
@@ -120,7 +120,7 @@ func (h *host) init(ctx context.Context, a *app) {
 		},
 		OnDelete: func(spec server.SessionSpec) {
 			if len(spec.Roots) > 0 {
-				removeSpill(spec.Roots[0], spec.ID)
+				RemoveSpill(spec.Roots[0], spec.ID)
 			}
 		},
 		Logger: logger.With("component", "server"),
@@ -129,27 +129,27 @@ func (h *host) init(ctx context.Context, a *app) {
 
 // newHostWith is the host of one command's app (zero run, zero chat): its
 // sessions are stored like the editor faces', so each can continue them.
-func newHostWith(ctx context.Context, a *app) *host {
-	h := &host{ws: a.ws, logger: a.logger, apps: map[string]*app{a.ws: a}}
-	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: a.logger.With("component", "approval")})
+func NewHostWith(ctx context.Context, a *App) *Host {
+	h := &Host{Workspace: a.Workspace, Logger: a.Logger, apps: map[string]*App{a.Workspace: a}}
+	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: a.Logger.With("component", "approval")})
 	h.init(ctx, a)
 	return h
 }
 
 // app returns the app of a workspace (its first root), creating it.
-func (h *host) app(roots []string) (*app, error) {
+func (h *Host) App(roots []string) (*App, error) {
 	key := strings.Join(roots, "\x00")
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if a := h.apps[key]; a != nil {
 		return a, nil
 	}
-	a, err := newAppAt(roots[0], slices.Clone(roots[1:]), h.flags, h.logger)
+	a, err := NewAppAt(roots[0], slices.Clone(roots[1:]), h.flags, h.Logger)
 	if err != nil {
 		return nil, err
 	}
-	a.warn.logger = h.logger
-	a.initMemory(h.store) // nil while newHost builds the first app: init does it
+	a.Warn.Logger = h.Logger
+	a.InitMemory(h.Store) // nil while newHost builds the first app: init does it
 	a.startMemory()
 	h.apps[key] = a
 	return a, nil
@@ -158,8 +158,8 @@ func (h *host) app(roots []string) (*app, error) {
 // roots checks a session's workspace folders: absolute directories, none
 // as broad as the home directory unless chosen (refuseBroad); none means
 // the default workspace.
-func (h *host) roots(spec server.SessionSpec) ([]string, error) {
-	rs := rootsOr(spec.Roots, h.ws)
+func (h *Host) Roots(spec server.SessionSpec) ([]string, error) {
+	rs := rootsOr(spec.Roots, h.Workspace)
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
 		if !filepath.IsAbs(r) {
@@ -184,12 +184,12 @@ func (h *host) roots(spec server.SessionSpec) ([]string, error) {
 // sandbox returns the configured backend ("docker", "local", "auto") and
 // says, for the MCP instructions, where the agent's commands run (the
 // sandbox itself opens with the first session).
-func (h *host) sandbox() (backend, where string) {
-	a, err := h.app([]string{h.ws})
+func (h *Host) Sandbox() (backend, where string) {
+	a, err := h.App([]string{h.Workspace})
 	if err != nil {
 		return "", ""
 	}
-	switch b := a.cfg.Sandbox.Backend; b {
+	switch b := a.Config.Sandbox.Backend; b {
 	case "docker":
 		return b, "in a Docker container"
 	case "local":
@@ -201,50 +201,50 @@ func (h *host) sandbox() (backend, where string) {
 
 // appOf returns the app of a session's workspace folders (none: the
 // default workspace), without opening its sandbox.
-func (h *host) appOf(roots []string) (*app, error) {
-	roots, err := h.roots(server.SessionSpec{Roots: roots})
+func (h *Host) appOf(roots []string) (*App, error) {
+	roots, err := h.Roots(server.SessionSpec{Roots: roots})
 	if err != nil {
 		return nil, err
 	}
-	return h.app(roots)
+	return h.App(roots)
 }
 
 // appFor returns the app of a session's workspace with its sandbox open
 // (a container starts with the first command, not here).
-func (h *host) appFor(ctx context.Context, spec server.SessionSpec) (*app, error) {
-	roots, err := h.roots(spec)
+func (h *Host) appFor(ctx context.Context, spec server.SessionSpec) (*App, error) {
+	roots, err := h.Roots(spec)
 	if err != nil {
 		return nil, err
 	}
-	a, err := h.app(roots)
+	a, err := h.App(roots)
 	if err != nil {
 		return nil, err
 	}
-	return a, a.ensureSandbox(ctx)
+	return a, a.EnsureSandbox(ctx)
 }
 
 // newSession is server.Options.NewSession: the session gets the approval
 // policy of its workspace's sandbox.
-func (h *host) newSession(ctx context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
+func (h *Host) newSession(ctx context.Context, spec server.SessionSpec, sink func(loop.Event)) (*loop.Session, error) {
 	a, err := h.appFor(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := a.sessionFor(sessionOpts{id: spec.ID, profile: spec.Profile, model: spec.Model, files: files(spec.Files), journal: spec.Journal, mcp: spec.MCPServers}, sink, true)
+	sess, err := a.SessionFor(SessionOpts{ID: spec.ID, Profile: spec.Profile, model: spec.Model, files: files(spec.Files), journal: spec.Journal, mcp: spec.MCPServers}, sink, true)
 	if err != nil {
 		return nil, err
 	}
-	h.broker.SetPolicy(spec.ID, a.policy())
+	h.broker.SetPolicy(spec.ID, a.Policy())
 	return sess, nil
 }
 
 // setup is server.Options.Setup: another profile or model for a session.
-func (h *host) setup(ctx context.Context, spec server.SessionSpec) (loop.Setup, error) {
+func (h *Host) setup(ctx context.Context, spec server.SessionSpec) (loop.Setup, error) {
 	a, err := h.appFor(ctx, spec)
 	if err != nil {
 		return loop.Setup{}, err
 	}
-	return a.setupFor(spec.ID, cmp.Or(spec.Profile, a.cfg.Profile), spec.Model, files(spec.Files), true)
+	return a.SetupFor(spec.ID, cmp.Or(spec.Profile, a.Config.Profile), spec.Model, files(spec.Files), true)
 }
 
 // files turns the editor's file access into the text editor's (nil stays
@@ -262,17 +262,17 @@ func files(f server.FileAccess) tools.Files {
 // time its own library takes to stop it; only then, with every run over, is
 // the session store flushed and closed, so no last event is lost to a
 // server that is slow to exit.
-func (h *host) close(grace time.Duration) {
+func (h *Host) Close(grace time.Duration) {
 	h.closing.Store(true) // the sessions' MCP servers stop with their app, below
 	done := make(chan struct{})
 	go func() { // owned here: close waits for it, within bounds
-		h.manager.CloseAll()
+		h.Manager.CloseAll()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-time.After(grace):
-		h.logger.Warn("runs did not end in time; closing their shells", "grace", grace)
+		h.Logger.Warn("runs did not end in time; closing their shells", "grace", grace)
 	}
 	h.mu.Lock()
 	apps := slices.Collect(maps.Values(h.apps))
@@ -281,16 +281,16 @@ func (h *host) close(grace time.Duration) {
 	mctx, cancel := context.WithTimeout(context.Background(), memorizeGrace)
 	for _, a := range apps {
 		if a.memExt != nil && a.memExt.Wait(mctx) != nil {
-			h.logger.Warn("memorizing did not end in time; it is dropped", "grace", memorizeGrace)
+			h.Logger.Warn("memorizing did not end in time; it is dropped", "grace", memorizeGrace)
 		}
 	}
 	cancel()
 	var wg sync.WaitGroup
 	for _, a := range apps {
-		wg.Go(a.close) // returns once its servers and shells are gone
+		wg.Go(a.Close) // returns once its servers and shells are gone
 	}
 	wg.Wait()
-	if h.store == nil {
+	if h.Store == nil {
 		return
 	}
 	// Closing the shells and servers ended the runs still going; their
@@ -298,10 +298,10 @@ func (h *host) close(grace time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(runsEndAfterClose):
-		h.logger.Warn("runs still going on; the session store closes without their last events", "waited", runsEndAfterClose)
+		h.Logger.Warn("runs still going on; the session store closes without their last events", "waited", runsEndAfterClose)
 	}
-	if err := h.store.Close(); err != nil {
-		h.logger.Warn("closing the session store", "err", err)
+	if err := h.Store.Close(); err != nil {
+		h.Logger.Warn("closing the session store", "err", err)
 	}
 }
 
@@ -317,7 +317,7 @@ var errStoreOff = errors.New("ZERO_STORE=off: sessions are kept in memory only")
 
 // storePath is the session store's file: $ZERO_STORE ("off": none), else
 // the user's data directory's.
-func storePath() (string, error) {
+func StorePath() (string, error) {
 	switch path := os.Getenv("ZERO_STORE"); path {
 	case "off":
 		return "", errStoreOff
@@ -340,7 +340,7 @@ func openStore(logger *slog.Logger, warn func(string)) *store.Store {
 	if warn == nil {
 		warn = func(text string) { logger.Warn(text) }
 	}
-	path, err := storePath()
+	path, err := StorePath()
 	if errors.Is(err, errStoreOff) {
 		return nil
 	} else if err != nil {
@@ -350,11 +350,11 @@ func openStore(logger *slog.Logger, warn func(string)) *store.Store {
 	st, err := store.OpenWith(path, store.OpenOptions{
 		Logger: logger.With("component", "store"),
 		OnDamage: func(err error) {
-			warn(damagedStore(path, err) + "; what this process writes to it from now on is lost")
+			warn(DamagedStore(path, err) + "; what this process writes to it from now on is lost")
 		},
 	})
 	if store.IsDamaged(err) {
-		warn(damagedStore(path, err) + "; until then sessions will not outlive this process")
+		warn(DamagedStore(path, err) + "; until then sessions will not outlive this process")
 		return nil
 	} else if err != nil {
 		logger.Warn("the session store cannot be opened; sessions will not outlive this process", "path", path, "err", err)
@@ -365,20 +365,20 @@ func openStore(logger *slog.Logger, warn func(string)) *store.Store {
 
 // ensureSandbox opens the sandbox once it works: a failure (Docker not
 // started yet) is tried again by the next session instead of sticking.
-func (a *app) ensureSandbox(ctx context.Context) error {
+func (a *App) EnsureSandbox(ctx context.Context) error {
 	a.sandboxMu.Lock()
 	defer a.sandboxMu.Unlock()
-	if a.backend != nil {
+	if a.Backend != nil {
 		return nil
 	}
-	return a.openSandbox(ctx)
+	return a.OpenSandbox(ctx)
 }
 
 // policy is the approval policy of the app's sessions, in every face (see
 // server.PolicyFor). A workspace's own configuration may make it
 // stricter, never looser (config.Load sees to that).
-func (a *app) policy() server.Policy {
-	return server.PolicyFor(a.cfg.Approval, confined(a.backend))
+func (a *App) Policy() server.Policy {
+	return server.PolicyFor(a.Config.Approval, confined(a.Backend))
 }
 
 // catalog offers the profiles of the default workspace and the models of
@@ -397,25 +397,25 @@ type catalog struct {
 
 // newCatalog lists a's profiles; the endpoint's models are fetched within
 // ctx's life.
-func newCatalog(ctx context.Context, a *app) *catalog {
+func newCatalog(ctx context.Context, a *App) *catalog {
 	c := &catalog{}
-	infos, err := a.loader.List()
+	infos, err := a.Loader.List()
 	if err != nil {
-		a.logger.Warn("profiles", "err", err)
+		a.Logger.Warn("profiles", "err", err)
 	}
 	for _, in := range infos {
 		ch := server.Choice{ID: in.Name, Name: cmp.Or(in.Title, in.Name), Description: in.Description, Backend: in.Backend}
-		if in.Name == a.cfg.Profile {
+		if in.Name == a.Config.Profile {
 			c.profiles = slices.Insert(c.profiles, 0, ch)
 		} else {
 			c.profiles = append(c.profiles, ch)
 		}
 	}
-	if m := a.cfg.Models.Chat.Model; m != "" {
+	if m := a.Config.Models.Chat.Model; m != "" {
 		c.models = []server.Choice{{ID: m, Name: m, Description: "the configured model"}}
 	}
 	c.fetch = func() []string {
-		p, err := a.loader.Load(a.cfg.Profile)
+		p, err := a.Loader.Load(a.Config.Profile)
 		if err != nil {
 			return nil
 		}
@@ -427,7 +427,7 @@ func newCatalog(ctx context.Context, a *app) *catalog {
 		defer cancel()
 		names, err := client.Models(ctx)
 		if err != nil {
-			a.logger.Info("the endpoint lists no models", "err", err)
+			a.Logger.Info("the endpoint lists no models", "err", err)
 		}
 		return names
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package app
 
 // harden has nothing to do where no /proc exposes a process's environment.
-func harden() {}
+func Harden() {}

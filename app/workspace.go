@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // (VS Code's and Cursor's ${workspaceFolder}); an editor that does not
 // know it passes the text as it is, and that is said as such rather than
 // as a folder that does not exist.
-func resolveWorkspace(dir string) (string, error) {
+func ResolveWorkspace(dir string) (string, error) {
 	if v := editorVariable.FindString(dir); v != "" {
 		return "", fmt.Errorf("workspace %q: the editor did not replace %s with a folder (it does not know the variable here); put the project's absolute path in its place, e.g. --workspace /home/you/project", dir, v)
 	}
@@ -52,7 +52,7 @@ func (e *workspaceError) Error() string { return e.msg }
 // InvalidWorkspace marks the error for the faces (see server/acp).
 func (e *workspaceError) InvalidWorkspace() bool { return true }
 
-func (e *workspaceError) Unwrap() error { return errBroadWorkspace }
+func (e *workspaceError) Unwrap() error { return ErrBroadWorkspace }
 
 // refuseBroad refuses a session's folders when one is as broad as the
 // whole file system or the user's home directory (see broadWorkspace) and
@@ -64,7 +64,7 @@ func (e *workspaceError) Unwrap() error { return errBroadWorkspace }
 func refuseBroad(roots []string, named string, checked func(root string) bool) error {
 	for _, r := range roots {
 		what := broadWorkspace(r)
-		if what == "" || realPath(r) == named || checked(r) {
+		if what == "" || RealPath(r) == named || checked(r) {
 			continue
 		}
 		return &workspaceError{fmt.Sprintf("no workspace: it would be %s (where zero was started, or what the editor asked for), and the agent could read and change everything in it. "+

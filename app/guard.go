@@ -1,15 +1,16 @@
-package main
+package app
 
 import (
 	"errors"
 	"flag"
 	"fmt"
-	"golang.org/x/term"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/zeroagent/zero/profiles"
 )
@@ -17,39 +18,39 @@ import (
 // exitUsage is the exit status of a command that cannot start as asked: a
 // bad flag, a configuration that does not work, a profile that does not
 // exist, a workspace refused. Every command returns it for the same cause.
-const exitUsage = 2
+const ExitUsage = 2
 
 // errBroadWorkspace is the refusal of a workspace that holds the user's
 // whole home directory.
-var errBroadWorkspace = errors.New("workspace not confirmed")
+var ErrBroadWorkspace = errors.New("workspace not confirmed")
 
 // preflight checks what a terminal command that runs the agent needs before
 // anything starts (no sandbox, no model call): the configured profile
 // exists, and a workspace as broad as the home directory was meant. It
 // prints the one-line reason and returns the exit status when the command
 // must stop, else 0.
-func (a *app) preflight(f *commonFlags, stdin io.Reader, stderr io.Writer) int {
-	if err := a.checkProfile(); err != nil {
+func (a *App) Preflight(f *commonFlags, stdin io.Reader, stderr io.Writer) int {
+	if err := a.CheckProfile(); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		return exitUsage
+		return ExitUsage
 	}
 	// No model, or no key for it, is said before any sandbox work (pulling
 	// an image can take minutes).
-	if p, err := a.loader.Load(a.cfg.Profile); err == nil {
-		if _, err := a.endpoint("chat", p, ""); errors.Is(err, errNoModel) || errors.Is(err, errNoKey) {
+	if p, err := a.Loader.Load(a.Config.Profile); err == nil {
+		if _, err := a.endpoint("chat", p, ""); errors.Is(err, ErrNoModel) || errors.Is(err, ErrNoKey) {
 			fmt.Fprintln(stderr, "zero:", err)
-			return exitUsage
+			return ExitUsage
 		}
 	}
 	if !f.explicit("workspace") { // else the user chose it
 		// The question needs someone to see it: on a terminal stderr too.
-		asked := isTerminalIn(stdin)
+		asked := IsTerminalIn(stdin)
 		if f, ok := stderr.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
 			asked = false
 		}
-		if err := confirmWorkspace(a.ws, stdin, stderr, asked); err != nil {
+		if err := ConfirmWorkspace(a.Workspace, stdin, stderr, asked); err != nil {
 			fmt.Fprintln(stderr, "zero:", err)
-			return exitUsage
+			return ExitUsage
 		}
 	}
 	a.wsChecked = true // no warning in its sessions either
@@ -76,27 +77,27 @@ func (f *commonFlags) explicit(name string) bool {
 // error that says how to choose the folder. A workspace the user named
 // (--workspace) needs no question: do not call it then. Any other
 // workspace passes without a word.
-func confirmWorkspace(ws string, in io.Reader, errw io.Writer, interactive bool) error {
+func ConfirmWorkspace(ws string, in io.Reader, errw io.Writer, interactive bool) error {
 	what := broadWorkspace(ws)
 	if what == "" {
 		return nil
 	}
 	if !interactive {
-		return fmt.Errorf("%w: %s would be the workspace, and the agent could read and change everything in it; run zero in your project's folder, or name the folder with --workspace DIR (--workspace %s if you mean it)", errBroadWorkspace, what, ws)
+		return fmt.Errorf("%w: %s would be the workspace, and the agent could read and change everything in it; run zero in your project's folder, or name the folder with --workspace DIR (--workspace %s if you mean it)", ErrBroadWorkspace, what, ws)
 	}
 	fmt.Fprintf(errw, "Run with %s as the workspace? The agent can read and change everything in it. [y/N] ", what)
 	switch strings.ToLower(strings.TrimSpace(readLine(in))) {
 	case "y", "yes":
 		return nil
 	}
-	return fmt.Errorf("%w: run zero in your project's folder, or name the folder with --workspace DIR", errBroadWorkspace)
+	return fmt.Errorf("%w: run zero in your project's folder, or name the folder with --workspace DIR", ErrBroadWorkspace)
 }
 
 // broadWorkspace describes ws when it is the file system's root, the home
 // directory or a folder above it ("your whole home directory (/home/x)"),
 // and is "" for any other folder.
 func broadWorkspace(ws string) string {
-	ws = realPath(ws)
+	ws = RealPath(ws)
 	if ws == string(filepath.Separator) || ws == filepath.VolumeName(ws)+string(filepath.Separator) {
 		return "the whole file system (" + ws + ")"
 	}
@@ -104,7 +105,7 @@ func broadWorkspace(ws string) string {
 	if err != nil || home == "" {
 		return ""
 	}
-	home = realPath(home)
+	home = RealPath(home)
 	switch {
 	case ws == home:
 		return "your whole home directory (" + ws + ")"
@@ -116,7 +117,7 @@ func broadWorkspace(ws string) string {
 
 // realPath is p absolute, cleaned and with symbolic links resolved where
 // they can be.
-func realPath(p string) string {
+func RealPath(p string) string {
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs
 	}
@@ -148,26 +149,26 @@ func readLine(r io.Reader) string {
 // checkProfile fails, on one line that lists the profiles there are, when
 // the configured profile does not exist. A profile that exists but is
 // broken passes: it is reported where it is used.
-func (a *app) checkProfile() error {
-	_, err := a.loader.Load(a.cfg.Profile)
+func (a *App) CheckProfile() error {
+	_, err := a.Loader.Load(a.Config.Profile)
 	if !errors.Is(err, profiles.ErrNoProfile) {
 		return nil
 	}
-	infos, _ := a.loader.List() // the profiles that load, when some do not
+	infos, _ := a.Loader.List() // the profiles that load, when some do not
 	names := make([]string, 0, len(infos))
 	for _, in := range infos {
 		names = append(names, in.Name)
 	}
 	slices.Sort(names)
-	return fmt.Errorf("no profile %q (profile from %s); the profiles are: %s", a.cfg.Profile, a.cfg.Origin("profile"), strings.Join(names, ", "))
+	return fmt.Errorf("no profile %q (profile from %s); the profiles are: %s", a.Config.Profile, a.Config.Origin("profile"), strings.Join(names, ", "))
 }
 
 // profileGate is checkProfile for the commands that print: the one-line
 // reason on stderr and the exit status, or 0.
-func (a *app) profileGate(stderr io.Writer) int {
-	if err := a.checkProfile(); err != nil {
+func (a *App) ProfileGate(stderr io.Writer) int {
+	if err := a.CheckProfile(); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		return exitUsage
+		return ExitUsage
 	}
 	return 0
 }

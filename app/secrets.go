@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 
 // logSecrets are the values every log line of this process is masked
 // with: the user's secrets.env and Zero's own keys (see newLogger).
-var logSecrets atomic.Pointer[secrets.Set]
+var LogSecrets atomic.Pointer[secrets.Set]
 
 // secrets are the secrets of the app's agents: the user's
 // ~/.config/zero/secrets.env and, once the workspace is trusted, its
@@ -20,29 +20,29 @@ var logSecrets atomic.Pointer[secrets.Set]
 // tool's arguments becomes the value just before the tool runs, and every
 // value is masked wherever it would show. Zero's own keys (the model keys,
 // ZERO_MCP_TOKEN) are masked too, and never given to the agent.
-func (a *app) secrets() *secrets.Set {
-	a.mu.Lock()
+func (a *App) Secrets() *secrets.Set {
+	a.Mu.Lock()
 	if a.secretSet != nil {
-		defer a.mu.Unlock()
+		defer a.Mu.Unlock()
 		return a.secretSet
 	}
-	a.mu.Unlock()
-	files := []string{filepath.Join(a.userDir, "secrets.env")}
+	a.Mu.Unlock()
+	files := []string{filepath.Join(a.UserDir, "secrets.env")}
 	code, _ := a.workspaceCode()
 	if code != "" { // exactly what the user trusted
 		files = append(files, filepath.Join(code, ".zero", "secrets.env"))
 	}
 	set, errs := secrets.Load(files...)
-	for _, name := range append(keyVariables(a.cfg, a.loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
+	for _, name := range append(keyVariables(a.Config, a.Loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
 		set = set.With(name, os.Getenv(name))
 	}
-	set = withMCPCredentials(set, append(a.configMCP(), a.workspaceMCP(code)...))
-	logSecrets.Store(set) // the process's log lines are masked with them too
+	set = withMCPCredentials(set, append(a.configMCP(), a.WorkspaceMCP(code)...))
+	LogSecrets.Store(set) // the process's log lines are masked with them too
 	for _, err := range errs {
-		a.warn.warn(err.Error())
+		a.Warn.warn(err.Error())
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.Mu.Lock()
+	defer a.Mu.Unlock()
 	if a.secretSet == nil {
 		a.secretSet = set
 	}
@@ -74,11 +74,11 @@ func withMCPCredentials(set *secrets.Set, servers []mcpclient.Server) *secrets.S
 // addMCPCredentials masks, from now on, the credentials of servers an
 // editor passed for a session (see withMCPCredentials), in the agents'
 // secrets and in this process's logs.
-func (a *app) addMCPCredentials(servers []mcpclient.Server) {
-	a.secrets() // loaded first
-	a.mu.Lock()
+func (a *App) AddMCPCredentials(servers []mcpclient.Server) {
+	a.Secrets() // loaded first
+	a.Mu.Lock()
 	a.secretSet = withMCPCredentials(a.secretSet, servers)
 	set := a.secretSet
-	a.mu.Unlock()
-	logSecrets.Store(set)
+	a.Mu.Unlock()
+	LogSecrets.Store(set)
 }
