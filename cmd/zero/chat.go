@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,18 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"slices"
-	"strings"
-	"sync/atomic"
-	"syscall"
-	"time"
+
+	"github.com/zeroagent/zero/server/term"
 
 	"github.com/zeroagent/zero/app"
 
-	tea "charm.land/bubbletea/v2"
-	"golang.org/x/term"
+	xterm "golang.org/x/term"
 
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/secrets"
@@ -73,7 +67,7 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintln(stderr, "zero chat: --session and --continue exclude each other")
 		return 2
 	}
-	if !app.IsTerminalIn(stdin) || !isTTY(stdout) {
+	if !app.IsTerminalIn(stdin) || !term.IsTTY(stdout) {
 		fmt.Fprintln(stderr, "zero chat: stdin and stdout must be a terminal; for scripts use zero run \"task\" (--json for events)")
 		return 2
 	}
@@ -103,7 +97,7 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	sess, resumed, err := openChatSession(ctx, h, ws, *resume, *cont)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
-		if errors.Is(err, app.ErrNoModel) || errors.Is(err, app.ErrNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, errAmbiguousID) {
+		if errors.Is(err, app.ErrNoModel) || errors.Is(err, app.ErrNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, term.ErrAmbiguousID) {
 			return 2
 		}
 		return 1
@@ -112,73 +106,16 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	// terminal that does not answer would hold the start).
 	width := 0
 	if f, ok := stdout.(*os.File); ok {
-		width, _, _ = term.GetSize(int(f.Fd()))
+		width, _, _ = xterm.GetSize(int(f.Fd()))
 	}
-	ui := newChatUI(ctx, h, ws, app.IsTerminal(stdout), width)
-	// The signals are the chat's own: SIGINT, SIGTERM and SIGHUP leave as
-	// the person would, cancelling the run going on, so that the deferred
-	// h.close ends it and writes its end (the default for SIGHUP would kill
-	// the process and leave a command running in the sandbox).
-	p := tea.NewProgram(ui, tea.WithInput(stdin), tea.WithOutput(stdout), tea.WithoutSignalHandler())
-	ui.send = p.Send
-	// They stay caught until the process ends: one more during the cleanup
-	// (bounded by closeGrace) does not cut it short.
-	var signalled atomic.Int32 // the exit status of the first signal
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	ran := make(chan struct{})
-	go func() { // ends when the program has returned
-		for {
-			select {
-			case <-ran:
-				return
-			case s := <-sigs:
-				code := int32(signalStatus(s))
-				if !signalled.CompareAndSwap(0, code) {
-					p.Kill() // a second signal: leave now, h.close still runs
-					continue
-				}
-				go p.Send(signalMsg{code: int(code)})
-				// A terminal that is gone can hold the program's leaving:
-				// the cleanup must not wait for it.
-				go func() {
-					select {
-					case <-ran:
-					case <-time.After(3 * time.Second):
-						p.Kill()
-					}
-				}()
-			}
-		}
-	}()
-	ui.start(sess, resumed)
-	_, err = p.Run()
-	close(ran)
-	ui.stop()
-	if code := signalled.Load(); code != 0 {
-		return int(code)
-	}
-	switch {
-	case errors.Is(err, tea.ErrInterrupted):
-		return 130
-	case errors.Is(err, syscall.EIO): // the terminal hung up before its SIGHUP came
-		return 129
-	case err != nil:
+	c := term.Chat{Manager: h.Manager, Catalog: h.Catalog, Host: h, Workspace: ws, Version: version,
+		Persistent: h.Store != nil, Logger: logger, In: stdin, Out: stdout, Color: app.IsTerminal(stdout), Width: width}
+	code, err := c.Run(ctx, sess, resumed)
+	if err != nil {
 		fmt.Fprintln(stderr, "zero chat:", err)
 		return 1
 	}
-	return ui.code
-}
-
-// signalMsg says the chat got a signal: it leaves with code.
-type signalMsg struct{ code int }
-
-// signalStatus is the exit status of leaving on s: 128 + its number.
-func signalStatus(s os.Signal) int {
-	if n, ok := s.(syscall.Signal); ok {
-		return 128 + int(n)
-	}
-	return 130
+	return code
 }
 
 // openChatSession returns the session the chat starts with: the one named
@@ -190,7 +127,7 @@ func signalStatus(s os.Signal) int {
 func openChatSession(ctx context.Context, h *app.Host, ws, id string, latest bool) (sess *server.Session, resumed bool, err error) {
 	switch {
 	case id != "":
-		if id, err = sessionByPrefix(workspaceSessions(h.Manager.List(), ws), id); err != nil {
+		if id, err = term.SessionByPrefix(term.WorkspaceSessions(h.Manager.List(), ws), id); err != nil {
 			return nil, false, fmt.Errorf("--session: %w", err)
 		}
 		sess, err = h.Manager.Get(id)
@@ -199,7 +136,7 @@ func openChatSession(ctx context.Context, h *app.Host, ws, id string, latest boo
 		}
 		return sess, true, nil
 	case latest:
-		if newest, ok := latestSession(h.Manager.List(), ws); ok {
+		if newest, ok := term.LatestSession(h.Manager.List(), ws); ok {
 			if sess, err = h.Manager.Get(newest.ID); err != nil {
 				return nil, false, fmt.Errorf("--continue: %w", err)
 			}
@@ -208,66 +145,6 @@ func openChatSession(ctx context.Context, h *app.Host, ws, id string, latest boo
 	}
 	sess, err = h.Manager.Create(ctx, server.SessionSpec{Roots: []string{ws}})
 	return sess, false, err
-}
-
-// sessionByPrefix resolves an id or an id prefix among infos. An id that
-// is none of them is returned as it is (another workspace's session, given
-// whole, or one that does not exist: opening it says so); a prefix of
-// several is an error that lists them, the newest first.
-func sessionByPrefix(infos []server.Info, arg string) (string, error) {
-	var found []server.Info
-	for _, in := range infos {
-		if in.ID == arg {
-			return arg, nil
-		}
-		if strings.HasPrefix(in.ID, arg) {
-			found = append(found, in)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return arg, nil
-	case 1:
-		return found[0].ID, nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%v: %d sessions start with %q; give more of the id:", errAmbiguousID, len(found), visible(arg))
-	slices.SortStableFunc(found, func(a, b server.Info) int { return b.Updated.Compare(a.Updated) })
-	for _, in := range found {
-		fmt.Fprintf(&b, "\n  %s  %s", in.ID, cmp.Or(visible(in.Title), "(no message yet)"))
-	}
-	return "", &ambiguousError{b.String()}
-}
-
-// errAmbiguousID: an id prefix names several sessions.
-var errAmbiguousID = errors.New("ambiguous session id")
-
-// ambiguousError lists the sessions an id prefix names; it is an
-// errAmbiguousID.
-type ambiguousError struct{ msg string }
-
-func (e *ambiguousError) Error() string        { return e.msg }
-func (e *ambiguousError) Is(target error) bool { return target == errAmbiguousID }
-
-// latestSession is the most recently updated of the sessions of ws.
-func latestSession(infos []server.Info, ws string) (server.Info, bool) {
-	infos = workspaceSessions(infos, ws)
-	if len(infos) == 0 {
-		return server.Info{}, false
-	}
-	return infos[len(infos)-1], true
-}
-
-// workspaceSessions keeps the sessions whose main workspace folder is ws,
-// least recently updated first.
-func workspaceSessions(infos []server.Info, ws string) []server.Info {
-	out := slices.DeleteFunc(slices.Clone(infos), func(in server.Info) bool {
-		return len(in.Roots) == 0 || filepath.Clean(in.Roots[0]) != ws
-	})
-	slices.SortStableFunc(out, func(a, b server.Info) int {
-		return cmp.Or(a.Updated.Compare(b.Updated), cmp.Compare(a.ID, b.ID))
-	})
-	return out
 }
 
 // chatLogger logs to a file in the user's state folder, since the terminal
@@ -297,10 +174,4 @@ func chatLogger() (*slog.Logger, func()) {
 		return slog.New(slog.DiscardHandler), func() {}
 	}
 	return slog.New(secrets.NewHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level}), app.LogSecrets.Load)), func() { f.Close() }
-}
-
-// isTTY reports whether w is a terminal, whatever NO_COLOR says.
-func isTTY(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -566,44 +566,6 @@ func TestChatNeedsTerminal(t *testing.T) {
 	}
 }
 
-func TestChatLines(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name   string
-		output bool // written as a command's output
-		writes []string
-		width  int
-		lines  []string
-		view   string
-	}{
-		{name: "split", writes: []string{"one\ntw", "o\nthr"}, lines: []string{"one", "two"}, view: "thr"},
-		{name: "crlf across writes", output: true, writes: []string{"a\r", "\nb"}, width: 80, lines: []string{"a"}, view: "b"},
-		{name: "progress", output: true, writes: []string{"10%\r50%\r100%\n"}, lines: []string{"100%"}},
-		// Only a command's output rewrites its line: in the rest a carriage
-		// return cannot hide what came before it.
-		{name: "carriage return shown", writes: []string{"rm -rf x #\rls -la\n"}, lines: []string{"rm -rf x #␍ls -la"}},
-		{name: "carriage return shown in the line in progress", writes: []string{"rm -rf x #\rls"}, width: 80, view: "rm -rf x #␍ls"},
-		{name: "controls shown", writes: []string{"a\x08b\x00c\n"}, lines: []string{`a\x08b\x00c`}},
-		{name: "style carried", writes: []string{dim + "x\ny" + reset + "\n"}, lines: []string{dim + "x" + reset, dim + "y" + reset}},
-		{name: "cursor moves dropped", output: true, writes: []string{"a\x1b[2Kb\x1b]0;title\x07c\tz\n"}, lines: []string{"abc    z"}},
-		{name: "wrapped", writes: []string{"aaa bbb ccc ddd"}, width: 8, lines: []string{"aaa bbb"}, view: "ccc ddd"},
-		{name: "finished line wrapped", writes: []string{"aaa bbb ccc\n"}, width: 8, lines: []string{"aaa bbb", "ccc"}},
-		{name: "escape cut between writes", writes: []string{"x\x1b[3", "1mred"}, width: 80, view: "x\x1b[31mred" + reset},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l := chatLines{output: tc.output}
-			var got []string
-			for _, w := range tc.writes {
-				l.Write([]byte(w))
-				got = append(got, l.take(tc.width)...)
-			}
-			if strings.Join(got, "|") != strings.Join(tc.lines, "|") || l.view() != tc.view {
-				t.Errorf("lines %q view %q, want %q and %q", got, l.view(), tc.lines, tc.view)
-			}
-		})
-	}
-}
-
 // sessionID waits for the id of the session the chat shows (the n-th
 // announced since from, counting from 0) and returns it.
 func (ct *chatTerm) sessionID(from, n int) string {
@@ -950,34 +912,5 @@ func TestChatResize(t *testing.T) {
 	ct.typeText("\x04")
 	if code := ct.wait(); code != 0 {
 		t.Errorf("exit %d, want 0", code)
-	}
-}
-
-// A resize ends the line in progress, cut at the new width, but for the
-// word being written; its style goes on in the next line.
-func TestChatLinesFinish(t *testing.T) {
-	t.Parallel()
-	var l chatLines
-	l.Write([]byte(dim + "aaa bbb ccc dd"))
-	if got := l.take(80); len(got) != 0 {
-		t.Fatalf("lines %q before the resize", got)
-	}
-	got := l.finish(8)
-	want := []string{dim + "aaa bbb" + reset, dim + "ccc" + reset}
-	if strings.Join(got, "|") != strings.Join(want, "|") || l.view() != dim+"dd"+reset {
-		t.Errorf("finish: lines %q view %q, want %q and %q", got, l.view(), want, dim+"dd"+reset)
-	}
-	l.Write([]byte("d eee\n"))
-	if got := l.take(8); len(got) != 1 || got[0] != dim+"ddd eee"+reset {
-		t.Errorf("the next line %q, want %q", got, dim+"ddd eee"+reset)
-	}
-	// A command's progress line ends whole.
-	l = chatLines{output: true}
-	l.Write([]byte("10%\r50% done"))
-	if got := l.finish(80); len(got) != 1 || got[0] != "50% done" || l.view() != "" {
-		t.Errorf("finish of output: lines %q view %q", got, l.view())
-	}
-	if got := l.finish(40); len(got) != 0 {
-		t.Errorf("finish with no line in progress: lines %q", got)
 	}
 }

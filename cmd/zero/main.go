@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/zeroagent/zero/server/term"
+
 	"github.com/zeroagent/zero/app"
 )
 
@@ -50,7 +52,7 @@ The model is any OpenAI-compatible endpoint (or models.chat in ~/.config/zero/co
 // run is main without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		if app.IsTerminalIn(stdin) && isTTY(stdout) {
+		if app.IsTerminalIn(stdin) && term.IsTTY(stdout) {
 			return chatCommand(ctx, nil, stdin, stdout, stderr)
 		}
 		fmt.Fprint(stderr, usage)

@@ -18,7 +18,6 @@ import (
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
-	"github.com/zeroagent/zero/server"
 )
 
 func TestTrustReviewShowsHostileFilesAsText(t *testing.T) {
@@ -70,27 +69,6 @@ func TestTrustReviewShowsHostileFilesAsText(t *testing.T) {
 	}
 	if _, _, code := cli21Run(t, env, "", "trust", "--check", "--workspace", ws); code == 0 {
 		t.Error("the workspace with a hostile file name was trusted")
-	}
-}
-
-// An approval question shows a command's bidirectional override as such:
-// the command that runs is the one the person reads. The diff of a write
-// does too.
-func TestApprovalShowsFormatCharacters(t *testing.T) {
-	t.Parallel()
-	out, _ := askOnTerminal(t, server.Request{Tool: "code_execution_tool", Subject: "echo hi #\u202e ~ fr- mr"}, "n\n")
-	if strings.ContainsRune(out, '\u202e') || !strings.Contains(out, `echo hi #\u202e ~ fr- mr`) {
-		t.Errorf("the question hides the override: %q", out)
-	}
-	q := question(server.Request{Tool: "code_execution_tool", Subject: "echo hi #\u2067 x \u2069"})
-	if strings.ContainsAny(q, "\u2067\u2069") || !strings.Contains(q, `\u2067`) {
-		t.Errorf("the chat's question hides the isolate: %q", q)
-	}
-	ws := t.TempDir()
-	preview := strings.Join(changePreview([]string{ws}, "text_editor", "write",
-		map[string]any{"path": "a.sh", "content": "ok\nrm -rf ~ #\u202e hidden\n"}, nil, previewLines), "\n")
-	if strings.ContainsRune(preview, '\u202e') || !strings.Contains(preview, `\u202e`) {
-		t.Errorf("the change's preview hides the override: %q", preview)
 	}
 }
 

@@ -1,25 +1,18 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
+
+	"github.com/zeroagent/zero/server/term"
 
 	"github.com/zeroagent/zero/app"
 
-	"golang.org/x/term"
-
-	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/server"
 )
@@ -91,52 +84,6 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "zero run: --continue and --session both choose a session; give one")
 		return 2
 	}
-	var (
-		show func(loop.Event)
-		view *renderer // nil with --json
-		// evErrors are the errors already said (by the --json events, or
-		// on stderr as they came): they are not said again at the end.
-		evErrors []string
-		errMu    sync.Mutex
-	)
-	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		show = func(e loop.Event) {
-			if e.Type == loop.EventError || e.Error != "" {
-				errMu.Lock()
-				evErrors = append(evErrors, cmp.Or(e.Text, e.Error), e.Error)
-				errMu.Unlock()
-			}
-			if err := enc.Encode(e); err != nil {
-				a.Logger.Warn("write event", "err", err)
-			}
-		}
-	} else {
-		view = newRenderer(stdout, app.IsTerminal(stdout))
-		if f, ok := stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			view.live = true
-			view.width = func() int { w, _, _ := term.GetSize(int(f.Fd())); return w }
-		}
-		show = view.event
-		if !sameFile(stdout, stderr) {
-			// The run's errors go where errors go, once: on stderr when the
-			// live view goes elsewhere (a pipe, a file), in the view when
-			// both are one terminal.
-			show = func(e loop.Event) {
-				if e.Type == loop.EventError && e.Agent == 0 {
-					// The model's or the endpoint's words: shown, never
-					// let act on the terminal.
-					fmt.Fprintln(stderr, "zero:", visible(e.Text))
-					errMu.Lock()
-					evErrors = append(evErrors, e.Text)
-					errMu.Unlock()
-					return
-				}
-				view.event(e)
-			}
-		}
-	}
 	h := app.NewHostWith(ctx, a) // closes a
 	defer h.Close(closeGrace)
 	sess, since, err := runSession(ctx, h, *cont, *sessionID)
@@ -147,58 +94,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		return 1
 	}
-	// The live view follows the session's log, as the editor faces do, and
-	// asks the approvals the broker holds once it has shown what they are
-	// about.
-	ended := make(chan struct{})
-	asker := newTermAsker(h.Manager.Approvals(), sess.Spec().Roots, stdin, stderr, interactive, ended)
-	pctx, stopPump := context.WithCancel(ctx)
-	defer stopPump()
-	p := newPump(sess.Follow(since), func(e loop.Event) {
-		show(e)
-		asker.ask(pctx, e)
-	})
-	go p.run(pctx) // ends with stopPump
-
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-sctx.Done()
-		stop()        // a second Ctrl-C kills the process at once
-		sess.Cancel() // the first ends the run cleanly, killing what it started
-	}()
-	res, err := sess.Prompt(context.WithoutCancel(ctx), message)
-	stop()
-	close(ended)
-	if err == nil {
-		err = res.Err
-	}
-	p.waitFor(ctx, sess.Cursor())
-	stopPump()
-	// A session none of whose runs reached the model is not kept (see
-	// server.Manager.Unreached): there is nothing to go on with.
-	if !*jsonOut && isTTY(stderr) && !h.Manager.Unreached(sess.ID()) {
-		defer fmt.Fprintf(stderr, "zero: session %s (zero run --continue goes on with it)\n", sess.ID())
-	}
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, loop.ErrCancelled):
-		if !*jsonOut {
-			fmt.Fprintln(stderr, "zero: cancelled")
-		}
-		return 130
-	default:
-		// Said once: the --json events, stderr as it came, or the live view
-		// on the terminal already said the error.
-		errMu.Lock()
-		shown := slices.Contains(evErrors, err.Error())
-		errMu.Unlock()
-		if !shown && !(view != nil && view.lastError == visible(err.Error())) {
-			fmt.Fprintln(stderr, "zero:", visible(err.Error()))
-		}
-		return 1
-	}
+	return term.Run{Manager: h.Manager, Session: sess, Since: since, JSON: *jsonOut, Interactive: interactive, Color: app.IsTerminal(stdout),
+		In: stdin, Out: stdout, Err: stderr, Logger: a.Logger}.Prompt(ctx, message)
 }
 
 // runSession is the session zero run works in: a new one, the last one of
@@ -208,7 +105,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 func runSession(ctx context.Context, h *app.Host, cont bool, id string) (s *server.Session, since int64, err error) {
 	list := h.Manager.List()
 	if cont {
-		last, ok := latestSession(list, h.Workspace)
+		last, ok := term.LatestSession(list, h.Workspace)
 		if !ok {
 			return nil, 0, fmt.Errorf("no session to continue in %s (zero sessions --all lists every workspace's)", h.Workspace)
 		}
@@ -236,62 +133,6 @@ func runSession(ctx context.Context, h *app.Host, cont bool, id string) (s *serv
 	return s, since, err
 }
 
-// pump shows a session's events as they come and tells how far it got.
-type pump struct {
-	f    *server.Follower
-	show func(loop.Event)
-
-	mu    sync.Mutex
-	upto  int64
-	moved chan struct{} // closed and replaced when upto grows
-	done  bool
-}
-
-func newPump(f *server.Follower, show func(loop.Event)) *pump {
-	return &pump{f: f, show: show, upto: f.Cursor(), moved: make(chan struct{})}
-}
-
-func (p *pump) run(ctx context.Context) {
-	defer func() {
-		p.mu.Lock()
-		p.done = true
-		close(p.moved)
-		p.mu.Unlock()
-	}()
-	for {
-		b, err := p.f.Next(ctx)
-		for _, e := range b.Events {
-			p.show(e)
-		}
-		p.mu.Lock()
-		p.upto = p.f.Cursor()
-		close(p.moved)
-		p.moved = make(chan struct{})
-		p.mu.Unlock()
-		if err != nil || b.Closed {
-			return
-		}
-	}
-}
-
-// waitFor waits until the events up to seq were shown (or ctx ends, or
-// the pump stopped).
-func (p *pump) waitFor(ctx context.Context, seq int64) {
-	for {
-		p.mu.Lock()
-		upto, ch, done := p.upto, p.moved, p.done
-		p.mu.Unlock()
-		if upto >= seq || done {
-			return
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
 // parseInterspersed parses flags wherever they stand, so that
 // `zero run "task" --json` works as people type it; after "--" everything
 // is message.
@@ -310,17 +151,4 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		words, args = append(words, args[0]), args[1:]
 	}
-}
-
-// sameFile reports whether two outputs write to the same file (one
-// terminal, or one pipe or file given as both).
-func sameFile(a, b io.Writer) bool {
-	fa, ok1 := a.(*os.File)
-	fb, ok2 := b.(*os.File)
-	if !ok1 || !ok2 {
-		return a == b
-	}
-	sa, err1 := fa.Stat()
-	sb, err2 := fb.Stat()
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

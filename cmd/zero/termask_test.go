@@ -11,68 +11,7 @@ import (
 
 	"github.com/zeroagent/zero/internal/proctest"
 	"github.com/zeroagent/zero/llm/llmtest"
-	"github.com/zeroagent/zero/loop"
-	"github.com/zeroagent/zero/server"
 )
-
-// oneRequest is a broker holding one request.
-type oneRequest struct {
-	req    server.Request
-	answer string // "", "yes", "always" or "no: reason"
-}
-
-func (o *oneRequest) Pending(string) []server.Request {
-	if o.answer != "" {
-		return nil
-	}
-	return []server.Request{o.req}
-}
-
-func (o *oneRequest) Approve(id string, always bool) error {
-	if o.answer != "" || id != o.req.ID {
-		return server.ErrNotFound
-	}
-	o.answer = map[bool]string{false: "yes", true: "always"}[always]
-	return nil
-}
-
-func (o *oneRequest) Deny(id, reason string) error {
-	if o.answer != "" || id != o.req.ID {
-		return server.ErrNotFound
-	}
-	o.answer = "no: " + reason
-	return nil
-}
-
-// askOnTerminal puts req to a terminal that types typed (nil: no
-// terminal) and returns what the terminal showed and what was answered.
-func askOnTerminal(t *testing.T, req server.Request, typed string, interactive ...bool) (shown, answer string) {
-	t.Helper()
-	req.ID, req.Session = "s/tool-1", "s"
-	b := &oneRequest{req: req}
-	var out strings.Builder
-	a := newTermAsker(b, nil, strings.NewReader(typed), &out, len(interactive) == 0 || interactive[0], make(chan struct{}))
-	a.ask(t.Context(), loop.Event{Type: server.EventApprovalRequested, Session: "s", Text: req.ID})
-	return out.String(), b.answer
-}
-
-// The terminal's answers: y approves, a approves for always, anything
-// else (or nothing, stdin closed) refuses; without a terminal the call is
-// refused and the person is told how to allow it.
-func TestTermAskerAnswers(t *testing.T) {
-	t.Parallel()
-	for typed, want := range map[string]string{"y\n": "yes", "YES\n": "yes", "a\n": "always", "n\n": "no: the user said no",
-		"\n": "no: the user said no", "sure\n": "no: the user said no", "": "no: the user said no"} {
-		shown, got := askOnTerminal(t, server.Request{Tool: "code_execution_tool", Subject: "make"}, typed)
-		if got != want || !strings.Contains(shown, "allow? [y]es, [a]lways for code_execution_tool, [N]o: ") {
-			t.Errorf("typed %q: answer %q, want %q; shown %q", typed, got, want, shown)
-		}
-	}
-	shown, got := askOnTerminal(t, server.Request{Tool: "code_execution_tool", Subject: "make"}, "y\n", false)
-	if !strings.HasPrefix(got, "no: ") || !strings.Contains(shown, "refused code_execution_tool: it needs approval and there is no terminal to ask on") {
-		t.Errorf("no terminal: answer %q, shown %q", got, shown)
-	}
-}
 
 // Where commands would run unconfined, zero run asks on the terminal: y
 // runs the command, anything else refuses it; a lets this command and the

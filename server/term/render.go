@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/termsafe"
 )
 
 // renderer shows a run as a person wants to watch it: reasoning and
@@ -39,7 +40,7 @@ type renderer struct {
 	pullsSaid map[string]bool
 }
 
-func newRenderer(w io.Writer, color bool) *renderer {
+func NewRenderer(w io.Writer, color bool) *renderer {
 	return &renderer{w: w, color: color, atBOL: true, streamed: map[string]bool{}, pullsSaid: map[string]bool{}}
 }
 
@@ -110,7 +111,7 @@ func (r *renderer) event(e loop.Event) {
 	// cursor, clear a line, retitle the window) or it could make an
 	// approval question say what it does not ask.
 	if e.Type != loop.EventToolOutputDelta {
-		e.Text, e.Title, e.Error, e.Profile = visible(e.Text), visible(e.Title), visible(e.Error), visible(e.Profile)
+		e.Text, e.Title, e.Error, e.Profile = termsafe.Visible(e.Text), termsafe.Visible(e.Title), termsafe.Visible(e.Error), termsafe.Visible(e.Profile)
 	}
 	if r.pulling && e.Type != server.EventSandboxPull {
 		r.clearPull() // what comes now takes the progress line's place
@@ -146,11 +147,11 @@ func (r *renderer) event(e loop.Event) {
 		if code, ok := args["code"].(string); ok && strings.TrimSpace(code) != "" {
 			r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+detail, dim))
 			for _, l := range strings.Split(strings.TrimRight(code, "\n"), "\n") {
-				r.line(r.style("  $ "+visible(l), dim))
+				r.line(r.style("  $ "+termsafe.Visible(l), dim))
 			}
 			return
 		}
-		r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+visible(detail+" "+summarizeArgs(e.Args)), dim))
+		r.line(r.style(prefix+"● "+title, bold, cyan) + r.style("  "+termsafe.Visible(detail+" "+summarizeArgs(e.Args)), dim))
 	case loop.EventToolOutputDelta:
 		r.enter("output", "")
 		r.write(e.Text)
@@ -289,40 +290,6 @@ func summarizeArgs(raw []byte) string {
 		s = string(r[:157]) + "..."
 	}
 	return s
-}
-
-// visible shows the control characters of s instead of letting them act
-// on a terminal: newlines and tabs stay, a carriage return is ␍, escape ␛,
-// and every other C0 or C1 control and DEL is written as \xNN.
-func visible(s string) string {
-	clean := true
-	for _, r := range s {
-		if isControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case !isControl(r):
-			b.WriteRune(r)
-		case r == '\r':
-			b.WriteString("␍")
-		case r == 0x1b:
-			b.WriteString("␛")
-		default:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		}
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool {
-	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0)
 }
 
 func firstLineOf(s string) string {

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zeroagent/zero/app"
+	"github.com/zeroagent/zero/termsafe"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
@@ -36,7 +36,7 @@ import (
 // the follower only hands the session's event batches over (eventsMsg).
 type chatUI struct {
 	ctx   context.Context
-	h     *app.Host
+	c     Chat
 	ws    string
 	color bool
 	send  func(tea.Msg) // the program's Send, set before it runs
@@ -112,7 +112,8 @@ type askState struct {
 type askReadyMsg struct{ id string }
 
 // newChatUI returns the model; width is the terminal's (0 when unknown).
-func newChatUI(ctx context.Context, h *app.Host, ws string, color bool, width int) *chatUI {
+func newChatUI(ctx context.Context, c Chat) *chatUI {
+	color, width := c.Color, c.Width
 	in := textarea.New()
 	in.ShowLineNumbers = false
 	in.Placeholder = "Message the agent (/help for the commands)"
@@ -134,11 +135,11 @@ func newChatUI(ctx context.Context, h *app.Host, ws string, color bool, width in
 	in.Focus()
 	out := &chatLines{}
 	return &chatUI{
-		ctx: ctx, h: h, ws: ws, color: color,
+		ctx: ctx, c: c, ws: c.Workspace, color: color,
 		input: in,
 		spin:  spinner.New(spinner.WithSpinner(spinner.Dot)),
 		out:   out,
-		view:  newRenderer(out, color),
+		view:  NewRenderer(out, color),
 		width: width,
 	}
 }
@@ -146,17 +147,13 @@ func newChatUI(ctx context.Context, h *app.Host, ws string, color bool, width in
 // start shows the header and begins following sess; resumed sessions show
 // their transcript first.
 func (m *chatUI) start(sess *server.Session, resumed bool) {
-	a, err := m.h.App([]string{m.ws})
-	backend := "?"
-	if err == nil && a.Backend != nil {
-		backend = a.Backend.Name()
-		m.docker = backend == "docker"
+	profile, model, backend := m.c.Host.Defaults(m.ws)
+	m.docker = backend == "docker"
+	if p := sess.Spec().Profile; p != "" {
+		profile = p
 	}
-	profile, model := m.profileOf(sess), ""
-	if err == nil {
-		model = cmp.Or(sess.Spec().Model, a.Config.Models.Chat.Model)
-	}
-	m.print(m.view.style(fmt.Sprintf("zero %s · %s · profile %s · model %s · sandbox %s", version, m.ws, profile, model, backend), bold))
+	model = cmp.Or(sess.Spec().Model, model)
+	m.print(m.view.style(fmt.Sprintf("zero %s · %s · profile %s · model %s · sandbox %s", m.c.Version, m.ws, profile, model, backend), bold))
 	m.print(m.view.style("Enter sends · Alt-Enter or Ctrl-J: new line · Ctrl-C cancels a run · Ctrl-D leaves · /help", dim))
 	m.attach(sess, resumed)
 }
@@ -177,7 +174,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 		m.stopFollow()
 	}
 	m.sess = sess
-	m.view = newRenderer(m.out, m.color)
+	m.view = NewRenderer(m.out, m.color)
 	m.asks, m.mine, m.cancelling = nil, nil, false
 	m.syncAsk()
 	var since int64
@@ -185,7 +182,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 		var evs []loop.Event
 		evs, since = sess.Events(0)
 		m.print(m.transcript(sess.Info(), evs)...)
-		if b := m.h.Manager.Approvals(); b != nil {
+		if b := m.c.Manager.Approvals(); b != nil {
 			m.asks = b.Pending(sess.ID())
 		}
 	} else {
@@ -504,7 +501,7 @@ func (m *chatUI) answer(said string) tea.Cmd {
 		m.view.line(question(req) + " yes")
 		return m.grant(m.sess, req.Subject)
 	}
-	b := m.h.Manager.Approvals()
+	b := m.c.Manager.Approvals()
 	if b == nil {
 		m.asks = nil
 		return nil
@@ -533,7 +530,7 @@ func (m *chatUI) answer(said string) tea.Cmd {
 // bidirectional override).
 func question(r server.Request) string {
 	if r.Tool == trustTool {
-		return "Trust " + reviewable(r.Title) + "? [y]es/[n]o"
+		return "Trust " + termsafe.Reviewable(r.Title) + "? [y]es/[n]o"
 	}
 	name := r.Tool
 	if r.Method != "" {
@@ -546,7 +543,7 @@ func question(r server.Request) string {
 	if subject != "" {
 		name += " " + cut.Clip(subject, 200)
 	}
-	return "Allow " + reviewable(name) + "? [y]es/[n]o/[a]lways"
+	return "Allow " + termsafe.Reviewable(name) + "? [y]es/[n]o/[a]lways"
 }
 
 // preview prints, above the question about r, what the call would change:
@@ -586,7 +583,7 @@ func (m *chatUI) askView() string {
 	case said != "":
 		b.WriteString("\nanswer: " + m.view.style(said, bold) + m.view.style(" · Enter confirms", dim))
 	default:
-		b.WriteString("\nanswer: " + visible(cut.Clip(a.typed, 60)) + m.view.style(" · no answer: Enter keeps it in your message", dim))
+		b.WriteString("\nanswer: " + termsafe.Visible(cut.Clip(a.typed, 60)) + m.view.style(" · no answer: Enter keeps it in your message", dim))
 	}
 	if a.note != "" {
 		b.WriteString("\n" + m.view.style(a.note, yellow))
@@ -631,7 +628,7 @@ func (m *chatUI) userLine(text string) {
 		if i > 0 {
 			prefix = "  "
 		}
-		m.view.line(m.view.style(prefix+visible(l), bold))
+		m.view.line(m.view.style(prefix+termsafe.Visible(l), bold))
 	}
 }
 
@@ -672,7 +669,7 @@ func (m *chatUI) events(evs []loop.Event) {
 			m.asks = slices.DeleteFunc(m.asks, func(r server.Request) bool { return r.Tool != trustTool })
 			switch e.StopReason {
 			case loop.StopCancelled:
-				m.view.line(m.view.style(cmp.Or(visible(e.Error), "cancelled"), yellow))
+				m.view.line(m.view.style(cmp.Or(termsafe.Visible(e.Error), "cancelled"), yellow))
 			case loop.StopError:
 				// Said once: the error event was shown already.
 				if e.Error != "" && e.Error != m.view.lastError {
@@ -702,7 +699,7 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 	case loop.EventRunStarted, loop.EventTurnStarted, loop.EventIntervention, loop.EventSubordinateStarted, loop.EventSubordinateEnded:
 		return "waiting for the model", true
 	case loop.EventHeadline:
-		return visible(firstLineOf(e.Text)), true // the model writes the tool call
+		return termsafe.Visible(firstLineOf(e.Text)), true // the model writes the tool call
 	case loop.EventToolStarted:
 		switch {
 		case e.Tool == "code_execution_tool" && m.docker && !m.sandboxUp:
@@ -712,7 +709,7 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 		case e.Tool == "call_subordinate", e.Tool == "response":
 			return "", true
 		}
-		return "running " + visible(e.Tool), true
+		return "running " + termsafe.Visible(e.Tool), true
 	case loop.EventToolResult:
 		if e.Tool == "response" {
 			return "", true
@@ -723,7 +720,7 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 		// line when it starts and one when it ends.
 		switch e.Status {
 		case server.PullPulling:
-			return visible(e.Text), true
+			return termsafe.Visible(e.Text), true
 		case server.PullDone:
 			return "starting the sandbox", true
 		}
@@ -738,7 +735,7 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 // approvalRequest is the request an approval_requested event announces:
 // the broker's, with the whole subject, while it waits.
 func (m *chatUI) approvalRequest(e loop.Event) server.Request {
-	if b := m.h.Manager.Approvals(); b != nil {
+	if b := m.c.Manager.Approvals(); b != nil {
 		for _, r := range b.Pending(e.Session) {
 			if r.ID == e.Text {
 				return r
@@ -855,7 +852,7 @@ func (m *chatUI) command(text string) tea.Cmd {
 			old := m.sess.Spec()
 			spec.Profile, spec.Model = old.Profile, old.Model
 		}
-		sess, err := m.h.Manager.Create(m.ctx, spec)
+		sess, err := m.c.Manager.Create(m.ctx, spec)
 		if err != nil {
 			say(m.view.style("error: "+err.Error(), red))
 			return nil
@@ -902,9 +899,9 @@ func (m *chatUI) command(text string) tea.Cmd {
 			say(m.view.style("that is this session", dim))
 			return nil
 		}
-		sess, err := m.h.Manager.Get(id)
+		sess, err := m.c.Manager.Get(id)
 		if errors.Is(err, server.ErrNotFound) {
-			say(m.view.style(fmt.Sprintf("error: no session is %q or starts with it; /sessions lists those of this workspace", visible(arg)), red))
+			say(m.view.style(fmt.Sprintf("error: no session is %q or starts with it; /sessions lists those of this workspace", termsafe.Visible(arg)), red))
 			return nil
 		}
 		if err != nil {
@@ -924,11 +921,11 @@ func (m *chatUI) command(text string) tea.Cmd {
 // zero process can open it; it stays stored, and /load opens it again.
 // Without a store it stays open: closing would lose it.
 func (m *chatUI) release(old *server.Session) {
-	if old == nil || m.h.Store == nil || (m.sess != nil && old.ID() == m.sess.ID()) {
+	if old == nil || !m.c.Persistent || (m.sess != nil && old.ID() == m.sess.ID()) {
 		return
 	}
-	if err := m.h.Manager.Close(old.ID()); err != nil && !errors.Is(err, server.ErrNotFound) {
-		m.h.Logger.Warn("closing the session left", "session", old.ID(), "err", err)
+	if err := m.c.Manager.Close(old.ID()); err != nil && !errors.Is(err, server.ErrNotFound) {
+		m.c.Logger.Warn("closing the session left", "session", old.ID(), "err", err)
 	}
 }
 
@@ -970,7 +967,7 @@ func (m *chatUI) profileCommand(arg string, busy func() bool) {
 		say("profile " + m.view.style(cur, bold) + "; the profiles:")
 		var b strings.Builder
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		for _, p := range m.h.Catalog.Profiles() {
+		for _, p := range m.c.Catalog.Profiles() {
 			mark := "  "
 			if p.ID == cur {
 				mark = "* "
@@ -990,11 +987,11 @@ func (m *chatUI) profileCommand(arg string, busy func() bool) {
 		return
 	}
 	var ids []string
-	for _, p := range m.h.Catalog.Profiles() {
+	for _, p := range m.c.Catalog.Profiles() {
 		ids = append(ids, p.ID)
 	}
 	if len(ids) > 0 && !slices.Contains(ids, arg) {
-		say(m.view.style(fmt.Sprintf("error: no profile %q; the profiles are: %s (/profile says what each is for)", visible(arg), strings.Join(ids, ", ")), red))
+		say(m.view.style(fmt.Sprintf("error: no profile %q; the profiles are: %s (/profile says what each is for)", termsafe.Visible(arg), strings.Join(ids, ", ")), red))
 		return
 	}
 	if err := m.sess.Configure(m.ctx, arg, ""); err != nil {
@@ -1011,14 +1008,12 @@ func (m *chatUI) profileOf(sess *server.Session) string {
 			return p
 		}
 	}
-	if a, err := m.h.App([]string{m.ws}); err == nil {
-		return a.Config.Profile
-	}
-	return ""
+	profile, _, _ := m.c.Host.Defaults(m.ws)
+	return profile
 }
 
 func (m *chatUI) sessionsCommand() {
-	infos := workspaceSessions(m.h.Manager.List(), m.ws)
+	infos := WorkspaceSessions(m.c.Manager.List(), m.ws)
 	if len(infos) == 0 {
 		m.view.line("no sessions in this workspace yet")
 		return
@@ -1032,7 +1027,7 @@ func (m *chatUI) sessionsCommand() {
 		if m.sess != nil && in.ID == m.sess.ID() {
 			mark = "* "
 		}
-		title := cmp.Or(visible(in.Title), "(no message yet)")
+		title := cmp.Or(termsafe.Visible(in.Title), "(no message yet)")
 		if in.Running {
 			title += " (running)"
 		}
@@ -1050,7 +1045,7 @@ func (m *chatUI) sessionsCommand() {
 // sessionID resolves an id prefix among the workspace's sessions (see
 // sessionByPrefix).
 func (m *chatUI) sessionID(arg string) (string, error) {
-	return sessionByPrefix(workspaceSessions(m.h.Manager.List(), m.ws), arg)
+	return SessionByPrefix(WorkspaceSessions(m.c.Manager.List(), m.ws), arg)
 }
 
 // transcript is a session's conversation as it happened, shown as the
@@ -1073,13 +1068,13 @@ func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 	if info.Runs == 1 {
 		runs = "1 run"
 	}
-	out := []string{m.view.style(fmt.Sprintf("session %s: %s (%s, updated %s)", info.ID, cmp.Or(visible(info.Title), "no message yet"), runs, ago(time.Now(), info.Updated)), dim)}
+	out := []string{m.view.style(fmt.Sprintf("session %s: %s (%s, updated %s)", info.ID, cmp.Or(termsafe.Visible(info.Title), "no message yet"), runs, ago(time.Now(), info.Updated)), dim)}
 	if n := len(starts) - keepRuns; n > 0 {
 		out = append(out, m.view.style(fmt.Sprintf("… %d earlier runs (zero sessions show %s has them all)", n, info.ID), dim))
 		evs = evs[starts[n]:]
 	}
 	lines := &chatLines{}
-	r := newRenderer(lines, m.color)
+	r := NewRenderer(lines, m.color)
 	asked := map[string]server.Request{}
 	for _, e := range evs {
 		switch e.Type {
@@ -1091,7 +1086,7 @@ func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 				if i > 0 {
 					prefix = "  "
 				}
-				r.line(r.style(prefix+visible(l), bold))
+				r.line(r.style(prefix+termsafe.Visible(l), bold))
 			}
 			continue
 		case loop.EventToolOutputDelta:
@@ -1120,9 +1115,9 @@ func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
 		if e.Type == loop.EventRunEnded {
 			switch e.StopReason {
 			case loop.StopCancelled:
-				r.line(r.style(cmp.Or(visible(e.Error), "cancelled"), yellow))
+				r.line(r.style(cmp.Or(termsafe.Visible(e.Error), "cancelled"), yellow))
 			case loop.StopError:
-				if msg := visible(e.Error); msg != "" && msg != r.lastError {
+				if msg := termsafe.Visible(e.Error); msg != "" && msg != r.lastError {
 					r.line(r.style("error: "+msg, red))
 					r.lastError = msg
 				}
@@ -1188,7 +1183,7 @@ type memoriesMsg struct {
 // search may take a while (it can embed the query), so it runs off the
 // event loop and its answer comes back as a memoriesMsg.
 func (m *chatUI) memoryCommand(query string) tea.Cmd {
-	mgr, ctx, ws := m.h.Manager, m.ctx, m.ws
+	mgr, ctx, ws := m.c.Manager, m.ctx, m.ws
 	if m.sess != nil {
 		if roots := m.sess.Spec().Roots; len(roots) > 0 {
 			ws = roots[0]
@@ -1208,15 +1203,15 @@ func (m *chatUI) memories(msg memoriesMsg) {
 		m.say(m.view.style("error: could not read the memory: "+msg.err.Error(), red))
 		return
 	case len(msg.list) == 0 && msg.query != "":
-		m.say(fmt.Sprintf("no memory about %q", visible(msg.query)))
+		m.say(fmt.Sprintf("no memory about %q", termsafe.Visible(msg.query)))
 		return
 	case len(msg.list) == 0:
 		m.say("the agent remembers nothing yet for this workspace")
 		return
 	}
 	for _, mem := range msg.list {
-		l := m.view.style(visible(mem.ID), bold) + m.view.style(fmt.Sprintf(" (%s, %s memory, %s)", visible(mem.Area), visible(mem.Scope), visible(mem.Timestamp)), dim) +
-			" " + visible(cut.Clip(strings.Join(strings.Fields(mem.Text), " "), 300))
+		l := m.view.style(termsafe.Visible(mem.ID), bold) + m.view.style(fmt.Sprintf(" (%s, %s memory, %s)", termsafe.Visible(mem.Area), termsafe.Visible(mem.Scope), termsafe.Visible(mem.Timestamp)), dim) +
+			" " + termsafe.Visible(cut.Clip(strings.Join(strings.Fields(mem.Text), " "), 300))
 		if m.width > 1 {
 			l = ansi.Truncate(l, m.width-1, "…")
 		}
@@ -1257,7 +1252,7 @@ func (m *chatUI) trustCommand() {
 		return // asked already: the question is up
 	}
 	if ts.Message != "" {
-		m.say(m.view.style(visible(ts.Message), yellow))
+		m.say(m.view.style(termsafe.Visible(ts.Message), yellow))
 	}
 	if !m.reviewTrust(ts) {
 		m.trustFiles(ts)
@@ -1269,20 +1264,12 @@ func (m *chatUI) trustCommand() {
 
 // reviewTrust shows the files a /trust question asks about as zero trust
 // does: each one's content, or its diff against the copy kept when it was
-// last trusted (see reviewCode). It reports false when the workspace's
+// last trusted (see ReviewCode). It reports false when the workspace's
 // code is no longer the one ts names (the question would not grant it) or
 // cannot be read.
 func (m *chatUI) reviewTrust(ts server.TrustState) bool {
-	a, err := m.h.App([]string{m.ws})
-	if err != nil {
-		return false
-	}
-	st, err := a.TrustState()
-	if err != nil || st.Manifest == nil || st.Manifest.Digest != ts.Digest {
-		return false
-	}
 	var b strings.Builder
-	if err := reviewCode(&b, st, app.TrustedCopyDir(a.UserDir, a.Workspace)); err != nil {
+	if !m.c.Host.ReviewTrust(&b, m.ws, ts.Digest) {
 		return false
 	}
 	for _, l := range strings.Split(strings.Trim(b.String(), "\n"), "\n") {
@@ -1295,7 +1282,7 @@ func (m *chatUI) reviewTrust(ts server.TrustState) bool {
 // changed since they were last trusted.
 func (m *chatUI) trustFiles(ts server.TrustState) {
 	for _, f := range ts.Files {
-		l := "  " + reviewable(f.Path)
+		l := "  " + termsafe.Reviewable(f.Path)
 		switch {
 		case f.Change != "":
 			l += m.view.style(" ("+f.Change+")", yellow)

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/termsafe"
 	"github.com/zeroagent/zero/tools"
 )
 
@@ -60,15 +61,15 @@ func (t *termAsker) ask(ctx context.Context, e loop.Event) {
 		name += ":" + req.Method
 	}
 	if t.in == nil {
-		fmt.Fprintf(t.out, "zero: refused %s: it needs approval and there is no terminal to ask on (use --approval auto, or run it in the Docker sandbox)\n", reviewable(name))
+		fmt.Fprintf(t.out, "zero: refused %s: it needs approval and there is no terminal to ask on (use --approval auto, or run it in the Docker sandbox)\n", termsafe.Reviewable(name))
 		_ = t.approvals.Deny(req.ID, "it needs the user's approval, and zero run has no terminal to ask on")
 		return
 	}
-	fmt.Fprintf(t.out, "\nzero: the agent wants to run %s:\n  %s\n", reviewable(name), strings.ReplaceAll(reviewable(cut.Clip(req.Subject, 2000)), "\n", "\n  "))
+	fmt.Fprintf(t.out, "\nzero: the agent wants to run %s:\n  %s\n", termsafe.Reviewable(name), strings.ReplaceAll(termsafe.Reviewable(cut.Clip(req.Subject, 2000)), "\n", "\n  "))
 	for _, l := range changePreview(t.roots, req.Tool, req.Method, req.Args, nil, previewLines) {
 		fmt.Fprintln(t.out, "  "+l)
 	}
-	fmt.Fprintf(t.out, "allow? [y]es, [a]lways for %s, [N]o: ", reviewable(name))
+	fmt.Fprintf(t.out, "allow? [y]es, [a]lways for %s, [N]o: ", termsafe.Reviewable(name))
 	t.once.Do(func() {
 		t.lines = make(chan string)
 		go func() { // ends when stdin closes; the process owns stdin
@@ -125,7 +126,7 @@ func changePreview(roots []string, tool, method string, args map[string]any, sty
 	}
 	d, msg, ok := tools.PreviewChange(roots, method, args)
 	if !ok {
-		return []string{style("(what it would change cannot be shown: "+visible(cut.Clip(msg, 300))+")", dim)}
+		return []string{style("(what it would change cannot be shown: "+termsafe.Visible(cut.Clip(msg, 300))+")", dim)}
 	}
 	name := d.Path
 	for _, r := range roots {
@@ -134,7 +135,7 @@ func changePreview(roots []string, tool, method string, args map[string]any, sty
 			break
 		}
 	}
-	name = reviewable(name)
+	name = termsafe.Reviewable(name)
 	var head, body []string
 	switch {
 	case d.OldText == nil:
@@ -162,7 +163,7 @@ func changePreview(roots []string, tool, method string, args map[string]any, sty
 	}
 	for _, l := range shown {
 		l = strings.TrimSuffix(l, "\n")
-		l = reviewable(cut.Clip(l, 500))
+		l = termsafe.Reviewable(cut.Clip(l, 500))
 		switch {
 		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
 			l = style(l, bold)

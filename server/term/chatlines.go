@@ -1,14 +1,14 @@
-package main
+package term
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/zeroagent/zero/termsafe"
 )
 
 // chatLines sits between the live view (renderer) and the terminal of
@@ -37,33 +37,8 @@ func (l *chatLines) Write(p []byte) (int, error) {
 	if l.output {
 		return l.buf.Write(p)
 	}
-	l.buf.WriteString(showControls(string(p)))
+	l.buf.WriteString(termsafe.Styled(string(p)))
 	return len(p), nil
-}
-
-// showControls makes the control characters of s visible, but for the ones
-// the renderer itself writes: newline, tab and escape (its styles; the
-// escapes of the text it shows were made visible before).
-func showControls(s string) string {
-	if !strings.ContainsFunc(s, hiddenControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case !hiddenControl(r):
-			b.WriteRune(r)
-		case r == '\r':
-			b.WriteString("␍")
-		default:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		}
-	}
-	return b.String()
-}
-
-func hiddenControl(r rune) bool {
-	return r < 0x20 && r != '\n' && r != '\t' && r != 0x1b || r == 0x7f || r >= 0x80 && r < 0xa0
 }
 
 // finish ends the line in progress where it is (the terminal was resized:
