@@ -464,3 +464,31 @@ func rootsOr(roots []string, ws string) []string {
 	}
 	return roots
 }
+
+// DefaultWorkspace is the folder a session works in when neither the call
+// nor the client names one: where zero was started, unless that is as
+// broad as the home directory and the user did not name it (Claude
+// Desktop starts its servers in /). Then there is none, and the MCP face
+// asks the call for its workspace.
+func (h *Host) DefaultWorkspace() string {
+	if _, err := h.Roots(server.SessionSpec{}); err != nil {
+		h.Logger.Info("no default workspace: a call or the client's roots must name the folder", "started_in", h.Workspace)
+		return ""
+	}
+	return h.Workspace
+}
+
+// CheckStart refuses to serve, before a word of the protocol, when the
+// default workspace's configured profile does not exist: the editor shows
+// a command that failed to start with its stderr, where every session
+// failing would say less. On an error it has closed h.
+func (h *Host) CheckStart() error {
+	a, err := h.App([]string{h.Workspace})
+	if err == nil {
+		err = a.CheckProfile()
+	}
+	if err != nil {
+		h.Close(time.Second) // no session yet: nothing to wait for
+	}
+	return err
+}

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,7 +12,6 @@ import (
 
 	"github.com/zeroagent/zero/app"
 
-	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/server/acp"
 	"github.com/zeroagent/zero/server/lsp"
 	mcpface "github.com/zeroagent/zero/server/mcp"
@@ -49,8 +45,9 @@ func stdioFace(name string, serve func(ctx context.Context, h *app.Host, in io.R
 		if h == nil {
 			return code
 		}
-		if code := checkStart(h, stderr); code != 0 {
-			return code
+		if err := h.CheckStart(); err != nil {
+			fmt.Fprintln(stderr, "zero:", err)
+			return app.ExitUsage
 		}
 		return serveFace(ctx, h, name, func(ctx context.Context) error { return serve(ctx, h, stdin, stdout) })
 	}
@@ -75,18 +72,19 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if h == nil {
 		return code
 	}
-	if code := checkStart(h, stderr); code != 0 {
-		return code
+	if err := h.CheckStart(); err != nil {
+		fmt.Fprintln(stderr, "zero:", err)
+		return app.ExitUsage
 	}
 	backend, where := h.Sandbox()
-	opts := mcpface.Options{Manager: h.Manager, Catalog: h.Catalog, Version: version, DefaultWorkspace: defaultWorkspace(h), RunBudget: *budget,
+	opts := mcpface.Options{Manager: h.Manager, Catalog: h.Catalog, Version: version, DefaultWorkspace: h.DefaultWorkspace(), RunBudget: *budget,
 		Backend: backend, Sandbox: where, Logger: h.Logger.With("face", "mcp")}
 	if *addr == "" {
 		return serveFace(ctx, h, "mcp", func(ctx context.Context) error {
 			return mcpface.ServeStdio(ctx, stdin, stdout, opts)
 		})
 	}
-	ln, err := listenLoopback(*addr)
+	ln, err := mcpface.ListenLoopback(*addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero mcp:", err)
 		h.Close(0)
@@ -94,68 +92,13 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	token := os.Getenv("ZERO_MCP_TOKEN")
 	if token == "" {
-		token = newToken()
+		token = mcpface.NewToken()
 		fmt.Fprintf(stderr, "zero mcp: bearer token %s (set ZERO_MCP_TOKEN to choose it)\n", token)
 	}
 	fmt.Fprintf(stderr, "zero mcp: listening on http://%s/mcp\n", ln.Addr())
 	return serveFace(ctx, h, "mcp-http", func(ctx context.Context) error {
 		return mcpface.ServeHTTP(ctx, ln, token, opts)
 	})
-}
-
-// defaultWorkspace is the folder a session works in when neither the call
-// nor the client names one: where zero was started, unless that is as
-// broad as the home directory and the user did not name it (Claude
-// Desktop starts its servers in /). Then there is none, and the MCP face
-// asks the call for its workspace.
-func defaultWorkspace(h *app.Host) string {
-	if _, err := h.Roots(server.SessionSpec{}); err != nil {
-		h.Logger.Info("no default workspace: a call or the client's roots must name the folder", "started_in", h.Workspace)
-		return ""
-	}
-	return h.Workspace
-}
-
-// checkStart refuses to serve, before a word of the protocol, when the
-// default workspace's configured profile does not exist: the editor shows
-// a command that failed to start with its stderr, where every session
-// failing would say less. It closes h and returns the exit status, or 0.
-func checkStart(h *app.Host, stderr io.Writer) int {
-	a, err := h.App([]string{h.Workspace})
-	if err == nil {
-		err = a.CheckProfile()
-	}
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintln(stderr, "zero:", err)
-	h.Close(time.Second) // no session yet: nothing to wait for
-	return app.ExitUsage
-}
-
-// listenLoopback listens on addr if it is a loopback address: the HTTP
-// face runs commands on this machine and must not be reachable from others.
-func listenLoopback(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--http %q: want host:port, e.g. 127.0.0.1:7777", addr)
-	}
-	if host == "localhost" {
-		host = "127.0.0.1"
-		_, port, _ := net.SplitHostPort(addr)
-		addr = net.JoinHostPort(host, port)
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return nil, fmt.Errorf("--http %q: only a loopback address (127.0.0.1, ::1) is allowed", addr)
-	}
-	return net.Listen("tcp", addr)
-}
-
-func newToken() string {
-	var b [24]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
 }
 
 // faces are the editor-facing commands.
