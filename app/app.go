@@ -81,7 +81,8 @@ type App struct {
 	Config             *config.Effective
 	Loader             *profiles.Loader
 	Logger             *slog.Logger
-	env                []string // the agent's environment: no model keys
+	env                Env      // what the assembly reads (see Env)
+	agentEnv           []string // the agent's environment: no model keys
 	Warn               *warner
 	Trust              *trust.Store
 	// registryWait bounds sandbox.backend auto's question to the registry
@@ -115,6 +116,9 @@ type App struct {
 	Memory *memory.Service
 	memExt *memory.Extensions
 
+	// observe sees the chat model's deltas (Options.Observe).
+	observe func(llm.Delta)
+
 	// wsChecked: the terminal asked about a workspace as broad as the home
 	// directory, or the user named it (see preflight); else (an editor
 	// chose it) its sessions are warned.
@@ -126,13 +130,13 @@ func NewApp(f *commonFlags, stderr io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewAppAt(ws, nil, f.Overrides(), newLogger(stderr))
+	return NewAppAt(ws, nil, f.Overrides(), newLogger(stderr), nil)
 }
 
 // newAppAt builds the app of workspace ws (absolute) with more roots.
-func NewAppAt(ws string, roots []string, flags map[string]string, logger *slog.Logger) (*App, error) {
-	userDir := UserConfigDir()
-	cfg, err := config.Load(config.Sources{UserDir: userDir, Workspace: ws, Flags: flags})
+func NewAppAt(ws string, roots []string, flags map[string]string, logger *slog.Logger, env Env) (*App, error) {
+	userDir := env.UserConfigDir()
+	cfg, err := config.Load(config.Sources{UserDir: userDir, Workspace: ws, Flags: flags, Getenv: env.Get})
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +148,8 @@ func NewAppAt(ws string, roots []string, flags map[string]string, logger *slog.L
 		Config:    cfg,
 		Loader:    loader,
 		Logger:    logger,
-		env:       agentEnviron(os.Environ(), keyVariables(cfg, loader)...),
+		env:       env,
+		agentEnv:  agentEnviron(env.List(), keyVariables(cfg, loader)...),
 		Warn:      &warner{},
 		Trust:     trust.NewStore(userDir),
 		clients:   map[string]*llm.Client{},
@@ -297,7 +302,7 @@ func (a *App) localBackend() (*sandbox.Local, error) {
 			hide = append(hide, filepath.Join(w, ".zero", "output"))
 		}
 	}
-	return sandbox.NewLocal(sandbox.LocalOptions{Dir: a.Workspace, Roots: a.roots, BaseEnv: a.env, Isolation: sandbox.IsolationAuto,
+	return sandbox.NewLocal(sandbox.LocalOptions{Dir: a.Workspace, Roots: a.roots, BaseEnv: a.agentEnv, Isolation: sandbox.IsolationAuto,
 		Network: a.Config.Sandbox.Network == "host",
 		Hide:    hide,
 		Logger:  a.Logger.With("component", "sandbox")})
@@ -307,9 +312,9 @@ func (a *App) localBackend() (*sandbox.Local, error) {
 // credential folders and sockets, Zero's own config folder (the trust
 // records), and sandbox.hide with ~ expanded.
 func (a *App) hidden() []string {
-	home, _ := os.UserHomeDir()
-	list := sandbox.DefaultHidden(home, os.Getenv("XDG_RUNTIME_DIR"), a.UserDir)
-	list = append(list, zeroState(home)...)
+	home := a.env.Home()
+	list := sandbox.DefaultHidden(home, a.env.Get("XDG_RUNTIME_DIR"), a.UserDir)
+	list = append(list, zeroState(a.env)...)
 	for _, p := range a.Config.Sandbox.Hide {
 		if rest, ok := strings.CutPrefix(p, "~/"); ok {
 			if home == "" {
@@ -322,20 +327,6 @@ func (a *App) hidden() []string {
 	return list
 }
 
-// stateDir is Zero's state folder ($XDG_STATE_HOME/zero, else
-// ~/.local/state/zero; "" without a home): the chat's log, the list of
-// workspaces with spilled output.
-func StateDir() string {
-	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "zero")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".local", "state", "zero")
-}
-
 // zeroState lists what Zero keeps for the user outside its config folder,
 // which the agent must not read or write from either sandbox, also when the
 // workspace is home or holds them: the store's folder (every workspace's
@@ -345,16 +336,16 @@ func StateDir() string {
 // snapshots, the instance leases and other sessions' spilled output live
 // there; bubblewrap gives every shell a private /tmp, and a container sees
 // only its mounts).
-func zeroState(home string) []string {
+func zeroState(env Env) []string {
 	var out []string
-	if path, err := StorePath(); err == nil {
-		if def, err := store.DefaultPath(); err == nil && def == path {
+	if path, err := env.StorePath(); err == nil {
+		if def, err := env.defaultStorePath(); err == nil && def == path {
 			out = append(out, filepath.Dir(path))
 		} else if abs, err := filepath.Abs(path); err == nil {
 			out = append(out, abs, abs+"-wal", abs+"-shm", abs+"-journal", abs+".locks")
 		}
 	}
-	if dir := StateDir(); dir != "" {
+	if dir := env.StateDir(); dir != "" {
 		out = append(out, dir)
 	}
 	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" && filepath.IsAbs(tmp) {
@@ -603,7 +594,7 @@ func (a *App) endpoint(role string, p *profiles.Profile, model string) (endpoint
 		return ep, ErrNoModel
 	}
 	if !workspaceEndpoint {
-		ep.key = os.Getenv(keyEnv)
+		ep.key = a.env.Get(keyEnv)
 	}
 	if m.BaseURL == "" && ep.key == "" {
 		return ep, ErrNoKey
@@ -732,6 +723,9 @@ func (a *App) SetupFor(sid, name, model string, files tools.Files, withModel boo
 		if st.Model, err = a.model("chat", p, model); err != nil {
 			return loop.Setup{}, err
 		}
+		if a.observe != nil {
+			st.Model = observed{st.Model, a.observe}
+		}
 		if st.UtilityModel, err = a.model("utility", p, ""); err != nil {
 			return loop.Setup{}, err
 		}
@@ -796,7 +790,7 @@ func (a *App) SetupFor(sid, name, model string, files tools.Files, withModel boo
 	}
 	st.Hooks, err = hooks.Resolve(reg, layers, hooks.Options{
 		Logger:  a.Logger.With("component", "hooks"),
-		BaseEnv: a.env,
+		BaseEnv: a.agentEnv,
 		Env:     []string{"ZERO_WORKSPACE=" + a.Workspace},
 		OnWarning: func(w hooks.Warning) {
 			if code != "" { // name the workspace's file, not the copy's
@@ -1144,7 +1138,7 @@ func (a *App) mcpPool(sid, code string) *mcpclient.Pool {
 	if p := a.Pools[sid]; p != nil || a.closed { // made meanwhile, or the app closed
 		return p
 	}
-	p, errs := mcpclient.NewPool(servers, mcpclient.Options{BaseEnv: a.env, Logger: a.Logger.With("component", "mcp"), Version: Version})
+	p, errs := mcpclient.NewPool(servers, mcpclient.Options{BaseEnv: a.agentEnv, Logger: a.Logger.With("component", "mcp"), Version: Version})
 	for _, err := range errs {
 		a.Warn.warn(err.Error())
 	}
@@ -1230,7 +1224,7 @@ func (a *App) userTools(p *profiles.Profile, code, sid string, builtin []loop.To
 	add(filepath.Join(a.UserDir, "agents", p.Name, "tools"), sb)
 	// The user's own tools run on this machine, in Zero's config folder
 	// rather than the workspace (their JSON input names the workspace).
-	add(filepath.Join(a.UserDir, "tools"), tools.HostRunner{Dir: a.neutralDir(), Env: a.env})
+	add(filepath.Join(a.UserDir, "tools"), tools.HostRunner{Dir: a.neutralDir(), Env: a.agentEnv})
 	shownPath := func(s string) string { // the workspace's file, not the trusted copy's
 		if code == "" {
 			return s
@@ -1278,3 +1272,16 @@ Ollama (http://localhost:11434/v1).`)
 // Version is the version Zero gives MCP servers as their client's; the
 // binary sets it from its build.
 var Version = "dev"
+
+// observed is a model whose deltas are shown to a function first.
+type observed struct {
+	loop.Model
+	fn func(llm.Delta)
+}
+
+func (o observed) Stream(ctx context.Context, req llm.Request, fn llm.StreamFunc) (llm.Result, error) {
+	return o.Model.Stream(ctx, req, func(d llm.Delta) error {
+		o.fn(d)
+		return fn(d)
+	})
+}

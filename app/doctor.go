@@ -272,7 +272,7 @@ func checkSandbox(ctx context.Context, a *App) checkResult {
 func checkStore(a *App) checkResult {
 	r := checkResult{Name: "sessions"}
 	path, err := StorePath()
-	if errors.Is(err, errStoreOff) {
+	if errors.Is(err, ErrStoreOff) {
 		r.OK, r.Note = true, true
 		r.Detail = "kept in memory only (ZERO_STORE=off): they end with the process"
 		r.Fix = "unset ZERO_STORE to keep them"

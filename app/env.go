@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -33,18 +34,100 @@ func agentEnviron(environ []string, secret ...string) []string {
 	return env
 }
 
-// userConfigDir is $XDG_CONFIG_HOME/zero, else ~/.config/zero, on every
+// Env is the environment the assembly reads: where the user's files are
+// (HOME, XDG_*), the model keys and secrets, ZERO_STORE, and what the
+// agent's shell inherits (without the keys). nil is the process's; the
+// face tests give their own, so that hosts run side by side in one process.
+type Env []string
+
+// Get is the value of key ("" when unset); a later entry wins.
+func (e Env) Get(key string) string {
+	if e == nil {
+		return os.Getenv(key)
+	}
+	v := ""
+	for _, kv := range e {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// List is every KEY=value of e.
+func (e Env) List() []string {
+	if e == nil {
+		return os.Environ()
+	}
+	return e
+}
+
+// Home is the user's home directory ("" when unknown).
+func (e Env) Home() string {
+	if e == nil {
+		home, _ := os.UserHomeDir()
+		return home
+	}
+	return e.Get("HOME")
+}
+
+// UserConfigDir is $XDG_CONFIG_HOME/zero, else ~/.config/zero, on every
 // system (macOS included), where the README and Agent Zero users look.
-func UserConfigDir() string {
-	if dir := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
+func (e Env) UserConfigDir() string {
+	if dir := e.Get("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
 		return filepath.Join(dir, "zero")
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
+	if home := e.Home(); home != "" {
+		return filepath.Join(home, ".config", "zero")
 	}
-	return filepath.Join(home, ".config", "zero")
+	return ""
 }
+
+// StateDir is Zero's state folder ($XDG_STATE_HOME/zero, else
+// ~/.local/state/zero; "" without a home): the chat's log, the list of
+// workspaces with spilled output.
+func (e Env) StateDir() string {
+	if dir := e.Get("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "zero")
+	}
+	if home := e.Home(); home != "" {
+		return filepath.Join(home, ".local", "state", "zero")
+	}
+	return ""
+}
+
+// StorePath is the session store's file: $ZERO_STORE, else
+// $XDG_DATA_HOME/zero/zero.db, else ~/.local/share/zero/zero.db;
+// ErrStoreOff for ZERO_STORE=off.
+func (e Env) StorePath() (string, error) {
+	switch path := e.Get("ZERO_STORE"); path {
+	case "off":
+		return "", ErrStoreOff
+	case "":
+		return e.defaultStorePath()
+	default:
+		return path, nil
+	}
+}
+
+func (e Env) defaultStorePath() (string, error) {
+	if dir := e.Get("XDG_DATA_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "zero", "zero.db"), nil
+	}
+	if home := e.Home(); home != "" {
+		return filepath.Join(home, ".local", "share", "zero", "zero.db"), nil
+	}
+	return "", errors.New("store path: no home directory")
+}
+
+// UserConfigDir is the process's Env.UserConfigDir.
+func UserConfigDir() string { return Env(nil).UserConfigDir() }
+
+// StateDir is the process's Env.StateDir.
+func StateDir() string { return Env(nil).StateDir() }
+
+// StorePath is the process's Env.StorePath.
+func StorePath() (string, error) { return Env(nil).StorePath() }
 
 // newLogger logs to stderr only: stdout belongs to the output. ZERO_LOG
 // sets the level (debug, info, warn, error; default warn).

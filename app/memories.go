@@ -102,7 +102,7 @@ func MaskMemory(set *secrets.Set, m memory.Memory) memory.Memory {
 // workspace's, Zero's own keys); the user's file and the model key alone
 // when the configuration does not load.
 func MemorySecrets(ws string) *secrets.Set {
-	a, err := NewAppAt(ws, nil, nil, slog.New(slog.DiscardHandler))
+	a, err := NewAppAt(ws, nil, nil, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		set, _ := secrets.Load(filepath.Join(UserConfigDir(), "secrets.env"))
 		for _, name := range []string{"OPENAI_API_KEY", "ZERO_MCP_TOKEN"} {

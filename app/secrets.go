@@ -1,7 +1,6 @@
 package app
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -34,7 +33,7 @@ func (a *App) Secrets() *secrets.Set {
 	}
 	set, errs := secrets.Load(files...)
 	for _, name := range append(keyVariables(a.Config, a.Loader), "OPENAI_API_KEY", "ZERO_MCP_TOKEN") {
-		set = set.With(name, os.Getenv(name))
+		set = set.With(name, a.env.Get(name))
 	}
 	set = withMCPCredentials(set, append(a.configMCP(), a.WorkspaceMCP(code)...))
 	LogSecrets.Store(set) // the process's log lines are masked with them too

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/store"
@@ -28,8 +29,10 @@ import (
 // for it, and the session manager with its approval broker.
 type Host struct {
 	flags     map[string]string // configuration set by flags
-	Workspace string            // the default workspace: --workspace or the current directory
-	named     string            // the folder the user named with --workspace (realPath), "" if none: it may be as broad as it likes
+	env       Env
+	opts      Options
+	Workspace string // the default workspace: --workspace or the current directory
+	named     string // the folder the user named with --workspace (realPath), "" if none: it may be as broad as it likes
 	Logger    *slog.Logger
 
 	broker  *server.Broker
@@ -68,7 +71,7 @@ func ServeFlags(ctx context.Context, name string, args []string, stderr io.Write
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2
 	}
-	h, err = NewHost(ctx, ws, common.Overrides(), newLogger(stderr))
+	h, err = NewHost(ctx, Options{Workspace: ws, Flags: common.Overrides(), Logger: newLogger(stderr)})
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2
@@ -80,11 +83,36 @@ func ServeFlags(ctx context.Context, name string, args []string, stderr io.Write
 	return h, 0
 }
 
-// newHost checks the default workspace's configuration (so a typo is
+// Options are what a Host is built from.
+type Options struct {
+	Workspace string            // the default workspace (absolute)
+	Flags     map[string]string // the configuration the command line set, by dotted key
+	Logger    *slog.Logger
+	Env       Env // nil: the process's
+
+	// What the face tests and benchmarks give the real assembly in place
+	// of the user's: the zero values are the product's.
+
+	// Policy is every session's approval policy instead of the one
+	// approval and the sandbox make (server.PolicyFor).
+	Policy *server.Policy
+	// Trust answers for the workspaces' code instead of the user's trust
+	// records.
+	Trust server.Trust
+	// LogLimit bounds each session's event log (server.DefaultLogLimit
+	// when 0).
+	LogLimit int
+	// Observe sees every delta of the chat model as its client hands it
+	// to the engine.
+	Observe func(llm.Delta)
+}
+
+// NewHost checks the default workspace's configuration (so a typo is
 // reported at start, not at the first session) and builds the manager;
 // ctx bounds its background work.
-func NewHost(ctx context.Context, ws string, flags map[string]string, logger *slog.Logger) (*Host, error) {
-	h := &Host{flags: flags, Workspace: ws, Logger: logger, apps: map[string]*App{}}
+func NewHost(ctx context.Context, o Options) (*Host, error) {
+	h := &Host{flags: o.Flags, env: o.Env, opts: o, Workspace: o.Workspace, Logger: o.Logger, apps: map[string]*App{}}
+	logger, ws := o.Logger, o.Workspace
 	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: logger.With("component", "approval")})
 	a, err := h.App([]string{ws})
 	if err != nil {
@@ -99,14 +127,14 @@ func NewHost(ctx context.Context, ws string, flags map[string]string, logger *sl
 func (h *Host) init(ctx context.Context, a *App) {
 	logger := h.Logger
 	h.Catalog = newCatalog(ctx, a)
-	h.Store = openStore(logger, a.Warn.warn)
+	h.Store = openStore(h.env, logger, a.Warn.warn)
 	a.InitMemory(h.Store)
 	a.startMemory()
 	h.Manager = server.NewManager(server.Options{
 		NewSession: h.newSession,
 		Setup:      h.setup,
 		Broker:     h.broker,
-		Trust:      hostTrust{h},
+		Trust:      h.trust(),
 		Store:      h.Store,
 		Workspace:  h.Workspace,
 		Memory:     hostMemory{h},
@@ -123,14 +151,23 @@ func (h *Host) init(ctx context.Context, a *App) {
 				RemoveSpill(spec.Roots[0], spec.ID)
 			}
 		},
-		Logger: logger.With("component", "server"),
+		LogLimit: h.opts.LogLimit,
+		Logger:   logger.With("component", "server"),
 	})
+}
+
+// trust is the manager's trust service: the user's records, or Options.Trust.
+func (h *Host) trust() server.Trust {
+	if h.opts.Trust != nil {
+		return h.opts.Trust
+	}
+	return hostTrust{h}
 }
 
 // newHostWith is the host of one command's app (zero run, zero chat): its
 // sessions are stored like the editor faces', so each can continue them.
 func NewHostWith(ctx context.Context, a *App) *Host {
-	h := &Host{Workspace: a.Workspace, Logger: a.Logger, apps: map[string]*App{a.Workspace: a}}
+	h := &Host{env: a.env, Workspace: a.Workspace, Logger: a.Logger, apps: map[string]*App{a.Workspace: a}}
 	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: a.Logger.With("component", "approval")})
 	h.init(ctx, a)
 	return h
@@ -144,10 +181,11 @@ func (h *Host) App(roots []string) (*App, error) {
 	if a := h.apps[key]; a != nil {
 		return a, nil
 	}
-	a, err := NewAppAt(roots[0], slices.Clone(roots[1:]), h.flags, h.Logger)
+	a, err := NewAppAt(roots[0], slices.Clone(roots[1:]), h.flags, h.Logger, h.env)
 	if err != nil {
 		return nil, err
 	}
+	a.observe = h.opts.Observe
 	a.Warn.Logger = h.Logger
 	a.InitMemory(h.Store) // nil while newHost builds the first app: init does it
 	a.startMemory()
@@ -234,7 +272,11 @@ func (h *Host) newSession(ctx context.Context, spec server.SessionSpec, sink fun
 	if err != nil {
 		return nil, err
 	}
-	h.broker.SetPolicy(spec.ID, a.Policy())
+	policy := a.Policy()
+	if h.opts.Policy != nil {
+		policy = *h.opts.Policy
+	}
+	h.broker.SetPolicy(spec.ID, policy)
 	return sess, nil
 }
 
@@ -312,21 +354,8 @@ const runsEndAfterClose = 5 * time.Second
 // memorizeGrace bounds the wait for memorizing when the process ends.
 const memorizeGrace = 30 * time.Second
 
-// errStoreOff is storePath's answer to ZERO_STORE=off.
-var errStoreOff = errors.New("ZERO_STORE=off: sessions are kept in memory only")
-
-// storePath is the session store's file: $ZERO_STORE ("off": none), else
-// the user's data directory's.
-func StorePath() (string, error) {
-	switch path := os.Getenv("ZERO_STORE"); path {
-	case "off":
-		return "", errStoreOff
-	case "":
-		return store.DefaultPath()
-	default:
-		return path, nil
-	}
-}
+// ErrStoreOff is storePath's answer to ZERO_STORE=off.
+var ErrStoreOff = errors.New("ZERO_STORE=off: sessions are kept in memory only")
 
 // openStore opens the session store (see storePath). A store that cannot
 // be opened is a warning: the editor (or zero run, zero chat) still gets
@@ -336,12 +365,12 @@ func StorePath() (string, error) {
 // (the app's warnings: the session shows them as warning events, which
 // zero chat's conversation, zero run's view and the editors show, and the
 // editor faces log them) or, when nil, the log.
-func openStore(logger *slog.Logger, warn func(string)) *store.Store {
+func openStore(env Env, logger *slog.Logger, warn func(string)) *store.Store {
 	if warn == nil {
 		warn = func(text string) { logger.Warn(text) }
 	}
-	path, err := StorePath()
-	if errors.Is(err, errStoreOff) {
+	path, err := env.StorePath()
+	if errors.Is(err, ErrStoreOff) {
 		return nil
 	} else if err != nil {
 		logger.Warn("no place for the session store; sessions will not outlive this process", "err", err)

@@ -78,7 +78,7 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	logger, closeLog := chatLogger()
 	defer closeLog()
-	h, err := app.NewHost(ctx, ws, common.Overrides(), logger)
+	h, err := app.NewHost(ctx, app.Options{Workspace: ws, Flags: common.Overrides(), Logger: logger})
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2

@@ -100,7 +100,7 @@ func TestGuardEditorSessionWarns(t *testing.T) {
 
 	var log bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, nil))
-	a, err := app.NewAppAt(home, nil, nil, logger)
+	a, err := app.NewAppAt(home, nil, nil, logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestGuardEditorSessionWarns(t *testing.T) {
 
 	// A project whose editor added the home directory (or /) as another
 	// folder is warned too.
-	a, err = app.NewAppAt(app.RealPath(t.TempDir()), []string{home, "/"}, nil, logger)
+	a, err = app.NewAppAt(app.RealPath(t.TempDir()), []string{home, "/"}, nil, logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -318,7 +318,7 @@ func TestAutoSandboxAsksTheRegistryNotForAPull(t *testing.T) {
 			engine.mute = registry == "mute"
 			t.Setenv("DOCKER_HOST", engine.host)
 			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-			a, err := app.NewAppAt(t.TempDir(), nil, map[string]string{"sandbox.backend": "auto"}, slog.New(slog.DiscardHandler))
+			a, err := app.NewAppAt(t.TempDir(), nil, map[string]string{"sandbox.backend": "auto"}, slog.New(slog.DiscardHandler), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

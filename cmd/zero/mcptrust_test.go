@@ -115,7 +115,7 @@ func TestMCPCredentialsAreSecrets(t *testing.T) {
 		"mcp_servers:\n  gh:\n    command: gh-mcp\n    env: {GITHUB_TOKEN: ghp-0123456789abcdef, LOG_LEVEL: debugging}\n  docs:\n    url: http://127.0.0.1:1/mcp\n    headers: {Authorization: Bearer tok-fedcba9876543210}\n")
 	ws := t.TempDir()
 	mustWrite(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"wsremote": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ws-bearer-4455667788", "X-Api": "ws-plain-header-99"}}, "wslocal": {"command": "true", "env": {"DB_URL": "postgres://u:ws-db-pass@h/db"}}}}`)
-	a, err := app.NewAppAt(ws, nil, nil, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(ws, nil, nil, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

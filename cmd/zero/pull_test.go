@@ -62,7 +62,7 @@ func TestImagePullFollowsTheRequest(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(dir, "d.sock"))
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	a, err := app.NewAppAt(t.TempDir(), nil, map[string]string{"sandbox.backend": "docker"}, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(t.TempDir(), nil, map[string]string{"sandbox.backend": "docker"}, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

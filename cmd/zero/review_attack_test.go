@@ -134,7 +134,7 @@ func TestFailedSessionLeavesNothing(t *testing.T) {
 	t.Setenv("ZERO_MODEL", "m")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
 	t.Setenv("ZERO_SANDBOX", "local")
-	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestHostPolicy(t *testing.T) {
 			if tt.project != "" {
 				mustWrite(t, filepath.Join(ws, ".zero", "config.yaml"), tt.project)
 			}
-			a, err := app.NewAppAt(ws, nil, tt.flags, slog.New(slog.DiscardHandler))
+			a, err := app.NewAppAt(ws, nil, tt.flags, slog.New(slog.DiscardHandler), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestHostSessionsAsk(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.URL())
 	t.Setenv("ZERO_SANDBOX", "local")
 	t.Setenv("ZERO_APPROVAL", "ask") // under bubblewrap "sandbox" would not ask
-	h, err := app.NewHost(t.Context(), t.TempDir(), nil, slog.New(slog.DiscardHandler))
+	h, err := app.NewHost(t.Context(), app.Options{Workspace: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestDefaultPolicyFollowsIsolation(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("ZERO_APPROVAL", "")
 	t.Setenv("ZERO_SANDBOX", "local")
-	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

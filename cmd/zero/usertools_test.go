@@ -149,7 +149,7 @@ func localApp(t *testing.T, conf string) *app.App {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	t.Setenv("ZERO_MODEL", "m")
 	t.Setenv("ZERO_SANDBOX", "local")
-	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler))
+	a, err := app.NewAppAt(t.TempDir(), nil, nil, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

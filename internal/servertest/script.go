@@ -2,6 +2,10 @@ package servertest
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/zeroagent/zero/server"
 )
@@ -26,4 +30,21 @@ func Command(thought, code string) string {
 // AskCommands is a policy that asks before every command.
 func AskCommands() *server.Policy {
 	return &server.Policy{Default: server.Auto, Rules: []server.Rule{{Tool: "code_execution_tool", Decision: server.Ask}}}
+}
+
+// Running reports whether a process whose command line holds arg runs on
+// this machine, in a sandbox's namespaces or not (its pid there is not the
+// host's): tests give the commands they watch an argument of their own.
+func Running(arg string) bool {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && slices.Contains(strings.Split(string(b), "\x00"), arg) {
+			return true
+		}
+	}
+	return false
 }

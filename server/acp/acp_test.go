@@ -9,10 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -369,7 +367,7 @@ func TestIntervention(t *testing.T) {
 func TestCancelMidCommand(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Options{Replies: []llmtest.Reply{
-		{Content: toolReply("wait", "code_execution_tool", command("sh -c 'echo $$ > sleep.pid; exec sleep 30'"))},
+		{Content: toolReply("wait", "code_execution_tool", command("exec sleep 3000.0417"))},
 	}})
 	h := start(t, env, newFakeClient())
 	h.init(t, false)
@@ -385,12 +383,14 @@ func TestCancelMidCommand(t *testing.T) {
 	h.client.waitFor(t, s.SessionId, "in_progress", func(us []sdk.SessionUpdate) bool {
 		return strings.Contains(describe(us), "update:in_progress")
 	})
-	pidFile := filepath.Join(env.Workspace, "sleep.pid")
-	var pid int
+	// The sandbox may run the command in namespaces of its own: it is
+	// found by its argument, not by its pid.
+	const marker = "3000.0417"
 	deadline := time.Now().Add(waitLong)
-	for pid == 0 && time.Now().Before(deadline) {
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	for !servertest.Running(marker) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := h.conn.Cancel(t.Context(), sdk.CancelNotification{SessionId: s.SessionId}); err != nil {
@@ -407,12 +407,9 @@ func TestCancelMidCommand(t *testing.T) {
 	if !strings.Contains(describe(h.client.of(s.SessionId)), "update:failed") {
 		t.Errorf("the command's tool call did not end failed: %s", describe(h.client.of(s.SessionId)))
 	}
-	if pid == 0 {
-		t.Fatal("the command never wrote its pid")
-	}
-	for syscall.Kill(pid, 0) == nil {
+	for servertest.Running(marker) {
 		if time.Now().After(deadline) {
-			t.Fatalf("sleep (pid %d) still runs after cancel", pid)
+			t.Fatalf("sleep %s still runs after cancel", marker)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
