@@ -89,7 +89,7 @@ type App struct {
 	// (registryCheckTimeout when zero).
 	RegistryWait time.Duration
 
-	Mu      sync.Mutex
+	mu      sync.Mutex
 	clients map[string]*llm.Client // by endpoint, model, key variable and limits
 	ce      *tools.CodeExecution
 	userCE  map[string]*tools.CodeExecution // per sandbox.user of a profile
@@ -102,11 +102,11 @@ type App struct {
 
 	// pools are the MCP server connections of each session (mcpPool);
 	// editorMCP the servers an editor passed for a session.
-	Pools     map[string]*mcpclient.Pool
-	EditorMCP map[string][]mcpclient.Server
+	pools     map[string]*mcpclient.Pool
+	editorMCP map[string][]mcpclient.Server
 	// pulls send the sandbox image's pull progress to each session, by id
 	// (see pullReporting).
-	Pulls  map[string]*pullReporter
+	pulls  map[string]*pullReporter
 	closed bool // by close: no pool is made after it
 	// secretSet is the agents' secrets (see secrets), loaded once.
 	secretSet *secrets.Set
@@ -422,9 +422,9 @@ func parseSize(s string) (int64, error) {
 // to be pulled shows the pull's progress as sandbox_pull events on its tool
 // call, and an image that cannot be pulled is its error, saying what to do.
 func (a *App) pullReporting(sid string, ce *tools.CodeExecution) []loop.Tool {
-	a.Mu.Lock()
-	r := a.Pulls[sid]
-	a.Mu.Unlock()
+	a.mu.Lock()
+	r := a.pulls[sid]
+	a.mu.Unlock()
 	if _, docker := a.Backend.(*sandbox.Docker); !docker || r == nil {
 		return []loop.Tool{ce, ce.InputTool()}
 	}
@@ -487,8 +487,8 @@ func (r *pullReporter) execute(ctx context.Context, call *loop.ToolCall, run fun
 // codeExecutionAs is the code execution tool whose shells run as user,
 // one per user, for profiles with sandbox.user.
 func (a *App) codeExecutionAs(user string) (*tools.CodeExecution, error) {
-	a.Mu.Lock()
-	defer a.Mu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if ce := a.userCE[user]; ce != nil {
 		return ce, nil
 	}
@@ -513,11 +513,11 @@ func (a *App) codeExecutionAs(user string) (*tools.CodeExecution, error) {
 // by one.
 func (a *App) Close() {
 	defer a.removeSnapshots()
-	a.Mu.Lock()
-	pools := a.Pools
-	a.Pools, a.closed = nil, true
+	a.mu.Lock()
+	pools := a.pools
+	a.pools, a.closed = nil, true
 	userCE := slices.Collect(maps.Values(a.userCE)) // runs past the grace may still add one
-	a.Mu.Unlock()
+	a.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range pools {
 		wg.Go(func() { p.Close() })
@@ -618,8 +618,8 @@ func (a *App) client(role string, p *profiles.Profile, model string) (*llm.Clien
 	m, keyEnv, key := ep.m, ep.keyEnv, ep.key
 	rl := llm.RateLimit{Requests: m.RateLimit.Requests, InputTokens: m.RateLimit.InputTokens, OutputTokens: m.RateLimit.OutputTokens}
 	id := fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%v", m.BaseURL, m.Model, keyEnv, rl, m.Timeouts)
-	a.Mu.Lock()
-	defer a.Mu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if c := a.clients[id]; c != nil {
 		return c, nil
 	}
@@ -818,21 +818,21 @@ type SessionOpts struct {
 // sessionFor builds a session as the editor asked.
 func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
 	if o.ID != "" && sink != nil {
-		a.Mu.Lock()
-		if a.Pulls == nil {
-			a.Pulls = map[string]*pullReporter{}
+		a.mu.Lock()
+		if a.pulls == nil {
+			a.pulls = map[string]*pullReporter{}
 		}
-		a.Pulls[o.ID] = &pullReporter{a: a, emit: sink}
-		a.Mu.Unlock()
+		a.pulls[o.ID] = &pullReporter{a: a, emit: sink}
+		a.mu.Unlock()
 	}
 	if len(o.mcp) > 0 {
 		a.AddMCPCredentials(o.mcp) // before the session takes its secrets
-		a.Mu.Lock()
-		if a.EditorMCP == nil {
-			a.EditorMCP = map[string][]mcpclient.Server{}
+		a.mu.Lock()
+		if a.editorMCP == nil {
+			a.editorMCP = map[string][]mcpclient.Server{}
 		}
-		a.EditorMCP[o.ID] = o.mcp
-		a.Mu.Unlock()
+		a.editorMCP[o.ID] = o.mcp
+		a.mu.Unlock()
 	}
 	st, err := a.SetupFor(o.ID, cmp.Or(o.Profile, a.Config.Profile), o.model, o.files, withModel)
 	if err != nil {
@@ -1110,10 +1110,10 @@ func (a *App) mcpPool(sid, code string) *mcpclient.Pool {
 	if sid == "" {
 		return nil
 	}
-	a.Mu.Lock()
-	p, closed := a.Pools[sid], a.closed
-	servers := slices.Clone(a.EditorMCP[sid])
-	a.Mu.Unlock()
+	a.mu.Lock()
+	p, closed := a.pools[sid], a.closed
+	servers := slices.Clone(a.editorMCP[sid])
+	a.mu.Unlock()
 	if p != nil || closed {
 		return p
 	}
@@ -1133,19 +1133,19 @@ func (a *App) mcpPool(sid, code string) *mcpclient.Pool {
 	if len(servers) == 0 {
 		return nil
 	}
-	a.Mu.Lock()
-	defer a.Mu.Unlock()
-	if p := a.Pools[sid]; p != nil || a.closed { // made meanwhile, or the app closed
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p := a.pools[sid]; p != nil || a.closed { // made meanwhile, or the app closed
 		return p
 	}
 	p, errs := mcpclient.NewPool(servers, mcpclient.Options{BaseEnv: a.agentEnv, Logger: a.Logger.With("component", "mcp"), Version: Version})
 	for _, err := range errs {
 		a.Warn.warn(err.Error())
 	}
-	if a.Pools == nil {
-		a.Pools = map[string]*mcpclient.Pool{}
+	if a.pools == nil {
+		a.pools = map[string]*mcpclient.Pool{}
 	}
-	a.Pools[sid] = p
+	a.pools[sid] = p
 	return p
 }
 
@@ -1180,12 +1180,12 @@ func (a *App) neutralDir() string {
 
 // closePool closes the MCP servers of session sid.
 func (a *App) closePool(sid string) {
-	a.Mu.Lock()
-	p := a.Pools[sid]
-	delete(a.Pools, sid)
-	delete(a.EditorMCP, sid)
-	delete(a.Pulls, sid)
-	a.Mu.Unlock()
+	a.mu.Lock()
+	p := a.pools[sid]
+	delete(a.pools, sid)
+	delete(a.editorMCP, sid)
+	delete(a.pulls, sid)
+	a.mu.Unlock()
 	if p != nil {
 		p.Close()
 	}

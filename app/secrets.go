@@ -20,12 +20,12 @@ var LogSecrets atomic.Pointer[secrets.Set]
 // value is masked wherever it would show. Zero's own keys (the model keys,
 // ZERO_MCP_TOKEN) are masked too, and never given to the agent.
 func (a *App) Secrets() *secrets.Set {
-	a.Mu.Lock()
+	a.mu.Lock()
 	if a.secretSet != nil {
-		defer a.Mu.Unlock()
+		defer a.mu.Unlock()
 		return a.secretSet
 	}
-	a.Mu.Unlock()
+	a.mu.Unlock()
 	files := []string{filepath.Join(a.UserDir, "secrets.env")}
 	code, _ := a.workspaceCode()
 	if code != "" { // exactly what the user trusted
@@ -40,8 +40,8 @@ func (a *App) Secrets() *secrets.Set {
 	for _, err := range errs {
 		a.Warn.warn(err.Error())
 	}
-	a.Mu.Lock()
-	defer a.Mu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.secretSet == nil {
 		a.secretSet = set
 	}
@@ -75,9 +75,9 @@ func withMCPCredentials(set *secrets.Set, servers []mcpclient.Server) *secrets.S
 // secrets and in this process's logs.
 func (a *App) AddMCPCredentials(servers []mcpclient.Server) {
 	a.Secrets() // loaded first
-	a.Mu.Lock()
+	a.mu.Lock()
 	a.secretSet = withMCPCredentials(a.secretSet, servers)
 	set := a.secretSet
-	a.Mu.Unlock()
+	a.mu.Unlock()
 	LogSecrets.Store(set)
 }

@@ -32,8 +32,8 @@ func (a *App) workspaceCode() (string, trust.State) {
 		}
 		return "", st
 	}
-	a.Mu.Lock()
-	defer a.Mu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if dir := a.snapshots[m.Digest]; dir != "" {
 		return dir, st
 	}
@@ -79,8 +79,8 @@ var errTrustMoved = errors.New("the workspace's code changed after it was shown 
 
 // removeSnapshots deletes the private copies of trusted code.
 func (a *App) removeSnapshots() {
-	a.Mu.Lock()
-	defer a.Mu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	for d, dir := range a.snapshots {
 		os.RemoveAll(dir)
 		delete(a.snapshots, d)
