@@ -530,16 +530,6 @@ func TestAPIKey(t *testing.T) {
 	}
 }
 
-func TestKeyPathAt(t *testing.T) {
-	t.Parallel()
-	src := "a:\n  b:\n    c: 1\n  d: 2\n# comment\ne:\n"
-	for line, want := range map[int]string{0: "", 1: "a", 2: "a.b", 3: "a.b.c", 4: "a.d", 5: "a.d", 6: "e", 99: "e"} {
-		if got := keyPathAt([]byte(src), line); got != want {
-			t.Errorf("keyPathAt(line %d) = %q, want %q", line, got, want)
-		}
-	}
-}
-
 func TestErrorFields(t *testing.T) {
 	t.Parallel()
 	src, uf, _ := layout(t, "limits:\n  repeat: three\n", "")
@@ -605,5 +595,34 @@ func TestSandboxImageFromEnvAndFlag(t *testing.T) {
 	e, err = Load(Sources{Getenv: env, Flags: map[string]string{"sandbox.image": "from-flag:2"}})
 	if err != nil || e.Sandbox.Image != "from-flag:2" || e.Origin("sandbox.image") != "flag --image" {
 		t.Errorf("flag: image %q from %q, %v", e.Sandbox.Image, e.Origin("sandbox.image"), err)
+	}
+}
+
+// TestNullIsAbsent: null reads as the shared walker says (yamlwalk): every
+// spelling of it, the !!null tag's long form included, leaves a key as if
+// absent; a quoted "" is a value; a !!null tag on a value is an error.
+func TestNullIsAbsent(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"", " ~", " null", " NULL", " !!null", " !!null ~", " !<tag:yaml.org,2002:null> ''", " &n ~\nsandbox:\n  image: *n"} {
+		src, _, _ := layout(t, "profile: developer\nmodels:\n  chat:\n    model:"+v+"\n", "")
+		src.Getenv = env()
+		e, err := Load(src)
+		if err != nil {
+			t.Errorf("model:%s: %v", v, err)
+			continue
+		}
+		if e.Models.Chat.Model != "" || e.Origin("models.chat.model") != "default" || e.Sandbox.Image != DefaultImage {
+			t.Errorf("model:%s = %q from %q (image %q), want the default", v, e.Models.Chat.Model, e.Origin("models.chat.model"), e.Sandbox.Image)
+		}
+	}
+	src, uf, _ := layout(t, "models:\n  chat:\n    base_url: ''\n    model: !!null gpt\n", "")
+	src.Getenv = env()
+	if _, err := Load(src); err == nil || !strings.Contains(err.Error(), uf+`:4: !!null tags a value that is not null ("gpt")`) {
+		t.Errorf("!!null gpt: %v", err)
+	}
+	src, uf, _ = layout(t, "models:\n  chat:\n    base_url: ''\n", "")
+	src.Getenv = env()
+	if e, err := Load(src); err != nil || e.Origin("models.chat.base_url") != "user "+uf+":3" {
+		t.Errorf("base_url '' is a value of the user file: %v", err)
 	}
 }

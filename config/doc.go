@@ -67,7 +67,9 @@
 //	  user: ""
 //	limits: {misformat: 3, repeat: 3, subordinate_depth: 5, critical_retries: 1}
 //
-// A key with no value ("model:") counts as absent. Anchors, aliases and << merge keys work.
+// The files are read by the walker all of Zero's YAML settings share (package yamlwalk): a key
+// set to null (nothing after it, ~, null or the !!null tag) counts as absent, while a quoted ""
+// is a value. Anchors, aliases and << merge keys work.
 //
 // # Errors
 //
