@@ -42,6 +42,15 @@
 // (...)"), so configuring chat alone configures both. Embedding takes only base_url and
 // api_key_env from chat; its model stays "" (no embedding model) until configured.
 //
+// # Per session
+//
+// A profile's agent.yaml may override models.<role> (model, base_url, api_key_env): one more
+// layer above all these sources, for the agents of that profile, and the model a session chose
+// in the editor is one more above it. [Effective.Endpoint] merges them into the role's final
+// settings and says where each came from. A workspace chooses no key: an endpoint its
+// config.yaml or one of its profiles chose gets none, and its profiles cannot name the variable
+// a key is read from.
+//
 // # Files
 //
 // The file's keys are the yaml tags of [Config]:

@@ -557,58 +557,25 @@ type endpoint struct {
 }
 
 // endpoint resolves the model settings of role for a profile's override
-// and the session's model ("" for the configured one); see client. It
-// fails with errNoModel when no model is set and errNoKey when OpenAI's
-// endpoint would get no key, returning what it resolved all the same.
+// and the session's model ("" for the configured one); config merges them
+// (config.Effective.Endpoint) and this tells its notes. It fails with
+// errNoModel when no model is set and errNoKey when OpenAI's endpoint would
+// get no key, returning what it resolved all the same.
 func (a *app) endpoint(role string, p *profiles.Profile, model string) (endpoint, error) {
 	o := p.Spec.Models[role]
-	fromWorkspace := func(origin string) bool { return strings.Contains(origin, "project ") }
-	m := a.cfg.Models.Chat
-	switch role {
-	case "utility":
-		m = a.cfg.Models.Utility
-	case "embedding":
-		m = a.cfg.Models.Embedding
+	r, err := a.cfg.Endpoint(role, config.ModelOverride{Model: o.Model, BaseURL: o.BaseURL, APIKeyEnv: o.APIKeyEnv,
+		Profile: p.Name, Path: p.Path, Workspace: p.Layer == profiles.LayerProjectProfile}, model)
+	for _, n := range r.Notes {
+		a.warn.warn(n)
 	}
-	field := func(name string) string { return a.cfg.Origin("models." + role + "." + name) }
-	// A workspace's api_key_env stands only when it is yours or empty (no
-	// key sent): config.Load ignores any other, keeping your value.
-	keyEnv, workspaceEndpoint := m.APIKeyEnv, fromWorkspace(field("base_url"))
-	projectProfile := p.Layer == profiles.LayerProjectProfile
+	ep := endpoint{m: r.Model, keyEnv: r.KeyEnv, key: r.Key, urlOrigin: r.URLOrigin, fromWorkspace: r.FromWorkspace}
 	switch {
-	case model != "": // chosen in the editor for this session
-		m.Model = model
-	case o.Model != "":
-		if origin := field("model"); strings.HasPrefix(origin, "flag") || strings.HasPrefix(origin, "env") {
-			a.warn.warn(fmt.Sprintf("profile %s uses %s model %s from its agent.yaml, not %s from %s", p.Name, role, o.Model, m.Model, origin))
-		}
-		m.Model = o.Model
-	}
-	if o.BaseURL != "" {
-		m.BaseURL = o.BaseURL
-		workspaceEndpoint = projectProfile
-	}
-	if o.APIKeyEnv != "" {
-		if projectProfile {
-			a.warn.warn(fmt.Sprintf("profile %s (%s): models.%s.api_key_env is ignored: a workspace cannot choose which secret is sent", p.Name, p.Path, role))
-		} else {
-			keyEnv = o.APIKeyEnv
-		}
-	}
-	ep := endpoint{m: m, keyEnv: keyEnv, urlOrigin: field("base_url"), fromWorkspace: workspaceEndpoint}
-	if o.BaseURL != "" {
-		ep.urlOrigin = fmt.Sprintf("profile %s (%s)", p.Name, p.Path)
-	}
-	if m.Model == "" {
+	case errors.Is(err, config.ErrNoModel):
 		return ep, errNoModel
-	}
-	if !workspaceEndpoint {
-		ep.key = os.Getenv(keyEnv)
-	}
-	if m.BaseURL == "" && ep.key == "" {
+	case errors.Is(err, config.ErrNoKey):
 		return ep, errNoKey
 	}
-	return ep, nil
+	return ep, err
 }
 
 // client returns the model client of role for a profile's override,
