@@ -22,7 +22,7 @@ type Model struct {
 	BaseURL       string        `yaml:"base_url"`       // "" = OpenAI's
 	Model         string        `yaml:"model"`          // "" = not configured
 	APIKeyEnv     string        `yaml:"api_key_env"`    // NAME of the env var holding the key; "" = send no key
-	ContextLength int           `yaml:"context_length"` // tokens the model reads; default 128000 for chat
+	ContextLength int           `yaml:"context_length"` // tokens the model reads; default 128000 for chat, as a 0 is
 	RateLimit     RateLimit     `yaml:"rate_limit"`
 	Timeouts      ModelTimeouts `yaml:"timeouts"`
 }
@@ -91,7 +91,10 @@ type Timeouts struct {
 	Dialog        int `yaml:"dialog"`
 }
 
-// Limits bound the agent loop.
+// Limits bound the agent loop. Each means what the engine's loop.Limits field of the same name
+// means, so the values are passed as they are: a 0 of subordinate_depth or critical_retries is
+// none there too (loop takes them as *int, nil being its own default), and models.chat's
+// context_length is loop.Limits.ContextTokens, where 0 is the default as here.
 type Limits struct {
 	Misformat        int `yaml:"misformat"`         // malformed replies in a row before giving up; default 3, at least 1
 	Repeat           int `yaml:"repeat"`            // identical replies in a row before giving up; default 3, at least 1

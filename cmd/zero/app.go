@@ -862,8 +862,8 @@ func (a *app) sessionFor(o sessionOpts, sink func(loop.Event), withModel bool) (
 		Limits: loop.Limits{
 			Misformat:        a.cfg.Limits.Misformat,
 			Repeat:           a.cfg.Limits.Repeat,
-			CriticalRetries:  orNone(a.cfg.Limits.CriticalRetries),
-			SubordinateDepth: orNone(a.cfg.Limits.SubordinateDepth),
+			CriticalRetries:  new(a.cfg.Limits.CriticalRetries),
+			SubordinateDepth: new(a.cfg.Limits.SubordinateDepth),
 			ContextTokens:    a.cfg.Models.Chat.ContextLength,
 		},
 		Journal: o.journal,
@@ -921,15 +921,6 @@ func (w *warner) attach(sess *loop.Session) {
 		sess.Warn(text)
 	}
 	w.early = nil
-}
-
-// orNone maps a configured 0 ("none") onto the loop's negative "none"
-// (its 0 means "default").
-func orNone(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // noModel stands in where no model is called (zero prompt).
