@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/rootfs"
@@ -27,17 +28,22 @@ type Model struct {
 	Timeouts      ModelTimeouts `yaml:"timeouts"`
 }
 
-// ModelTimeouts bound one model call, in seconds: 0 = the default
-// ([DefaultTimeouts]), -1 = no limit.
+// ModelTimeouts bound one model call: 0 = the default ([DefaultTimeouts]),
+// [NoDeadline] (-1, or -1s) = no limit, as the model client (llm.Options)
+// reads them. A file gives each as a duration ("90s", "5m") or, as before,
+// a whole number of seconds.
 type ModelTimeouts struct {
-	Header int `yaml:"header"` // until the response headers (a local server may send them only with the first token)
-	Idle   int `yaml:"idle"`   // between stream events; keep-alive bytes do not count
-	Total  int `yaml:"total"`  // one whole call, retries included
+	Header time.Duration `yaml:"header"` // until the response headers (a local server may send them only with the first token)
+	Idle   time.Duration `yaml:"idle"`   // between stream events; keep-alive bytes do not count
+	Total  time.Duration `yaml:"total"`  // one whole call, retries included
 }
+
+// NoDeadline is the deadline that means none: -1 (second), as written in a file.
+const NoDeadline = -time.Second
 
 // DefaultTimeouts are the deadlines a 0 stands for: the model client's
 // defaults (llm.DefaultHeaderTimeout and the others).
-var DefaultTimeouts = ModelTimeouts{Header: 300, Idle: 300, Total: 1800}
+var DefaultTimeouts = ModelTimeouts{Header: 300 * time.Second, Idle: 300 * time.Second, Total: 30 * time.Minute}
 
 // RateLimit caps the calls to one model per minute; 0 means no cap.
 type RateLimit struct {
@@ -118,8 +124,10 @@ type Config struct {
 
 // Search configures the search_engine tool.
 type Search struct {
-	URL     string `yaml:"url"`     // a SearXNG-compatible endpoint; "" = not configured
-	Timeout int    `yaml:"timeout"` // seconds; 0 = 20
+	URL string `yaml:"url"` // a SearXNG-compatible endpoint; "" = not configured
+	// Timeout bounds one search; 0 = the default, 20s. A file gives a duration ("20s") or, as
+	// before, a whole number of seconds.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // DocumentQuery configures the document_query tool.
@@ -128,7 +136,9 @@ type DocumentQuery struct {
 	// addresses (an intranet wiki); off, a model cannot make Zero, on this
 	// machine, reach the services only this machine reaches.
 	AllowPrivate bool `yaml:"allow_private"`
-	Timeout      int  `yaml:"timeout"` // seconds; 0 = 60
+	// Timeout bounds one fetch; 0 = the default, 60s. A file gives a duration ("60s") or, as
+	// before, a whole number of seconds.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Memory configures Agent Zero's memory: recalling memories into the prompt

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -624,5 +625,54 @@ func TestNullIsAbsent(t *testing.T) {
 	src.Getenv = env()
 	if e, err := Load(src); err != nil || e.Origin("models.chat.base_url") != "user "+uf+":3" {
 		t.Errorf("base_url '' is a value of the user file: %v", err)
+	}
+}
+
+// TestDurations: what was a number of seconds is a time.Duration; a file,
+// flag or variable gives a Go duration or, as config files did before,
+// whole seconds.
+func TestDurations(t *testing.T) {
+	t.Parallel()
+	src, _, _ := layout(t, "search:\n  timeout: 45\ndocument_query:\n  timeout: 1m30s\nmodels:\n  chat:\n    timeouts: {header: 90, idle: 2m, total: -1}\n", "")
+	src.Getenv = env()
+	src.Flags = map[string]string{"models.utility.timeouts.idle": "1500ms"}
+	e, err := Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []time.Duration{e.Search.Timeout, e.DocumentQuery.Timeout, e.Models.Chat.Timeouts.Header, e.Models.Chat.Timeouts.Idle, e.Models.Chat.Timeouts.Total, e.Models.Utility.Timeouts.Idle, e.Models.Utility.Timeouts.Header}
+	want := []time.Duration{45 * time.Second, 90 * time.Second, 90 * time.Second, 2 * time.Minute, NoDeadline, 1500 * time.Millisecond, 90 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("durations (-want +got):\n%s", diff)
+	}
+	var b strings.Builder
+	if err := e.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"  timeout: 45s ", "  timeout: 1m30s ", "      header: 1m30s ", "      total: -1s ", "      idle: 1.5s "} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("Print lacks %q:\n%s", line, b.String())
+		}
+	}
+
+	for _, tc := range []struct{ file, want string }{
+		{"search:\n  timeout: soon\n", `$F:2: search.timeout: must be a duration such as 20s or 1m30s, or a whole number of seconds, got "soon"`},
+		{"search:\n  timeout: 1.5\n", `$F:2: search.timeout: must be a duration such as 20s or 1m30s, or a whole number of seconds, got 1.5`},
+		{"search:\n  timeout: [1]\n", `$F:2: search.timeout: must be a duration, got a list`},
+		{"search:\n  timeout: -5\n", `$F:2: search.timeout: must not be negative, got -5s`},
+		{"document_query:\n  timeout: -1s\n", `$F:2: document_query.timeout: must not be negative, got -1s`},
+		{"models:\n  chat:\n    timeouts: {idle: -2}\n", `$F:3: models.chat.timeouts.idle: must be at least 0, or -1 for no limit, got -2s`},
+		{"search:\n  timeout: 99999999999999\n", `$F:2: search.timeout: must be a duration that fits in 290 years, got 99999999999999`},
+	} {
+		src, uf, _ := layout(t, tc.file, "")
+		src.Getenv = env()
+		_, err := Load(src)
+		if want := strings.ReplaceAll(tc.want, "$F", uf); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", tc.file, err, want)
+		}
+	}
+	_, err = Load(Sources{Getenv: env(), Flags: map[string]string{"search.timeout": "20 s"}})
+	if err == nil || err.Error() != `flag --search.timeout: search.timeout: must be a duration such as 20s or 1m30s, or a whole number of seconds, got "20 s"` {
+		t.Errorf("flag: %v", err)
 	}
 }

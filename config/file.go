@@ -140,6 +140,24 @@ func (l *leaf) fromNode(v *yaml.Node) (any, string) {
 			return nil, "must be a whole number" + got()
 		}
 		return nil, "must be a number" + got()
+	case kindDuration:
+		text := v.Value
+		switch v.Tag {
+		case "!!int": // seconds, in any of YAML's ways of writing a whole number
+			var n int64
+			if err := v.Decode(&n); err != nil {
+				return nil, "must be a number of seconds that fits, got " + v.Value
+			}
+			text = strconv.FormatInt(n, 10)
+		case "!!str":
+		default:
+			return nil, durationMsg + got()
+		}
+		d, msg := parseDuration(text)
+		if msg != "" {
+			return nil, msg
+		}
+		return l.validate(d)
 	case kindBool:
 		var b bool
 		if v.Tag != "!!bool" || v.Decode(&b) != nil {
@@ -166,6 +184,8 @@ func (l *leaf) kindName() string {
 		return "a whole number"
 	case kindFloat:
 		return "a number"
+	case kindDuration:
+		return "a duration"
 	case kindList:
 		return "a list"
 	case kindBool:

@@ -602,10 +602,10 @@ func (a *app) client(role string, p *profiles.Profile, model string) (*llm.Clien
 	model = m.Model
 	c, err := llm.New(llm.Options{
 		Model: m.Model, BaseURL: m.BaseURL, APIKey: key, RateLimit: rl,
-		// Seconds; 0 is the default and -1 (negative) no limit, as in llm.
-		HeaderTimeout: time.Duration(m.Timeouts.Header) * time.Second,
-		IdleTimeout:   time.Duration(m.Timeouts.Idle) * time.Second,
-		TotalTimeout:  time.Duration(m.Timeouts.Total) * time.Second,
+		// 0 is the default and negative no limit, in config as in llm.
+		HeaderTimeout: m.Timeouts.Header,
+		IdleTimeout:   m.Timeouts.Idle,
+		TotalTimeout:  m.Timeouts.Total,
 		OnRateLimit: func(wait time.Duration) {
 			a.warn.warn(fmt.Sprintf("rate limit of %s: waiting %s", model, wait.Round(time.Second)))
 		},
@@ -720,10 +720,10 @@ func (a *app) setupFor(sid, name, model string, files tools.Files, withModel boo
 	online := a.networked()
 	all = append(all, tools.NewDocumentQuery(tools.DocumentQueryOptions{
 		Roots: append([]string{a.ws}, a.roots...), Network: online,
-		AllowPrivate: a.cfg.DocumentQuery.AllowPrivate, Timeout: time.Duration(a.cfg.DocumentQuery.Timeout) * time.Second,
+		AllowPrivate: a.cfg.DocumentQuery.AllowPrivate, Timeout: a.cfg.DocumentQuery.Timeout,
 	}))
 	if a.cfg.Search.URL != "" {
-		all = append(all, tools.NewSearchEngine(tools.SearchOptions{URL: a.cfg.Search.URL, Network: online, Timeout: time.Duration(a.cfg.Search.Timeout) * time.Second}))
+		all = append(all, tools.NewSearchEngine(tools.SearchOptions{URL: a.cfg.Search.URL, Network: online, Timeout: a.cfg.Search.Timeout}))
 	}
 	if a.ce != nil {
 		ce := a.ce
