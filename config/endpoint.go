@@ -15,7 +15,7 @@ type ModelOverride struct {
 	// APIKeyEnv is the NAME of the variable holding the key, never the key.
 	APIKeyEnv string
 
-	Profile, Path string // the profile's name and its folder, for origins and notes
+	Profile, Path string // the profile's name and highest agent.yaml (profiles.Profile.Path), for origins, notes and errors
 	// Workspace is set when a workspace wrote the override (a profile in its .zero/agents):
 	// the endpoint it chooses gets no key, and it cannot choose the key's variable.
 	Workspace bool
@@ -57,8 +57,8 @@ var (
 // configuration. A workspace may be a repository anyone wrote, so it does not get to send your
 // keys anywhere: an endpoint chosen by the workspace (its config.yaml or a profile in its
 // .zero/agents) gets no key, and a workspace's profile cannot name the variable a key is read
-// from (a note says it is ignored). The override's base_url and api_key_env are checked as
-// config.yaml's are ([*Error] naming the profile's folder). It fails with [ErrNoModel] when no
+// from (a note says it is ignored). The override's base_url and (where it counts) api_key_env
+// are checked as config.yaml's are ([*Error] naming the profile's agent.yaml). It fails with [ErrNoModel] when no
 // model is set and [ErrNoKey] when OpenAI's endpoint would get no key, returning what it
 // resolved all the same.
 func (e *Effective) Endpoint(role string, o ModelOverride, sessionModel string) (Endpoint, error) {
@@ -75,11 +75,11 @@ func (e *Effective) Endpoint(role string, o ModelOverride, sessionModel string) 
 	}
 	key := "models." + role + "."
 	for _, f := range []struct{ name, val string }{{"base_url", o.BaseURL}, {"api_key_env", o.APIKeyEnv}} {
-		if f.val == "" {
+		if f.val == "" || f.name == "api_key_env" && o.Workspace { // a workspace's is ignored, and noted below
 			continue
 		}
 		if _, msg := leafByKey[key+f.name].validate(f.val); msg != "" {
-			return Endpoint{}, &Error{File: o.Path, Key: key + f.name, Msg: msg + " (profile " + o.Profile + "'s agent.yaml)"}
+			return Endpoint{}, &Error{File: o.Path, Key: key + f.name, Msg: msg + " (profile " + o.Profile + ")"}
 		}
 	}
 	ep := Endpoint{
