@@ -548,58 +548,25 @@ type endpoint struct {
 }
 
 // endpoint resolves the model settings of role for a profile's override
-// and the session's model ("" for the configured one); see client. It
-// fails with errNoModel when no model is set and errNoKey when OpenAI's
-// endpoint would get no key, returning what it resolved all the same.
+// and the session's model ("" for the configured one); config merges them
+// (config.Effective.Endpoint) and this tells its notes. It fails with
+// ErrNoModel when no model is set and ErrNoKey when OpenAI's endpoint would
+// get no key, returning what it resolved all the same.
 func (a *App) endpoint(role string, p *profiles.Profile, model string) (endpoint, error) {
 	o := p.Spec.Models[role]
-	fromWorkspace := func(origin string) bool { return strings.Contains(origin, "project ") }
-	m := a.Config.Models.Chat
-	switch role {
-	case "utility":
-		m = a.Config.Models.Utility
-	case "embedding":
-		m = a.Config.Models.Embedding
+	r, err := a.Config.Endpoint(role, config.ModelOverride{Model: o.Model, BaseURL: o.BaseURL, APIKeyEnv: o.APIKeyEnv,
+		Profile: p.Name, Path: p.Path, Workspace: p.Layer == profiles.LayerProjectProfile}, model)
+	for _, n := range r.Notes {
+		a.Warn.warn(n)
 	}
-	field := func(name string) string { return a.Config.Origin("models." + role + "." + name) }
-	// A workspace's api_key_env stands only when it is yours or empty (no
-	// key sent): config.Load ignores any other, keeping your value.
-	keyEnv, workspaceEndpoint := m.APIKeyEnv, fromWorkspace(field("base_url"))
-	projectProfile := p.Layer == profiles.LayerProjectProfile
+	ep := endpoint{m: r.Model, keyEnv: r.KeyEnv, key: r.Key, urlOrigin: r.URLOrigin, fromWorkspace: r.FromWorkspace}
 	switch {
-	case model != "": // chosen in the editor for this session
-		m.Model = model
-	case o.Model != "":
-		if origin := field("model"); strings.HasPrefix(origin, "flag") || strings.HasPrefix(origin, "env") {
-			a.Warn.warn(fmt.Sprintf("profile %s uses %s model %s from its agent.yaml, not %s from %s", p.Name, role, o.Model, m.Model, origin))
-		}
-		m.Model = o.Model
-	}
-	if o.BaseURL != "" {
-		m.BaseURL = o.BaseURL
-		workspaceEndpoint = projectProfile
-	}
-	if o.APIKeyEnv != "" {
-		if projectProfile {
-			a.Warn.warn(fmt.Sprintf("profile %s (%s): models.%s.api_key_env is ignored: a workspace cannot choose which secret is sent", p.Name, p.Path, role))
-		} else {
-			keyEnv = o.APIKeyEnv
-		}
-	}
-	ep := endpoint{m: m, keyEnv: keyEnv, urlOrigin: field("base_url"), fromWorkspace: workspaceEndpoint}
-	if o.BaseURL != "" {
-		ep.urlOrigin = fmt.Sprintf("profile %s (%s)", p.Name, p.Path)
-	}
-	if m.Model == "" {
+	case errors.Is(err, config.ErrNoModel):
 		return ep, ErrNoModel
-	}
-	if !workspaceEndpoint {
-		ep.key = a.env.Get(keyEnv)
-	}
-	if m.BaseURL == "" && ep.key == "" {
+	case errors.Is(err, config.ErrNoKey):
 		return ep, ErrNoKey
 	}
-	return ep, nil
+	return ep, err
 }
 
 // client returns the model client of role for a profile's override,
@@ -626,10 +593,10 @@ func (a *App) client(role string, p *profiles.Profile, model string) (*llm.Clien
 	model = m.Model
 	c, err := llm.New(llm.Options{
 		Model: m.Model, BaseURL: m.BaseURL, APIKey: key, RateLimit: rl,
-		// Seconds; 0 is the default and -1 (negative) no limit, as in llm.
-		HeaderTimeout: time.Duration(m.Timeouts.Header) * time.Second,
-		IdleTimeout:   time.Duration(m.Timeouts.Idle) * time.Second,
-		TotalTimeout:  time.Duration(m.Timeouts.Total) * time.Second,
+		// 0 is the default and negative no limit, in config as in llm.
+		HeaderTimeout: m.Timeouts.Header,
+		IdleTimeout:   m.Timeouts.Idle,
+		TotalTimeout:  m.Timeouts.Total,
 		OnRateLimit: func(wait time.Duration) {
 			a.Warn.warn(fmt.Sprintf("rate limit of %s: waiting %s", model, wait.Round(time.Second)))
 		},
@@ -747,10 +714,10 @@ func (a *App) SetupFor(sid, name, model string, files tools.Files, withModel boo
 	online := a.networked()
 	all = append(all, tools.NewDocumentQuery(tools.DocumentQueryOptions{
 		Roots: append([]string{a.Workspace}, a.roots...), Network: online,
-		AllowPrivate: a.Config.DocumentQuery.AllowPrivate, Timeout: time.Duration(a.Config.DocumentQuery.Timeout) * time.Second,
+		AllowPrivate: a.Config.DocumentQuery.AllowPrivate, Timeout: a.Config.DocumentQuery.Timeout,
 	}))
 	if a.Config.Search.URL != "" {
-		all = append(all, tools.NewSearchEngine(tools.SearchOptions{URL: a.Config.Search.URL, Network: online, Timeout: time.Duration(a.Config.Search.Timeout) * time.Second}))
+		all = append(all, tools.NewSearchEngine(tools.SearchOptions{URL: a.Config.Search.URL, Network: online, Timeout: a.Config.Search.Timeout}))
 	}
 	if a.ce != nil {
 		ce := a.ce
@@ -889,8 +856,8 @@ func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (
 		Limits: loop.Limits{
 			Misformat:        a.Config.Limits.Misformat,
 			Repeat:           a.Config.Limits.Repeat,
-			CriticalRetries:  orNone(a.Config.Limits.CriticalRetries),
-			SubordinateDepth: orNone(a.Config.Limits.SubordinateDepth),
+			CriticalRetries:  new(a.Config.Limits.CriticalRetries),
+			SubordinateDepth: new(a.Config.Limits.SubordinateDepth),
 			ContextTokens:    a.Config.Models.Chat.ContextLength,
 		},
 		Journal: o.journal,
@@ -948,15 +915,6 @@ func (w *warner) attach(sess *loop.Session) {
 		sess.Warn(text)
 	}
 	w.Early = nil
-}
-
-// orNone maps a configured 0 ("none") onto the loop's negative "none"
-// (its 0 means "default").
-func orNone(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // noModel stands in where no model is called (zero prompt).

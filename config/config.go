@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/rootfs"
@@ -22,22 +23,27 @@ type Model struct {
 	BaseURL       string        `yaml:"base_url"`       // "" = OpenAI's
 	Model         string        `yaml:"model"`          // "" = not configured
 	APIKeyEnv     string        `yaml:"api_key_env"`    // NAME of the env var holding the key; "" = send no key
-	ContextLength int           `yaml:"context_length"` // tokens the model reads; default 128000 for chat
+	ContextLength int           `yaml:"context_length"` // tokens the model reads; default 128000 for chat, as a 0 is
 	RateLimit     RateLimit     `yaml:"rate_limit"`
 	Timeouts      ModelTimeouts `yaml:"timeouts"`
 }
 
-// ModelTimeouts bound one model call, in seconds: 0 = the default
-// ([DefaultTimeouts]), -1 = no limit.
+// ModelTimeouts bound one model call: 0 = the default ([DefaultTimeouts]),
+// [NoDeadline] (-1, or -1s) = no limit, as the model client (llm.Options)
+// reads them. A file gives each as a duration ("90s", "5m") or, as before,
+// a whole number of seconds.
 type ModelTimeouts struct {
-	Header int `yaml:"header"` // until the response headers (a local server may send them only with the first token)
-	Idle   int `yaml:"idle"`   // between stream events; keep-alive bytes do not count
-	Total  int `yaml:"total"`  // one whole call, retries included
+	Header time.Duration `yaml:"header"` // until the response headers (a local server may send them only with the first token)
+	Idle   time.Duration `yaml:"idle"`   // between stream events; keep-alive bytes do not count
+	Total  time.Duration `yaml:"total"`  // one whole call, retries included
 }
+
+// NoDeadline is the deadline that means none: -1 (second), as written in a file.
+const NoDeadline = -time.Second
 
 // DefaultTimeouts are the deadlines a 0 stands for: the model client's
 // defaults (llm.DefaultHeaderTimeout and the others).
-var DefaultTimeouts = ModelTimeouts{Header: 300, Idle: 300, Total: 1800}
+var DefaultTimeouts = ModelTimeouts{Header: 300 * time.Second, Idle: 300 * time.Second, Total: 30 * time.Minute}
 
 // RateLimit caps the calls to one model per minute; 0 means no cap.
 type RateLimit struct {
@@ -91,7 +97,10 @@ type Timeouts struct {
 	Dialog        int `yaml:"dialog"`
 }
 
-// Limits bound the agent loop.
+// Limits bound the agent loop. Each means what the engine's loop.Limits field of the same name
+// means, so the values are passed as they are: a 0 of subordinate_depth or critical_retries is
+// none there too (loop takes them as *int, nil being its own default), and models.chat's
+// context_length is loop.Limits.ContextTokens, where 0 is the default as here.
 type Limits struct {
 	Misformat        int `yaml:"misformat"`         // malformed replies in a row before giving up; default 3, at least 1
 	Repeat           int `yaml:"repeat"`            // identical replies in a row before giving up; default 3, at least 1
@@ -115,8 +124,10 @@ type Config struct {
 
 // Search configures the search_engine tool.
 type Search struct {
-	URL     string `yaml:"url"`     // a SearXNG-compatible endpoint; "" = not configured
-	Timeout int    `yaml:"timeout"` // seconds; 0 = 20
+	URL string `yaml:"url"` // a SearXNG-compatible endpoint; "" = not configured
+	// Timeout bounds one search; 0 = the default, 20s. A file gives a duration ("20s") or, as
+	// before, a whole number of seconds.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // DocumentQuery configures the document_query tool.
@@ -125,7 +136,9 @@ type DocumentQuery struct {
 	// addresses (an intranet wiki); off, a model cannot make Zero, on this
 	// machine, reach the services only this machine reaches.
 	AllowPrivate bool `yaml:"allow_private"`
-	Timeout      int  `yaml:"timeout"` // seconds; 0 = 60
+	// Timeout bounds one fetch; 0 = the default, 60s. A file gives a duration ("60s") or, as
+	// before, a whole number of seconds.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Memory configures Agent Zero's memory: recalling memories into the prompt

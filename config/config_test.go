@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -530,16 +531,6 @@ func TestAPIKey(t *testing.T) {
 	}
 }
 
-func TestKeyPathAt(t *testing.T) {
-	t.Parallel()
-	src := "a:\n  b:\n    c: 1\n  d: 2\n# comment\ne:\n"
-	for line, want := range map[int]string{0: "", 1: "a", 2: "a.b", 3: "a.b.c", 4: "a.d", 5: "a.d", 6: "e", 99: "e"} {
-		if got := keyPathAt([]byte(src), line); got != want {
-			t.Errorf("keyPathAt(line %d) = %q, want %q", line, got, want)
-		}
-	}
-}
-
 func TestErrorFields(t *testing.T) {
 	t.Parallel()
 	src, uf, _ := layout(t, "limits:\n  repeat: three\n", "")
@@ -605,5 +596,83 @@ func TestSandboxImageFromEnvAndFlag(t *testing.T) {
 	e, err = Load(Sources{Getenv: env, Flags: map[string]string{"sandbox.image": "from-flag:2"}})
 	if err != nil || e.Sandbox.Image != "from-flag:2" || e.Origin("sandbox.image") != "flag --image" {
 		t.Errorf("flag: image %q from %q, %v", e.Sandbox.Image, e.Origin("sandbox.image"), err)
+	}
+}
+
+// TestNullIsAbsent: null reads as the shared walker says (yamlwalk): every
+// spelling of it, the !!null tag's long form included, leaves a key as if
+// absent; a quoted "" is a value; a !!null tag on a value is an error.
+func TestNullIsAbsent(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"", " ~", " null", " NULL", " !!null", " !!null ~", " !<tag:yaml.org,2002:null> ''", " &n ~\nsandbox:\n  image: *n"} {
+		src, _, _ := layout(t, "profile: developer\nmodels:\n  chat:\n    model:"+v+"\n", "")
+		src.Getenv = env()
+		e, err := Load(src)
+		if err != nil {
+			t.Errorf("model:%s: %v", v, err)
+			continue
+		}
+		if e.Models.Chat.Model != "" || e.Origin("models.chat.model") != "default" || e.Sandbox.Image != DefaultImage {
+			t.Errorf("model:%s = %q from %q (image %q), want the default", v, e.Models.Chat.Model, e.Origin("models.chat.model"), e.Sandbox.Image)
+		}
+	}
+	src, uf, _ := layout(t, "models:\n  chat:\n    base_url: ''\n    model: !!null gpt\n", "")
+	src.Getenv = env()
+	if _, err := Load(src); err == nil || !strings.Contains(err.Error(), uf+`:4: !!null tags a value that is not null ("gpt")`) {
+		t.Errorf("!!null gpt: %v", err)
+	}
+	src, uf, _ = layout(t, "models:\n  chat:\n    base_url: ''\n", "")
+	src.Getenv = env()
+	if e, err := Load(src); err != nil || e.Origin("models.chat.base_url") != "user "+uf+":3" {
+		t.Errorf("base_url '' is a value of the user file: %v", err)
+	}
+}
+
+// TestDurations: what was a number of seconds is a time.Duration; a file,
+// flag or variable gives a Go duration or, as config files did before,
+// whole seconds.
+func TestDurations(t *testing.T) {
+	t.Parallel()
+	src, _, _ := layout(t, "search:\n  timeout: 45\ndocument_query:\n  timeout: 1m30s\nmodels:\n  chat:\n    timeouts: {header: 90, idle: 2m, total: -1}\n", "")
+	src.Getenv = env()
+	src.Flags = map[string]string{"models.utility.timeouts.idle": "1500ms"}
+	e, err := Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []time.Duration{e.Search.Timeout, e.DocumentQuery.Timeout, e.Models.Chat.Timeouts.Header, e.Models.Chat.Timeouts.Idle, e.Models.Chat.Timeouts.Total, e.Models.Utility.Timeouts.Idle, e.Models.Utility.Timeouts.Header}
+	want := []time.Duration{45 * time.Second, 90 * time.Second, 90 * time.Second, 2 * time.Minute, NoDeadline, 1500 * time.Millisecond, 90 * time.Second}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("durations (-want +got):\n%s", diff)
+	}
+	var b strings.Builder
+	if err := e.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"  timeout: 45s ", "  timeout: 1m30s ", "      header: 1m30s ", "      total: -1s ", "      idle: 1.5s "} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("Print lacks %q:\n%s", line, b.String())
+		}
+	}
+
+	for _, tc := range []struct{ file, want string }{
+		{"search:\n  timeout: soon\n", `$F:2: search.timeout: must be a duration such as 20s or 1m30s, or a whole number of seconds, got "soon"`},
+		{"search:\n  timeout: 1.5\n", `$F:2: search.timeout: must be a duration such as 20s or 1m30s, or a whole number of seconds, got 1.5`},
+		{"search:\n  timeout: [1]\n", `$F:2: search.timeout: must be a duration, got a list`},
+		{"search:\n  timeout: -5\n", `$F:2: search.timeout: must not be negative, got -5s`},
+		{"document_query:\n  timeout: -1s\n", `$F:2: document_query.timeout: must not be negative, got -1s`},
+		{"models:\n  chat:\n    timeouts: {idle: -2}\n", `$F:3: models.chat.timeouts.idle: must be at least 0, or -1 for no limit, got -2s`},
+		{"search:\n  timeout: 99999999999999\n", `$F:2: search.timeout: must be a duration that fits in 290 years, got 99999999999999`},
+	} {
+		src, uf, _ := layout(t, tc.file, "")
+		src.Getenv = env()
+		_, err := Load(src)
+		if want := strings.ReplaceAll(tc.want, "$F", uf); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", tc.file, err, want)
+		}
+	}
+	_, err = Load(Sources{Getenv: env(), Flags: map[string]string{"search.timeout": "20 s"}})
+	if err == nil || err.Error() != `flag --search.timeout: search.timeout: must be a duration such as 20s or 1m30s, or a whole number of seconds, got "20 s"` {
+		t.Errorf("flag: %v", err)
 	}
 }

@@ -42,6 +42,15 @@
 // (...)"), so configuring chat alone configures both. Embedding takes only base_url and
 // api_key_env from chat; its model stays "" (no embedding model) until configured.
 //
+// # Per session
+//
+// A profile's agent.yaml may override models.<role> (model, base_url, api_key_env): one more
+// layer above all these sources, for the agents of that profile, and the model a session chose
+// in the editor is one more above it. [Effective.Endpoint] merges them into the role's final
+// settings and says where each came from. A workspace chooses no key: an endpoint its
+// config.yaml or one of its profiles chose gets none, and its profiles cannot name the variable
+// a key is read from.
+//
 // # Files
 //
 // The file's keys are the yaml tags of [Config]:
@@ -67,7 +76,14 @@
 //	  user: ""
 //	limits: {misformat: 3, repeat: 3, subordinate_depth: 5, critical_retries: 1}
 //
-// A key with no value ("model:") counts as absent. Anchors, aliases and << merge keys work.
+// The files are read by the walker all of Zero's YAML settings share (package yamlwalk): a key
+// set to null (nothing after it, ~, null or the !!null tag) counts as absent, while a quoted ""
+// is a value. Anchors, aliases and << merge keys work.
+//
+// Deadlines (search.timeout, document_query.timeout, models.<role>.timeouts) are durations: a
+// Go duration such as 20s or 1m30s, or, as before they were durations, a whole number of
+// seconds; [Config] holds them as time.Duration and Print writes them as Go does (0, the
+// default, as 0). The sandbox's command timeouts are still whole seconds.
 //
 // # Errors
 //

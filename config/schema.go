@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type kind int
@@ -19,6 +20,7 @@ const (
 	kindFloat
 	kindList // []string: a YAML list, or comma-separated in a flag or variable
 	kindBool
+	kindDuration // time.Duration: a Go duration ("20s", "1m30s") or, as before, whole seconds
 )
 
 // leaf is one configurable value.
@@ -61,6 +63,11 @@ func collect(t reflect.Type, prefix string, index []int) {
 			collect(f.Type, key, idx)
 		case reflect.String:
 			leaves = append(leaves, leaf{key: key, index: idx, kind: kindString})
+		case reflect.Int64:
+			if f.Type != reflect.TypeFor[time.Duration]() {
+				panic("config: unsupported field type " + f.Type.String())
+			}
+			leaves = append(leaves, leaf{key: key, index: idx, kind: kindDuration})
 		case reflect.Int:
 			leaves = append(leaves, leaf{key: key, index: idx, kind: kindInt})
 		case reflect.Float64:
@@ -103,7 +110,7 @@ func rule(key string) (check func(any) string, secret bool) {
 	case strings.HasPrefix(key, "sandbox.timeouts.") || strings.HasPrefix(key, "sandbox.output_timeouts."):
 		return atLeast(1), false
 	case strings.HasPrefix(key, "models.") && strings.Contains(key, ".timeouts."):
-		return atLeast(-1), false
+		return noneOrAtLeast0, false
 	}
 	switch key {
 	case "profile":
@@ -140,6 +147,8 @@ func atLeast(n float64) func(any) string {
 			f = float64(v)
 		case float64:
 			f = v
+		case time.Duration:
+			f = v.Seconds()
 		}
 		if f >= n {
 			return ""
@@ -149,6 +158,14 @@ func atLeast(n float64) func(any) string {
 		}
 		return "must be at least " + strconv.FormatFloat(n, 'g', -1, 64) + ", got " + format(v)
 	}
+}
+
+// noneOrAtLeast0 wants a deadline that is not negative, or -1 (-1s): none.
+func noneOrAtLeast0(v any) string {
+	if d := v.(time.Duration); d >= 0 || d == NoDeadline {
+		return ""
+	}
+	return "must be at least 0, or -1 for no limit, got " + format(v)
 }
 
 func oneOf(allowed ...string) func(any) string {
@@ -239,6 +256,12 @@ func (l *leaf) fromString(s string) (any, string) {
 			return nil, "must be a number, got " + strconv.Quote(s)
 		}
 		return l.validate(n)
+	case kindDuration:
+		d, msg := parseDuration(strings.TrimSpace(s))
+		if msg != "" {
+			return nil, msg
+		}
+		return l.validate(d)
 	case kindFloat:
 		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
@@ -274,9 +297,34 @@ func (l *leaf) validate(v any) (any, string) {
 	return v, ""
 }
 
-// format renders a value as in YAML, for messages and Print.
+// durationMsg is what a value that is no duration is told.
+const durationMsg = "must be a duration such as 20s or 1m30s, or a whole number of seconds"
+
+// parseDuration reads a duration as a config file, flag or variable gives it: a whole number of
+// seconds (the form before durations, so older files still load) or a Go duration ("20s").
+func parseDuration(s string) (time.Duration, string) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n > math.MaxInt64/int64(time.Second) || n < math.MinInt64/int64(time.Second) {
+			return 0, "must be a duration that fits in 290 years, got " + s
+		}
+		return time.Duration(n) * time.Second, ""
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, durationMsg + ", got " + strconv.Quote(s)
+	}
+	return d, ""
+}
+
+// format renders a value as in YAML, for messages and Print: a duration as Go writes it
+// ("1m30s"), but 0 (the default) as 0.
 func format(v any) string {
 	switch v := v.(type) {
+	case time.Duration:
+		if v == 0 {
+			return "0"
+		}
+		return v.String()
 	case int:
 		return strconv.Itoa(v)
 	case float64:

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Ignored is a value a workspace's config file set and Load did not use,
@@ -77,16 +78,16 @@ func tighterModelKey(key string) func(p, c any) (bool, string) {
 		}
 	case strings.Contains(key, ".timeouts."):
 		d := DefaultTimeouts
-		def := map[string]int{"header": d.Header, "idle": d.Idle, "total": d.Total}[field]
+		def := map[string]time.Duration{"header": d.Header, "idle": d.Idle, "total": d.Total}[field]
 		return func(p, c any) (bool, string) {
-			pi, ci := p.(int), c.(int)
+			pd, cd := p.(time.Duration), c.(time.Duration)
 			switch {
-			case ci == 0:
-				ci = def
-			case ci < 0:
-				ci = math.MaxInt
+			case cd == 0:
+				cd = def
+			case cd < 0:
+				cd = math.MaxInt64
 			}
-			return pi > 0 && pi <= ci, "a workspace may only shorten a model deadline"
+			return pd > 0 && pd <= cd, "a workspace may only shorten a model deadline"
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -50,9 +51,11 @@ func TestWorkspaceCannotLoosenPolicy(t *testing.T) {
 		{"no delegation", "", "limits:\n  subordinate_depth: 0\n", "limits.subordinate_depth", 0, false},
 		{"rate limit removed", "models:\n  chat:\n    rate_limit: {requests: 30}\n", "models:\n  chat:\n    rate_limit: {requests: 0}\n", "models.chat.rate_limit.requests", 30, true},
 		{"rate limit lowered", "models:\n  chat:\n    rate_limit: {requests: 30}\n", "models:\n  chat:\n    rate_limit: {requests: 10}\n", "models.chat.rate_limit.requests", 10, false},
-		{"deadline removed", "", "models:\n  chat:\n    timeouts: {idle: -1}\n", "models.chat.timeouts.idle", 0, true},
-		{"deadline past the default", "", "models:\n  chat:\n    timeouts: {total: 99999}\n", "models.chat.timeouts.total", 0, true},
-		{"deadline shortened", "", "models:\n  chat:\n    timeouts: {header: 60}\n", "models.chat.timeouts.header", 60, false},
+		{"deadline removed", "", "models:\n  chat:\n    timeouts: {idle: -1}\n", "models.chat.timeouts.idle", time.Duration(0), true},
+		{"deadline past the default", "", "models:\n  chat:\n    timeouts: {total: 99999}\n", "models.chat.timeouts.total", time.Duration(0), true},
+		{"deadline shortened", "", "models:\n  chat:\n    timeouts: {header: 60}\n", "models.chat.timeouts.header", 60 * time.Second, false},
+		{"deadline shortened, as a duration", "", "models:\n  chat:\n    timeouts: {header: 1m30s}\n", "models.chat.timeouts.header", 90 * time.Second, false},
+		{"deadline removed, as a duration", "models:\n  chat:\n    timeouts: {idle: 10m}\n", "models:\n  chat:\n    timeouts: {idle: -1s}\n", "models.chat.timeouts.idle", 10 * time.Minute, true},
 		{"key variable chosen", "", "models:\n  chat:\n    api_key_env: HOME\n", "models.chat.api_key_env", "OPENAI_API_KEY", true},
 		{"key variable over the user's", "models:\n  chat:\n    api_key_env: MY_KEY\n", "models:\n  chat:\n    api_key_env: AWS_SECRET_ACCESS_KEY\n", "models.chat.api_key_env", "MY_KEY", true},
 		{"no key sent", "", "models:\n  chat:\n    api_key_env: \"\"\n", "models.chat.api_key_env", "", false},

@@ -140,7 +140,7 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 		// does a server that is not running (the client tried it again).
 		return err
 	}
-	if st.critical >= max(a.session.cfg.Limits.CriticalRetries, 0) {
+	if st.critical >= *a.session.cfg.Limits.CriticalRetries {
 		return err
 	}
 	st.critical++

@@ -13,6 +13,7 @@ import (
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/tools"
 )
 
 // The seed's checklist for message_loop_start.
@@ -611,5 +612,38 @@ exit 0`)
 		if strings.Contains(m.Content, "hunter2") {
 			t.Errorf("history kept the unmasked chunk: %q", m.Content)
 		}
+	}
+}
+
+// TestNoneCounts: a count that may be none reads as config's does, 0 is
+// none (nil the default): critical_retries 0 ends the run at the first
+// unexpected error, subordinate_depth 0 offers no call_subordinate.
+func TestNoneCounts(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("upstream exploded")
+	model := &fakeModel{replies: []reply{{err: boom}, {content: respond("never")}}}
+	sess, _ := newSession(t, setup{model: model, limits: loop.Limits{CriticalRetries: new(0)}})
+	if _, err := sess.Run(runCtx(t), "go"); !errors.Is(err, boom) || len(model.requests()) != 1 {
+		t.Fatalf("critical retries 0 should end the run at once: %v after %d requests", err, len(model.requests()))
+	}
+
+	model = &fakeModel{replies: []reply{
+		{content: delegate("down", "go", "", false)},
+		{content: respond("did it myself")},
+	}}
+	sess, _ = newSession(t, setup{model: model, tools: []loop.Tool{responseTool, tools.CallSubordinate{}},
+		limits: loop.Limits{SubordinateDepth: new(0)}})
+	if _, err := sess.Run(runCtx(t), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(model.requests()[0][0].Content, "### call_subordinate") || sess.Agent0().Subordinate != nil {
+		t.Error("subordinate depth 0 should offer no delegation and start no subordinate")
+	}
+
+	// A negative count, the old spelling of none, is none too.
+	model = &fakeModel{replies: []reply{{err: boom}, {content: respond("never")}}}
+	sess, _ = newSession(t, setup{model: model, limits: loop.Limits{CriticalRetries: new(-1)}})
+	if _, err := sess.Run(runCtx(t), "go"); !errors.Is(err, boom) {
+		t.Fatalf("critical retries -1: %v", err)
 	}
 }

@@ -29,6 +29,10 @@ type Prompts interface {
 }
 
 // Limits bound what Agent Zero leaves unbounded. Zero values mean defaults.
+// A count that may be none (CriticalRetries, SubordinateDepth) is a
+// pointer: nil is the default and a 0 is none, the meaning config's
+// limits.critical_retries and limits.subordinate_depth have, so the
+// configured values are passed as they are (new(n)).
 type Limits struct {
 	// Misformat is how many consecutive replies without a valid tool
 	// request end the run (default 3).
@@ -37,8 +41,9 @@ type Limits struct {
 	// the run (default 3).
 	Repeat int
 	// CriticalRetries is how many unexpected errors per monologue are
-	// retried before the run ends (default 1, as Agent Zero; negative: none).
-	CriticalRetries int
+	// retried before the run ends (nil: the default, 1, as Agent Zero; 0:
+	// none; a negative count is 0).
+	CriticalRetries *int
 	// CriticalRetryDelay is the pause before such a retry (default 1 s).
 	CriticalRetryDelay time.Duration
 	// ToolResult caps the bytes of one tool result kept in history; the
@@ -48,8 +53,9 @@ type Limits struct {
 	// tool_output_delta (default 1 MiB).
 	LiveOutput int
 	// SubordinateDepth is the deepest agent number call_subordinate may
-	// create (default 5: agents 0 to 5; negative: no subordinates).
-	SubordinateDepth int
+	// create (nil: the default, 5: agents 0 to 5; 0: no subordinates; a
+	// negative depth is 0).
+	SubordinateDepth *int
 	// ContextTokens is the chat model's context window in tokens (default
 	// 128000). A user message that cannot fit in it is refused before
 	// anything is sent; see [Session.Run].
@@ -177,11 +183,11 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 	cfg.Sandbox = cmp.Or(cfg.Sandbox, "local")
 	cfg.Limits.Misformat = cmp.Or(cfg.Limits.Misformat, 3)
 	cfg.Limits.Repeat = cmp.Or(cfg.Limits.Repeat, 3)
-	cfg.Limits.CriticalRetries = cmp.Or(cfg.Limits.CriticalRetries, 1)
+	cfg.Limits.CriticalRetries = count(cfg.Limits.CriticalRetries, 1)
 	cfg.Limits.CriticalRetryDelay = cmp.Or(cfg.Limits.CriticalRetryDelay, time.Second)
 	cfg.Limits.ToolResult = cmp.Or(cfg.Limits.ToolResult, 64<<10)
 	cfg.Limits.LiveOutput = cmp.Or(cfg.Limits.LiveOutput, 1<<20)
-	cfg.Limits.SubordinateDepth = cmp.Or(cfg.Limits.SubordinateDepth, 5)
+	cfg.Limits.SubordinateDepth = count(cfg.Limits.SubordinateDepth, 5)
 	if cfg.CountTokens == nil {
 		cfg.CountTokens = llm.CountTokens
 	}
@@ -204,6 +210,15 @@ func NewSession(id string, cfg Config, sink func(Event)) *Session {
 	s := &Session{id: id, cfg: cfg, sink: sink, Data: map[string]any{}, gate: cfg.Gate}
 	s.agent0 = s.newAgent(0, nil, newAgentSetup(cfg.Setup))
 	return s
+}
+
+// count is a Limits count of the session's own: def for nil, a negative
+// count as 0 (none).
+func count(n *int, def int) *int {
+	if n == nil {
+		return new(def)
+	}
+	return new(max(*n, 0))
 }
 
 // agentSetup is a Setup with defaults filled and tools indexed.

@@ -29,7 +29,7 @@ func (a *Agent) Delegate(ctx context.Context, message, profile string, reset boo
 	unblock := s.barrier()
 	defer unblock()
 	if !a.CanDelegate() {
-		return "", fmt.Errorf("%w: agent A%d may not delegate (subordinates may go %d levels deep)", ErrDepth, a.Number, max(s.cfg.Limits.SubordinateDepth, 0))
+		return "", fmt.Errorf("%w: agent A%d may not delegate (subordinates may go %d levels deep)", ErrDepth, a.Number, *s.cfg.Limits.SubordinateDepth)
 	}
 	if err := context.Cause(ctx); err != nil {
 		return "", err // cancelled, or the person spoke before it began
@@ -71,7 +71,7 @@ func (a *Agent) Delegate(ctx context.Context, message, profile string, reset boo
 // CanDelegate reports whether the agent may start a subordinate under
 // Limits.SubordinateDepth.
 func (a *Agent) CanDelegate() bool {
-	return a.Number+1 <= a.session.cfg.Limits.SubordinateDepth
+	return a.Number+1 <= *a.session.cfg.Limits.SubordinateDepth
 }
 
 // AgentCloser is implemented by tools that hold resources per agent (shells):

@@ -105,7 +105,7 @@ func TestDelegationDepthLimit(t *testing.T) {
 		{content: respond("ok")},                                   // A0
 	}}
 	sess, _ := newSession(t, setup{model: model, tools: []loop.Tool{responseTool, tools.CallSubordinate{}},
-		limits: loop.Limits{SubordinateDepth: 1}})
+		limits: loop.Limits{SubordinateDepth: new(1)}})
 	if _, err := sess.Run(runCtx(t), "go"); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,10 @@
 //
 // A profile exists if any profile layer has a folder for it. Its agent.yaml files are merged
 // from the lowest layer up, each replacing the keys it sets (see [Profile.Spec]); unknown keys
-// and wrong types are [ErrInvalidSpec] errors naming the file, the line and the key. The
+// and wrong types are [ErrInvalidSpec] errors naming the file, the line and the key. agent.yaml
+// is read by the walker config.yaml is read by (package yamlwalk): a key set to null (nothing
+// after it, ~, null or the !!null tag) is left unset, anchors and << merge keys work, and a
+// duplicate key is an error. The
 // built-in profiles are agent0 (the top agent, which talks to the user and delegates),
 // default (the base prompts unchanged), developer, researcher and hacker (security work in a
 // Kali Linux container).

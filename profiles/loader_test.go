@@ -261,9 +261,9 @@ func TestSpecErrors(t *testing.T) {
 		{"allow-string", []string{`:2: tools.allow: want a list, got str "response"`}},
 		{"sandbox-scalar", []string{`:1: sandbox: want a mapping, got str "root"`}},
 		{"root-list", []string{":1: document: want a mapping, got a list"}},
-		{"syntax", []string{"yaml: line 2"}},
+		{"syntax", []string{":2: title.context: malformed YAML: mapping values are not allowed in this context"}},
 		{"two-problems", []string{":3: tools.deny: want a list, got a mapping", ":5: sandbox.uid: unknown key (known keys: user, backend)"}},
-		{"sandbox-backend", []string{`: sandbox.backend: want docker or local, got "kali"`}},
+		{"sandbox-backend", []string{`:3: sandbox.backend: want docker or local, got "kali"`}},
 	}
 	l := NewLoader("", "testdata/bad")
 	for _, tt := range tests {

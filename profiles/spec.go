@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zeroagent/zero/yamlwalk"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -126,31 +127,26 @@ type rawSandbox struct {
 
 // parseSpec decodes one agent.yaml. file is the name used in errors (the file's path).
 //
-// yaml.v3's own errors name the line but not the key for a wrong type, so the document is first
-// checked against rawSpec's shape node by node, which gives "file:line: key: problem" for every
-// mistake at once; the checked document is then decoded with KnownFields(true).
+// The document is read by the walker config.yaml is read by ([yamlwalk]: null, aliases, <<
+// merges, duplicate keys, malformed YAML) and checked against rawSpec's shape node by node, which
+// gives "file:line: key: problem" for every mistake at once; the checked document is then decoded
+// with KnownFields(true). Each problem is an error wrapping [ErrInvalidSpec] and a
+// [*yamlwalk.Error].
 func parseSpec(file string, data []byte) (rawSpec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return rawSpec{}, fmt.Errorf("%w: %s: %w", ErrInvalidSpec, file, err)
+	w := &yamlwalk.Walker{File: file}
+	root := w.Parse(data)
+	if root != nil {
+		checkNode(w, root, reflect.TypeFor[rawSpec](), "")
 	}
-	if doc.Kind == 0 || len(doc.Content) == 0 { // an empty file sets nothing
-		return rawSpec{}, nil
-	}
-	root := doc.Content[0]
-	if isNull(root) {
-		return rawSpec{}, nil
-	}
-	var problems []error
-	checkNode(root, reflect.TypeFor[rawSpec](), "", func(n *yaml.Node, key, msg string) {
-		where := key
-		if where == "" {
-			where = "document"
+	if len(w.Errs) > 0 {
+		problems := make([]error, len(w.Errs))
+		for i, e := range w.Errs {
+			problems[i] = fmt.Errorf("%w: %w", ErrInvalidSpec, e)
 		}
-		problems = append(problems, fmt.Errorf("%w: %s:%d: %s: %s", ErrInvalidSpec, file, n.Line, where, msg))
-	})
-	if len(problems) > 0 {
 		return rawSpec{}, errors.Join(problems...)
+	}
+	if root == nil { // an empty or null file sets nothing
+		return rawSpec{}, nil
 	}
 	var raw rawSpec
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -158,29 +154,22 @@ func parseSpec(file string, data []byte) (rawSpec, error) {
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
 		return rawSpec{}, fmt.Errorf("%w: %s: %w", ErrInvalidSpec, file, err)
 	}
-	if sb := raw.Sandbox; sb != nil && sb.Backend != nil {
-		switch *sb.Backend {
-		case "", BackendDocker, BackendLocal:
-		default:
-			return rawSpec{}, fmt.Errorf("%w: %s: sandbox.backend: want %s or %s, got %q", ErrInvalidSpec, file, BackendDocker, BackendLocal, *sb.Backend)
-		}
-	}
 	return raw, nil
 }
 
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
 // checkNode reports every place where n does not fit type t. key is the dotted path of n.
-func checkNode(n *yaml.Node, t reflect.Type, key string, report func(n *yaml.Node, key, msg string)) {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
+func checkNode(w *yamlwalk.Walker, n *yaml.Node, t reflect.Type, key string) {
+	report := func(n *yaml.Node, key, msg string) {
+		if key == "" {
+			key = "document"
+		}
+		w.Fail(n.Line, key, msg)
 	}
+	n = yamlwalk.Resolve(n)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if isNull(n) {
+	if yamlwalk.IsNull(n) {
 		return // null leaves the value unset
 	}
 	switch t.Kind() {
@@ -196,58 +185,53 @@ func checkNode(n *yaml.Node, t reflect.Type, key string, report func(n *yaml.Nod
 			fields[name] = f.Type
 			names = append(names, name)
 		}
-		for k, v := range pairs(n) {
+		w.Mapping(n, key, func(k, v *yaml.Node, key string) {
 			ft, ok := fields[k.Value]
 			if !ok {
-				report(k, join(key, k.Value), "unknown key (known keys: "+strings.Join(names, ", ")+")")
-				continue
+				report(k, key, "unknown key (known keys: "+strings.Join(names, ", ")+")")
+				return
 			}
-			checkNode(v, ft, join(key, k.Value), report)
-		}
+			checkNode(w, v, ft, key)
+		})
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			report(n, key, "want a mapping, got "+describe(n))
 			return
 		}
-		for k, v := range pairs(n) {
+		w.Mapping(n, key, func(k, v *yaml.Node, sub string) {
 			if key == "models" && !slices.Contains(modelRoles, k.Value) {
-				report(k, join(key, k.Value), "unknown model role (known roles: "+strings.Join(modelRoles, ", ")+")")
-				continue
+				report(k, sub, "unknown model role (known roles: "+strings.Join(modelRoles, ", ")+")")
+				return
 			}
-			checkNode(v, t.Elem(), join(key, k.Value), report)
-		}
+			checkNode(w, v, t.Elem(), sub)
+		})
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			report(n, key, "want a list, got "+describe(n))
 			return
 		}
 		for i, v := range n.Content {
-			checkNode(v, t.Elem(), fmt.Sprintf("%s[%d]", key, i), report)
+			item := fmt.Sprintf("%s[%d]", key, i)
+			if yamlwalk.IsNull(v) { // an empty entry would match no tool, silently
+				report(v, item, "want a string, got null")
+				continue
+			}
+			checkNode(w, v, t.Elem(), item)
 		}
 	case reflect.String:
 		// Any scalar reads as text, so "user: 1000" works; only structure is a type error.
 		if n.Kind != yaml.ScalarNode {
 			report(n, key, "want a string, got "+describe(n))
+			return
 		}
-	}
-}
-
-// pairs yields the key and value nodes of a mapping node.
-func pairs(n *yaml.Node) func(yield func(k, v *yaml.Node) bool) {
-	return func(yield func(k, v *yaml.Node) bool) {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if !yield(n.Content[i], n.Content[i+1]) {
-				return
+		if key == "sandbox.backend" {
+			switch n.Value {
+			case "", BackendDocker, BackendLocal:
+			default:
+				report(n, key, fmt.Sprintf("want %s or %s, got %q", BackendDocker, BackendLocal, n.Value))
 			}
 		}
 	}
-}
-
-func join(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
 }
 
 func describe(n *yaml.Node) string {

@@ -15,4 +15,9 @@
 // leave a skill's folder are never followed (files are opened through an [os.Root]), SKILL.md must be
 // a regular file of at most [MaxFileSize] bytes, and the search and the file lists are bounded.
 // A broken skill is reported as a [Warning] and skipped; it never stops the others.
+//
+// The front matter is read by the walker config.yaml and a profile's agent.yaml are read by
+// (package yamlwalk): null means the same (a key set to nothing, ~, null or !!null is absent),
+// and a problem names the line of SKILL.md and the key ("malformed front matter: line 4: name:
+// duplicate key (first set on line 3)").
 package skills

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,53 @@ func TestLoadedText(t *testing.T) {
 	}
 	if !strings.Contains(got, "more bytes of SKILL.md not shown: read the rest from /s/big/SKILL.md") {
 		t.Errorf("no note on the cut body:\n%s", got[len(got)-300:])
+	}
+}
+
+// TestParseNull: the front matter reads null as config.yaml and agent.yaml
+// do (the shared walker): every spelling of it is as if the key were
+// absent, the !!null tag's long form included; a !!null tag on a value is
+// malformed.
+func TestParseNull(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"", " ~", " null", " NULL", " !!null", " !<tag:yaml.org,2002:null> ''"} {
+		if _, _, err := parse([]byte("---\nname:" + v + "\ndescription: d\n---\n")); !errors.Is(err, ErrNoName) {
+			t.Errorf("name:%s: %v, want ErrNoName", v, err)
+		}
+		if _, _, err := parse([]byte("---\nname: a\ndescription:" + v + "\n---\n")); !errors.Is(err, ErrNoDescription) {
+			t.Errorf("description:%s: %v, want ErrNoDescription", v, err)
+		}
+		s, _, err := parse([]byte("---\nname: a\ndescription: d\nversion:" + v + "\ntags:\n  - x\n  -" + v + "\n---\n"))
+		if err != nil || s.Version != "" || !slices.Equal(s.Tags, []string{"x"}) {
+			t.Errorf("version and a tag:%s: %+v, %v", v, s, err)
+		}
+	}
+	if _, _, err := parse([]byte("---\nname: !!null a\ndescription: d\n---\n")); !errors.Is(err, ErrFrontMatter) {
+		t.Errorf("!!null a: %v, want ErrFrontMatter", err)
+	}
+}
+
+// TestParseErrorLines: a problem of the front matter names the line of
+// SKILL.md and the key, as config.yaml's problems do.
+func TestParseErrorLines(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]string{
+		"\n---\nname: a\nname: b\ndescription: d\n---\n":       "malformed front matter: line 4: name: duplicate key (first set on line 3)",
+		"---\nname: a\ndescription: [d]\n---\n":                "malformed front matter: line 3: description: want text, got a list",
+		"---\nname: a\ndescription: d\ntags: [{x: 1}]\n---\n":  "malformed front matter: line 4: tags[0]: want text, got a mapping",
+		"---\nname: a\ndescription: d\nmeta:\n  k: [1,\n---\n": "malformed front matter: line 5: meta.k: malformed YAML",
+		"---\n- a\n---\n": "malformed front matter: line 2: not a mapping of keys to values",
+		"---\nbase: &b {name: a}\n<<: *b\ndescription: d\n---\nx": "",
+	} {
+		_, _, err := parse([]byte(src))
+		if want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", src, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrFrontMatter) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroagent/zero/cut"
+	"github.com/zeroagent/zero/yamlwalk"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -109,38 +110,12 @@ var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
 // frontMatter is what Zero reads of a SKILL.md's front matter; other keys are ignored.
 type frontMatter struct {
-	Name        string  `yaml:"name"`
-	Description string  `yaml:"description"`
-	Tags        tagList `yaml:"tags"`
-	Version     string  `yaml:"version"`
-}
-
-// tagList accepts a YAML list of tags or one string of tags separated by commas or, without
-// commas, by spaces (as Agent Zero does).
-type tagList []string
-
-func (t *tagList) UnmarshalYAML(n *yaml.Node) error {
-	var parts []string
-	switch n.Kind {
-	case yaml.ScalarNode:
-		if strings.Contains(n.Value, ",") {
-			parts = strings.Split(n.Value, ",")
-		} else {
-			parts = strings.Fields(n.Value)
-		}
-	default:
-		if err := n.Decode(&parts); err != nil {
-			return err
-		}
-	}
-	out := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	*t = out
-	return nil
+	Name        string
+	Description string
+	// Tags are a YAML list of tags or one string of tags separated by commas or, without
+	// commas, by spaces (as Agent Zero does); empty and null entries are dropped.
+	Tags    []string
+	Version string
 }
 
 // parse reads a SKILL.md: a UTF-8 BOM and CRLF line ends are accepted, blank lines may precede the
@@ -174,14 +149,14 @@ func parse(data []byte) (Skill, string, error) {
 	if end < 0 {
 		return Skill{}, "", fmt.Errorf("%w: no closing --- line", ErrFrontMatter)
 	}
-	fm, err := decodeFrontMatter(strings.Join(lines[start+1:end], "\n"))
+	fm, err := decodeFrontMatter(strings.Join(lines[start+1:end], "\n"), start+1)
 	if err != nil {
 		return Skill{}, "", err
 	}
 	s := Skill{
 		Name:        strings.TrimSpace(fm.Name),
 		Description: strings.TrimSpace(fm.Description),
-		Tags:        []string(fm.Tags),
+		Tags:        fm.Tags,
 		Version:     strings.TrimSpace(fm.Version),
 	}
 	switch {
@@ -197,24 +172,81 @@ func parse(data []byte) (Skill, string, error) {
 	return s, strings.TrimSpace(strings.Join(lines[end+1:], "\n")), nil
 }
 
-// decodeFrontMatter decodes the YAML between the fences. yaml.v3 refuses documents whose aliases
-// expand excessively (a "billion laughs"), and keys Zero does not read are never expanded at all.
-func decodeFrontMatter(src string) (frontMatter, error) {
+// decodeFrontMatter decodes the YAML between the fences, which starts below line offset of the
+// file. It is read by the walker config.yaml and agent.yaml are read by (package yamlwalk): a
+// key set to null (nothing, ~, null, !!null) counts as absent, a duplicate key or malformed YAML
+// is an error naming the file's line and the key. Only the keys Zero reads are looked at, and
+// aliases are followed, never expanded: a "billion laughs" costs nothing.
+func decodeFrontMatter(src string, offset int) (frontMatter, error) {
 	var fm frontMatter
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return fm, fmt.Errorf("%w: %v", ErrFrontMatter, err)
+	w := &yamlwalk.Walker{Offset: offset}
+	if root := w.Parse([]byte(src)); root == nil {
+		// empty, only comments, or a problem the walker recorded
+	} else if root.Kind != yaml.MappingNode {
+		w.Fail(root.Line, "", "not a mapping of keys to values")
+	} else {
+		w.Mapping(root, "", func(_, v *yaml.Node, key string) {
+			switch key {
+			case "name":
+				fm.Name = text(w, v, key)
+			case "description":
+				fm.Description = text(w, v, key)
+			case "version":
+				fm.Version = text(w, v, key)
+			case "tags":
+				fm.Tags = tags(w, v, key)
+			}
+		})
 	}
-	if len(doc.Content) == 0 { // empty or only comments
-		return fm, nil
-	}
-	if root := doc.Content[0]; root.Kind != yaml.MappingNode {
-		return fm, fmt.Errorf("%w: not a mapping of keys to values", ErrFrontMatter)
-	}
-	if err := doc.Decode(&fm); err != nil {
-		return fm, fmt.Errorf("%w: %v", ErrFrontMatter, err)
+	if len(w.Errs) > 0 {
+		errs := make([]error, len(w.Errs))
+		for i, e := range w.Errs {
+			errs[i] = e
+		}
+		return frontMatter{}, fmt.Errorf("%w: %w", ErrFrontMatter, errors.Join(errs...))
 	}
 	return fm, nil
+}
+
+// text reads a scalar as written ("version: 1.0" is "1.0"); null is "".
+func text(w *yamlwalk.Walker, v *yaml.Node, key string) string {
+	switch {
+	case yamlwalk.IsNull(v):
+		return ""
+	case v.Kind != yaml.ScalarNode:
+		w.Fail(v.Line, key, "want text, got "+yamlwalk.Describe(v))
+		return ""
+	}
+	return v.Value
+}
+
+// tags reads a list of tags or one string of them.
+func tags(w *yamlwalk.Walker, v *yaml.Node, key string) []string {
+	var parts []string
+	switch {
+	case yamlwalk.IsNull(v):
+		return nil
+	case v.Kind == yaml.ScalarNode:
+		if strings.Contains(v.Value, ",") {
+			parts = strings.Split(v.Value, ",")
+		} else {
+			parts = strings.Fields(v.Value)
+		}
+	case v.Kind == yaml.SequenceNode:
+		for i, it := range v.Content {
+			parts = append(parts, text(w, yamlwalk.Resolve(it), fmt.Sprintf("%s[%d]", key, i)))
+		}
+	default:
+		w.Fail(v.Line, key, "want a list of tags or a text of them, got "+yamlwalk.Describe(v))
+		return nil
+	}
+	out := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // readSkillFile reads SKILL.md from the skill's folder r. A symbolic link is followed only while

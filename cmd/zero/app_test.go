@@ -14,15 +14,15 @@ func TestDefaultTimeoutsAgree(t *testing.T) {
 	d := config.DefaultTimeouts
 	for _, tc := range []struct {
 		name   string
-		config int
+		config time.Duration
 		llm    time.Duration
 	}{
 		{"header", d.Header, llm.DefaultHeaderTimeout},
 		{"idle", d.Idle, llm.DefaultIdleTimeout},
 		{"total", d.Total, llm.DefaultTotalTimeout},
 	} {
-		if time.Duration(tc.config)*time.Second != tc.llm {
-			t.Errorf("%s: config says %d s, llm %v", tc.name, tc.config, tc.llm)
+		if tc.config != tc.llm {
+			t.Errorf("%s: config says %v, llm %v", tc.name, tc.config, tc.llm)
 		}
 	}
 }

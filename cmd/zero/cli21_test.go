@@ -201,7 +201,7 @@ func TestConfigShowsDefaultsInForce(t *testing.T) {
 		regexp.MustCompile(`(?m)^    base_url: https://api\.openai\.com/v1 +# \(default\)$`),
 		regexp.MustCompile(`(?m)^  memory: 4g +# \(default\)$`),
 		regexp.MustCompile(`(?m)^  pids: 4096 +# \(default\)$`),
-		regexp.MustCompile(`(?m)^      header: 300 +# \(default\)$`),
+		regexp.MustCompile(`(?m)^      header: 5m0s +# \(default\)$`), // a duration since config has them
 		regexp.MustCompile(`(?m)^  timeout: 20 +# \(default\)$`),
 	} {
 		if !want.MatchString(out) {
