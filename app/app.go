@@ -189,11 +189,7 @@ func (a *App) OpenSandbox(ctx context.Context) error {
 		return err
 	}
 	a.Backend = backend
-	secs := func(t config.Timeouts) sandbox.Timeouts {
-		s := func(n int) time.Duration { return time.Duration(n) * time.Second }
-		return sandbox.Timeouts{FirstOutput: s(t.FirstOutput), BetweenOutput: s(t.BetweenOutput), Max: s(t.Max), Dialog: s(t.Dialog)}
-	}
-	a.ce = tools.NewCodeExecution(backend, tools.Timeouts{Terminal: secs(a.Config.Sandbox.Timeouts), Output: secs(a.Config.Sandbox.OutputTimeouts)})
+	a.ce = tools.NewCodeExecution(backend, tools.Timeouts{Terminal: sandbox.Timeouts(a.Config.Sandbox.Timeouts), Output: sandbox.Timeouts(a.Config.Sandbox.OutputTimeouts)})
 	return nil
 }
 

@@ -86,15 +86,16 @@ type Sandbox struct {
 	OutputTimeouts Timeouts `yaml:"output_timeouts"`
 }
 
-// Timeouts say how long, in seconds, a command may stay silent before the
-// model gets its output so far: FirstOutput before any output, BetweenOutput
-// after some, Max in all; Dialog is the silence after which a last line that
-// looks like a question ends the wait.
+// Timeouts say how long a command may stay silent before the model gets
+// its output so far: FirstOutput before any output, BetweenOutput after
+// some, Max in all; Dialog is the silence after which a last line that looks
+// like a question ends the wait. A file writes them as durations ("30s",
+// "3m") or as whole seconds (30).
 type Timeouts struct {
-	FirstOutput   int `yaml:"first_output"`
-	BetweenOutput int `yaml:"between_output"`
-	Max           int `yaml:"max"`
-	Dialog        int `yaml:"dialog"`
+	FirstOutput   time.Duration `yaml:"first_output"`
+	BetweenOutput time.Duration `yaml:"between_output"`
+	Max           time.Duration `yaml:"max"`
+	Dialog        time.Duration `yaml:"dialog"`
 }
 
 // Limits bound the agent loop. Each means what the engine's loop.Limits field of the same name
@@ -177,8 +178,8 @@ func Defaults() Config {
 		}},
 		Profile: DefaultProfile,
 		Sandbox: Sandbox{Backend: DefaultSandboxBackend, Image: DefaultImage, Network: DefaultNetwork,
-			Timeouts:       Timeouts{FirstOutput: 30, BetweenOutput: 15, Max: 180, Dialog: 5},
-			OutputTimeouts: Timeouts{FirstOutput: 90, BetweenOutput: 45, Max: 300, Dialog: 5},
+			Timeouts:       Timeouts{FirstOutput: 30 * time.Second, BetweenOutput: 15 * time.Second, Max: 3 * time.Minute, Dialog: 5 * time.Second},
+			OutputTimeouts: Timeouts{FirstOutput: 90 * time.Second, BetweenOutput: 45 * time.Second, Max: 5 * time.Minute, Dialog: 5 * time.Second},
 		},
 		Approval: DefaultApproval,
 		Memory:   Memory{Recall: true, RecallInterval: 3, Memorize: true, Consolidation: true},

@@ -80,10 +80,11 @@
 // set to null (nothing after it, ~, null or the !!null tag) counts as absent, while a quoted ""
 // is a value. Anchors, aliases and << merge keys work.
 //
-// Deadlines (search.timeout, document_query.timeout, models.<role>.timeouts) are durations: a
+// Deadlines (search.timeout, document_query.timeout, models.<role>.timeouts and the sandbox's
+// timeouts and output_timeouts) are durations: a
 // Go duration such as 20s or 1m30s, or, as before they were durations, a whole number of
 // seconds; [Config] holds them as time.Duration and Print writes them as Go does (0, the
-// default, as 0). The sandbox's command timeouts are still whole seconds.
+// default, as 0).
 //
 // # Errors
 //

@@ -80,15 +80,15 @@ sandbox:
   hide: []                              # default
   provision: ""                         # default
   timeouts:
-    first_output: 30                    # default
-    between_output: 15                  # default
-    max: 180                            # default
-    dialog: 5                           # default
+    first_output: 30s                   # default
+    between_output: 15s                 # default
+    max: 3m0s                           # default
+    dialog: 5s                          # default
   output_timeouts:
-    first_output: 90                    # default
-    between_output: 45                  # default
-    max: 300                            # default
-    dialog: 5                           # default
+    first_output: 1m30s                 # default
+    between_output: 45s                 # default
+    max: 5m0s                           # default
+    dialog: 5s                          # default
 approval: ask                           # project $PROJECT:2
 limits:
   misformat: 3                          # default

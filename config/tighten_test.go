@@ -45,7 +45,7 @@ func TestWorkspaceCannotLoosenPolicy(t *testing.T) {
 		{"pids unlimited", "sandbox:\n  pids: 100\n", "sandbox:\n  pids: 0\n", "sandbox.pids", 100, true},
 		{"pids lowered", "sandbox:\n  pids: 100\n", "sandbox:\n  pids: 50\n", "sandbox.pids", 50, false},
 		{"hide adds", "sandbox:\n  hide: [~/.netrc]\n", "sandbox:\n  hide: [~/.config/gh]\n", "sandbox.hide", []string{"~/.netrc", "~/.config/gh"}, false},
-		{"harmless keys load", "", "sandbox:\n  timeouts:\n    max: 600\n", "sandbox.timeouts.max", 600, false},
+		{"harmless keys load", "", "sandbox:\n  timeouts:\n    max: 600\n", "sandbox.timeouts.max", 10 * time.Minute, false},
 		{"loop limit raised", "", "limits:\n  repeat: 7\n", "limits.repeat", 3, true},
 		{"loop limit lowered", "", "limits:\n  misformat: 2\n", "limits.misformat", 2, false},
 		{"no delegation", "", "limits:\n  subordinate_depth: 0\n", "limits.subordinate_depth", 0, false},

@@ -202,7 +202,7 @@ func TestConfigShowsDefaultsInForce(t *testing.T) {
 		regexp.MustCompile(`(?m)^  memory: 4g +# \(default\)$`),
 		regexp.MustCompile(`(?m)^  pids: 4096 +# \(default\)$`),
 		regexp.MustCompile(`(?m)^      header: 5m0s +# \(default\)$`), // a duration since config has them
-		regexp.MustCompile(`(?m)^  timeout: 20 +# \(default\)$`),
+		regexp.MustCompile(`(?m)^  timeout: 20s +# \(default\)$`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("zero config lacks %s:\n%s", want, out)

@@ -116,9 +116,9 @@ func inForce(key, value string) (string, bool) {
 	case "search.url":
 		return "<not set: no search_engine tool>", true
 	case "search.timeout":
-		return fmt.Sprint(int(tools.DefaultSearchTimeout.Seconds())), true
+		return fmt.Sprint(tools.DefaultSearchTimeout), true
 	case "document_query.timeout":
-		return fmt.Sprint(int(tools.DefaultDocumentTimeout.Seconds())), true
+		return fmt.Sprint(tools.DefaultDocumentTimeout), true
 	}
 	return "", false
 }
