@@ -16,7 +16,7 @@ const maxTranscriptResult = 4000
 // the user's messages, headlines, tool calls with the approval asked and
 // the answer given, their results (a refusal or a failure as such),
 // warnings, errors (each once) and the answers.
-func Transcript(info Info, evs []loop.Event) string {
+func Transcript(info Info, evs []Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Zero session %s\n\n", info.ID)
 	if len(info.Roots) > 0 {

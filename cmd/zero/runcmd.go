@@ -95,7 +95,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 2
 	}
 	var (
-		show func(loop.Event)
+		show func(server.Event)
 		view *renderer // nil with --json
 		// evErrors are the errors already said (by the --json events, or
 		// on stderr as they came): they are not said again at the end.
@@ -105,7 +105,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		show = func(e loop.Event) {
+		show = func(e server.Event) {
 			if e.Type == loop.EventError || e.Error != "" {
 				errMu.Lock()
 				evErrors = append(evErrors, cmp.Or(e.Text, e.Error), e.Error)
@@ -126,7 +126,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			// The run's errors go where errors go, once: on stderr when the
 			// live view goes elsewhere (a pipe, a file), in the view when
 			// both are one terminal.
-			show = func(e loop.Event) {
+			show = func(e server.Event) {
 				if e.Type == loop.EventError && e.Agent == 0 {
 					// The model's or the endpoint's words: shown, never
 					// let act on the terminal.
@@ -157,7 +157,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	asker := newTermAsker(h.manager.Approvals(), sess.Spec().Roots, stdin, stderr, interactive, ended)
 	pctx, stopPump := context.WithCancel(ctx)
 	defer stopPump()
-	p := newPump(sess.Follow(since), func(e loop.Event) {
+	p := newPump(sess.Follow(since), func(e server.Event) {
 		show(e)
 		asker.ask(pctx, e)
 	})
@@ -242,7 +242,7 @@ func runSession(ctx context.Context, h *host, cont bool, id string) (s *server.S
 // pump shows a session's events as they come and tells how far it got.
 type pump struct {
 	f    *server.Follower
-	show func(loop.Event)
+	show func(server.Event)
 
 	mu    sync.Mutex
 	upto  int64
@@ -250,7 +250,7 @@ type pump struct {
 	done  bool
 }
 
-func newPump(f *server.Follower, show func(loop.Event)) *pump {
+func newPump(f *server.Follower, show func(server.Event)) *pump {
 	return &pump{f: f, show: show, upto: f.Cursor(), moved: make(chan struct{})}
 }
 

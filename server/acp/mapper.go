@@ -58,7 +58,7 @@ func (m *mapper) flush(send func(sdk.SessionUpdate)) {
 
 // event maps e. replay is true while a log is replayed (session/load): the
 // user's messages are shown and no permission is asked. ask may be nil.
-func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), ask asker) {
+func (m *mapper) event(e server.Event, replay bool, send func(sdk.SessionUpdate), ask asker) {
 	if e.Seq != 0 {
 		if e.Seq <= m.lastSeq {
 			return // already sent in a replay

@@ -43,8 +43,8 @@ type compact struct {
 // same item (server.Coalesce). Seq of a joined delta is its last one's.
 // When more than maxEvents remain, it stops there and returns that event's
 // seq as the cursor with more set.
-func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
-	kept := make([]loop.Event, 0, len(evs))
+func compactEvents(evs []server.Event, cursor int64) ([]compact, int64, bool) {
+	kept := make([]server.Event, 0, len(evs))
 	for _, e := range evs {
 		switch {
 		case e.Type == loop.EventTurnStarted || e.Type == loop.EventUsage:
@@ -79,7 +79,7 @@ func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
 
 // sameOutput reports whether the live output of result's tool call, joined
 // in out, already says what the result says.
-func sameOutput(out []compact, result loop.Event) bool {
+func sameOutput(out []compact, result server.Event) bool {
 	for i := len(out) - 1; i >= 0; i-- {
 		c := out[i]
 		if c.Item == result.Item && c.Agent == result.Agent && c.Type == string(loop.EventToolOutputDelta) {

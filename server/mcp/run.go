@@ -98,7 +98,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		cancel()
 		evs := b.Events
 		p.events(evs)
-		if slices.ContainsFunc(evs, func(e loop.Event) bool { return e.Type == loop.EventRunEnded }) {
+		if slices.ContainsFunc(evs, func(e server.Event) bool { return e.Type == loop.EventRunEnded }) {
 			// The result is recorded just after run_ended.
 			if res, err := s.WaitRun(ctx, n); err == nil && res.Run == n {
 				return f.runResult(s, res), nil
@@ -246,7 +246,7 @@ type progress struct {
 	pull     string            // how the pull of the sandbox image goes, while it does
 }
 
-func (p *progress) events(evs []loop.Event) {
+func (p *progress) events(evs []server.Event) {
 	for _, e := range evs {
 		switch e.Type {
 		case loop.EventHeadline:
