@@ -201,7 +201,7 @@ func (t *tracked) event(ctx context.Context, e server.Event) {
 	case loop.EventRunEnded:
 		t.endRun(ctx, e)
 	case server.EventApprovalRequested:
-		t.c.ask(t, e.Text, cmp.Or(e.Title, e.Tool))
+		t.c.ask(t, e.Text, server.ApprovalTitle(e))
 	case server.EventApprovalResolved:
 		t.c.stopAsking(e.Text)
 	case server.EventSandboxPull: // also in zero/event, with the numbers

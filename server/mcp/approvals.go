@@ -89,7 +89,7 @@ func (f *face) elicit(ctx context.Context, cancel context.CancelFunc, e server.E
 	defer f.wg.Done()
 	defer cancel()
 	id := e.Text
-	title := cmpOr(e.Title, e.Tool)
+	title := server.ApprovalTitle(e)
 	res, err := f.srv.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
 		Params:  approvalElicitation(title),
