@@ -227,6 +227,24 @@ func (s *Session) WaitRun(ctx context.Context, n int) (RunResult, error) {
 	}
 }
 
+// WaitIdle waits until no run of the session is going on (the last one has
+// returned, not only logged its run_ended), or ctx ends (its error).
+func (s *Session) WaitIdle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		busy, ch := s.busy, s.ended
+		s.mu.Unlock()
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Intervene delivers msg to the run in progress (loop.ErrNotRunning when
 // there is none).
 func (s *Session) Intervene(msg string) error {

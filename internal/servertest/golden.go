@@ -34,7 +34,8 @@ import (
 // The client's messages are sent in order; a request waits for its
 // response before the next line goes, and a line without "method" is the
 // client's answer to the server's oldest unanswered request (its id is
-// filled in). In the client's lines $WORKSPACE is the test's workspace and
+// filled in). The line {"$await":"idle"} waits until no session runs. In
+// the client's lines $WORKSPACE is the test's workspace and
 // $SESSION, $SESSION2, … the sessions in the order the manager made them;
 // in the server's, those values become those names again and every
 // RFC 3339 time becomes $TIME and every prompt_tokens and total_tokens
@@ -44,6 +45,10 @@ import (
 // Options (the archive's comment):
 //
 //	policy: ask    commands need approval (AskCommands); default: none do
+
+// idleLine, as a client line, sends nothing: it waits until no session
+// runs (a run's end is logged, and answered, just before the run returns).
+const idleLine = `{"$await":"idle"}`
 
 // Framing is how a face's messages are delimited on its stream.
 type Framing int
@@ -64,6 +69,11 @@ type Face struct {
 	// fast its client reads) and returns them joined: the golden file holds
 	// the joined message, so it does not depend on timing.
 	Join func(prev, next map[string]any) (map[string]any, bool)
+	// Async, when set, reports whether the face sends m apart from its
+	// responses, on a path of its own (mcp-go's notifications), so that
+	// their order among the responses is not fixed: such messages are
+	// listed last, in their own order, after a {"$apart": …} line.
+	Async func(m map[string]any) bool
 }
 
 // RunGolden runs each archive matching pattern as a subtest.
@@ -199,7 +209,7 @@ func runGolden(t *testing.T, file string, face Face, update bool) {
 			got = append(got, m)
 			return m, true
 		case <-guard.C:
-			t.Fatalf("%s: no message from the server for a minute; so far:\n%s", file, n.render(got, face.Join))
+			t.Fatalf("%s: no message from the server for a minute; so far:\n%s", file, n.render(got, face))
 			return nil, false
 		}
 	}
@@ -222,6 +232,9 @@ func runGolden(t *testing.T, file string, face Face, update bool) {
 		return m
 	}
 	isAnswer := func(j int) bool {
+		if string(gc.client[j]) == idleLine {
+			return false
+		}
 		var m map[string]any
 		_ = json.Unmarshal(gc.client[j], &m)
 		_, ok := m["method"]
@@ -234,6 +247,17 @@ func runGolden(t *testing.T, file string, face Face, update bool) {
 		}
 	}
 	for i < len(gc.client) {
+		if string(gc.client[i]) == idleLine {
+			i++
+			for _, in := range env.Manager.List() {
+				if s, err := env.Manager.Get(in.ID); err == nil {
+					if err := s.WaitIdle(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			continue
+		}
 		if isAnswer(i) {
 			for len(asked) == 0 {
 				if _, ok := next(); !ok {
@@ -275,7 +299,7 @@ func runGolden(t *testing.T, file string, face Face, update bool) {
 		t.Logf("serve: %v", err)
 	}
 
-	out := n.render(got, face.Join)
+	out := n.render(got, face)
 	if update {
 		for i := range gc.arc.Files {
 			if gc.arc.Files[i].Name == "server" {
@@ -344,16 +368,24 @@ var (
 )
 
 // render is the server section: one message a line, joined and named.
-func (n *normaliser) render(msgs []map[string]any, join func(prev, next map[string]any) (map[string]any, bool)) string {
-	var kept []map[string]any
+func (n *normaliser) render(msgs []map[string]any, face Face) string {
+	var kept, apart []map[string]any
 	for _, m := range msgs {
-		if k := len(kept); k > 0 && join != nil {
-			if j, ok := join(kept[k-1], m); ok {
+		if face.Async != nil && face.Async(m) {
+			apart = append(apart, m)
+			continue
+		}
+		if k := len(kept); k > 0 && face.Join != nil {
+			if j, ok := face.Join(kept[k-1], m); ok {
 				kept[k-1] = j
 				continue
 			}
 		}
 		kept = append(kept, m)
+	}
+	if len(apart) > 0 {
+		kept = append(kept, map[string]any{asyncMark: "the messages below are sent apart from the responses: their order among them is not fixed"})
+		kept = append(kept, apart...)
 	}
 	var b strings.Builder
 	for _, m := range kept {
@@ -372,6 +404,8 @@ func (n *normaliser) render(msgs []map[string]any, join func(prev, next map[stri
 	}
 	return b.String()
 }
+
+const asyncMark = "$apart"
 
 func readFrame(r *bufio.Reader, f Framing) ([]byte, error) {
 	if f == Lines {
