@@ -45,10 +45,14 @@ type compact struct {
 // seq as the cursor with more set.
 func compactEvents(evs []server.Event, cursor int64) ([]compact, int64, bool) {
 	kept := make([]server.Event, 0, len(evs))
+	tools := server.NewPresenter()
 	for _, e := range evs {
-		switch {
-		case e.Type == loop.EventTurnStarted || e.Type == loop.EventUsage:
-		case e.Tool == "response" && (e.Type == loop.EventToolCall || e.Type == loop.EventToolStarted || e.Type == loop.EventToolResult):
+		switch e.Type {
+		case loop.EventTurnStarted, loop.EventUsage:
+		case loop.EventToolCall, loop.EventToolStarted, loop.EventToolResult:
+			if _, ok := tools.Tool(e); ok { // not the response tool's: that is the answer
+				kept = append(kept, e)
+			}
 		default:
 			kept = append(kept, e)
 		}
