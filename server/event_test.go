@@ -3,12 +3,15 @@ package server
 import (
 	"encoding/json"
 	"maps"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/store"
 )
 
 // fill sets every field of the struct v points to to a value that is not
@@ -91,5 +94,37 @@ func TestDecodeEventVersions(t *testing.T) {
 	again, err := DecodeEvent(b)
 	if err != nil || !reflect.DeepEqual(again, e) {
 		t.Errorf("round trip: %+v, %v; want %+v", again, err, e)
+	}
+}
+
+// TestStoredEventsAreVersioned: what the store keeps is the versioned
+// Event, and an event an earlier Zero stored (no "v") reads back, through
+// the log, as version 1.
+func TestStoredEventsAreVersioned(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(filepath.Join(t.TempDir(), "zero.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateSession(store.Session{ID: "s", Workspace: "/ws", Roots: []string{"/ws"}}); err != nil {
+		t.Fatal(err)
+	}
+	st.AppendEvent("s", store.Event{Seq: 1, Type: "warning", Data: []byte(`{"seq":1,"session":"s","agent":0,"type":"warning","time":"2026-01-02T03:04:05Z","text":"old"}`)})
+	l := newStoreLog(st, "s", 1, nil, 1)
+	l.Append(Event{V: EventVersion, Session: "s", Type: loop.EventWarning, Text: "new"})
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := st.Events("s", 0, 0)
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("stored %d events, %v", len(stored), err)
+	}
+	if !strings.Contains(string(stored[1].Data), `"v":1`) {
+		t.Errorf("stored %s, without \"v\":1", stored[1].Data)
+	}
+	evs, _ := l.Since(0) // the first one only from the store: the memory holds one
+	if len(evs) != 2 || evs[0].V != 1 || evs[0].Text != "old" || evs[1].V != 1 || evs[1].Text != "new" {
+		t.Errorf("read back %+v", evs)
 	}
 }
