@@ -18,8 +18,9 @@ const (
 const KindOther = "other"
 
 // ToolView is a tool call as every face shows it: the ACP mapper, the MCP
-// progress, the LSP approvals, the transcript and the terminal. The
-// Presenter works it out, so each face says the same of a call.
+// progress and zero_status, the transcript (and, once it is moved onto it,
+// the terminal's renderer). The Presenter works it out, so each face says
+// the same of a call.
 type ToolView struct {
 	Item   string          // the call's item: its id
 	Agent  int             // the agent that made it
@@ -34,9 +35,6 @@ type ToolView struct {
 	// Event.Running).
 	Running bool
 }
-
-// Done reports whether the call has its result.
-func (v ToolView) Done() bool { return v.Status != ToolPending && v.Status != ToolInProgress }
 
 // Presenter follows one session's events, in order, and says which tool
 // call each is about and how that call stands. A face keeps one per
