@@ -216,7 +216,7 @@ type Broker struct {
 	pending  map[string]*pending
 	order    []string                   // pending ids, oldest first
 	always   map[string]map[string]bool // session -> remembered "allow always" keys
-	emitters map[string]func(loop.Event)
+	emitters map[string]func(Event)
 	policies map[string]Policy // per session, over policy
 	// remembered is told when a session's "allow always" set grew (the
 	// manager stores it with the session).
@@ -248,7 +248,7 @@ func NewBroker(p Policy, opts BrokerOptions) *Broker {
 		logger:   cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
 		pending:  map[string]*pending{},
 		always:   map[string]map[string]bool{},
-		emitters: map[string]func(loop.Event){},
+		emitters: map[string]func(Event){},
 		policies: map[string]Policy{},
 	}
 }
@@ -289,7 +289,7 @@ func (b *Broker) Gate(ctx context.Context, bp *loop.ToolBeforePayload) error {
 }
 
 // attach routes the approval events of session id to emit.
-func (b *Broker) attach(id string, emit func(loop.Event)) {
+func (b *Broker) attach(id string, emit func(Event)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.emitters[id] = emit
@@ -304,7 +304,7 @@ func (b *Broker) detach(id string) {
 	delete(b.policies, id)
 }
 
-func (b *Broker) emit(session string, e loop.Event) {
+func (b *Broker) emit(session string, e Event) {
 	b.mu.Lock()
 	fn := b.emitters[session]
 	b.mu.Unlock()
@@ -368,9 +368,9 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 	b.mu.Unlock()
 
 	args, _ := json.Marshal(bp.Args)
-	b.emit(session, loop.Event{Type: EventApprovalRequested, Agent: req.Agent, Item: item, Text: req.ID,
+	b.emit(session, Event{Type: EventApprovalRequested, Agent: req.Agent, Item: item, Text: req.ID,
 		Tool: bp.ToolName, Method: bp.Method, Kind: bp.Kind, Args: args, Title: title})
-	resolved := loop.Event{Type: EventApprovalResolved, Agent: req.Agent, Item: item, Text: req.ID, Tool: bp.ToolName}
+	resolved := Event{Type: EventApprovalResolved, Agent: req.Agent, Item: item, Text: req.ID, Tool: bp.ToolName}
 
 	select {
 	case a := <-pd.answer:

@@ -161,7 +161,7 @@ func BenchmarkLoadSession10000Events(b *testing.B) {
 		if i%50 == 0 {
 			typ = loop.EventToolCall
 		}
-		log.Append(loop.Event{Session: "long", Type: typ, Item: "tool-1", Time: now, Text: "some output of a command, one line of it\n"})
+		log.Append(Event{Session: "long", Type: typ, Item: "tool-1", Time: now, Text: "some output of a command, one line of it\n"})
 	}
 	for i := range 200 {
 		st.AddMessage("long", 0, store.Message{N: i, Topic: i / 4, AI: i%2 == 1, Content: "a message of the conversation, of a modest size"})

@@ -24,7 +24,7 @@ type Follower struct {
 type Batch struct {
 	// Events are the events after the previous cursor, oldest first, with
 	// consecutive deltas of one stream joined (see Coalesce).
-	Events []loop.Event
+	Events []Event
 	// Missed counts the events the log dropped before this follower read
 	// them.
 	Missed int64
@@ -120,7 +120,7 @@ func (f *Follower) Next(ctx context.Context) (Batch, error) {
 // the last; everything else passes as it is. A face that falls behind then
 // sends one chunk of a thought or of a command's output instead of many,
 // and one that keeps up still streams. It reuses evs' array.
-func Coalesce(evs []loop.Event) []loop.Event {
+func Coalesce(evs []Event) []Event {
 	out := evs[:0]
 	for _, e := range evs {
 		if n := len(out); n > 0 && isDelta(e.Type) {
@@ -151,7 +151,7 @@ func isDelta(t loop.EventType) bool {
 // must come in the order they were placed. An item placed past cursor (the
 // follower's, after the batch) was placed after events not yet taken:
 // those items are returned, to go with the next batch.
-func Interleave[T any](events []loop.Event, items []T, after func(T) int64, cursor int64, event func(loop.Event), item func(T)) (rest []T) {
+func Interleave[T any](events []Event, items []T, after func(T) int64, cursor int64, event func(Event), item func(T)) (rest []T) {
 	for _, e := range events {
 		for len(items) > 0 && after(items[0]) < e.Seq {
 			item(items[0])

@@ -13,10 +13,10 @@ import (
 
 func TestCoalesce(t *testing.T) {
 	t.Parallel()
-	d := func(seq int64, typ loop.EventType, agent int, item, text string) loop.Event {
-		return loop.Event{Seq: seq, Type: typ, Agent: agent, Item: item, Text: text}
+	d := func(seq int64, typ loop.EventType, agent int, item, text string) Event {
+		return Event{Seq: seq, Type: typ, Agent: agent, Item: item, Text: text}
 	}
-	in := []loop.Event{
+	in := []Event{
 		d(1, loop.EventReasoningDelta, 0, "t1", "I "),
 		d(2, loop.EventReasoningDelta, 0, "t1", "think"),
 		d(3, loop.EventThoughtsDelta, 0, "t1", "plan"),
@@ -30,7 +30,7 @@ func TestCoalesce(t *testing.T) {
 		d(11, loop.EventHeadline, 0, "t2", "Again"), // not a delta: never joined
 	}
 	got := Coalesce(slices.Clone(in))
-	want := []loop.Event{
+	want := []Event{
 		d(2, loop.EventReasoningDelta, 0, "t1", "I think"),
 		d(3, loop.EventThoughtsDelta, 0, "t1", "plan"),
 		d(4, loop.EventHeadline, 0, "t1", "Listing"),
@@ -41,7 +41,7 @@ func TestCoalesce(t *testing.T) {
 		d(10, loop.EventHeadline, 0, "t2", "Again"),
 		d(11, loop.EventHeadline, 0, "t2", "Again"),
 	}
-	if !slices.EqualFunc(got, want, func(a, b loop.Event) bool {
+	if !slices.EqualFunc(got, want, func(a, b Event) bool {
 		return a.Seq == b.Seq && a.Type == b.Type && a.Agent == b.Agent && a.Item == b.Item && a.Text == b.Text
 	}) {
 		t.Errorf("Coalesce:\n got %+v\nwant %+v", got, want)
@@ -54,7 +54,7 @@ func TestCoalesce(t *testing.T) {
 func TestFollow(t *testing.T) {
 	t.Parallel()
 	s := newSession(SessionSpec{ID: "f"}, NewMemLog(4), time.Now())
-	emit := func(typ loop.EventType, text string) { s.emit(loop.Event{Type: typ, Text: text}) }
+	emit := func(typ loop.EventType, text string) { s.emit(Event{Type: typ, Text: text}) }
 	emit(loop.EventRunStarted, "hi")
 	emit(loop.EventResponseDelta, "a")
 	emit(loop.EventResponseDelta, "b")
@@ -125,18 +125,18 @@ func TestInterleave(t *testing.T) {
 		name  string
 		after int64
 	}
-	evs := []loop.Event{{Seq: 3}, {Seq: 4}, {Seq: 6}}
+	evs := []Event{{Seq: 3}, {Seq: 4}, {Seq: 6}}
 	items := []mark{{"a", 2}, {"b", 3}, {"c", 3}, {"d", 6}, {"e", 7}}
 	var got []string
 	rest := Interleave(evs, items, func(m mark) int64 { return m.after }, 6,
-		func(e loop.Event) { got = append(got, fmt.Sprint(e.Seq)) },
+		func(e Event) { got = append(got, fmt.Sprint(e.Seq)) },
 		func(m mark) { got = append(got, m.name) })
 	if want := []string{"a", "3", "b", "c", "4", "6", "d"}; !slices.Equal(got, want) || len(rest) != 1 || rest[0].name != "e" {
 		t.Errorf("order %v, rest %v; want %v and e left", got, rest, want)
 	}
 	got = nil
-	rest = Interleave([]loop.Event{{Seq: 8}}, rest, func(m mark) int64 { return m.after }, 8,
-		func(e loop.Event) { got = append(got, fmt.Sprint(e.Seq)) },
+	rest = Interleave([]Event{{Seq: 8}}, rest, func(m mark) int64 { return m.after }, 8,
+		func(e Event) { got = append(got, fmt.Sprint(e.Seq)) },
 		func(m mark) { got = append(got, m.name) })
 	if !slices.Equal(got, []string{"e", "8"}) || len(rest) != 0 {
 		t.Errorf("next batch: order %v, rest %v", got, rest)

@@ -213,8 +213,8 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func ofType(evs []loop.Event, typ loop.EventType) []loop.Event {
-	var out []loop.Event
+func ofType(evs []Event, typ loop.EventType) []Event {
+	var out []Event
 	for _, e := range evs {
 		if e.Type == typ {
 			out = append(out, e)

@@ -1,10 +1,6 @@
 package server
 
-import (
-	"sync"
-
-	"github.com/zeroagent/zero/loop"
-)
+import "sync"
 
 // DefaultLogLimit is how many events a memory log keeps per session.
 const DefaultLogLimit = 10_000
@@ -16,11 +12,11 @@ const DefaultLogLimit = 10_000
 type Log interface {
 	// Append stores e with Seq set to one more than the last stored event's
 	// and returns it as stored.
-	Append(e loop.Event) loop.Event
+	Append(e Event) Event
 	// Since returns the events still stored whose Seq is greater than since,
 	// oldest first, and the Seq of the newest event ever appended (0 when
 	// none): the cursor to pass next time.
-	Since(since int64) ([]loop.Event, int64)
+	Since(since int64) ([]Event, int64)
 }
 
 // memLog is a bounded in-memory Log: once full, the oldest events are
@@ -30,9 +26,9 @@ type Log interface {
 // returned is above since+1).
 type memLog struct {
 	mu    sync.Mutex
-	buf   []loop.Event // ring, len == limit once full
-	start int          // index of the oldest event in buf
-	last  int64        // Seq of the newest event
+	buf   []Event // ring, len == limit once full
+	start int     // index of the oldest event in buf
+	last  int64   // Seq of the newest event
 	limit int
 }
 
@@ -45,7 +41,7 @@ func NewMemLog(limit int) Log {
 	return &memLog{limit: limit}
 }
 
-func (l *memLog) Append(e loop.Event) loop.Event {
+func (l *memLog) Append(e Event) Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last++
@@ -59,7 +55,7 @@ func (l *memLog) Append(e loop.Event) loop.Event {
 	return e
 }
 
-func (l *memLog) Since(since int64) ([]loop.Event, int64) {
+func (l *memLog) Since(since int64) ([]Event, int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.buf)
@@ -71,7 +67,7 @@ func (l *memLog) Since(since int64) ([]loop.Event, int64) {
 	if since >= first {
 		skip = int(since - first + 1)
 	}
-	out := make([]loop.Event, 0, n-skip)
+	out := make([]Event, 0, n-skip)
 	for i := skip; i < n; i++ {
 		out = append(out, l.buf[(l.start+i)%n])
 	}

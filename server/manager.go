@@ -310,7 +310,7 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 		}
 	}
 	for _, w := range warnings {
-		s.emit(loop.Event{Type: loop.EventWarning, Text: w})
+		s.emit(Event{Type: loop.EventWarning, Text: w})
 	}
 	m.opts.Logger.Info("session started", "session", spec.ID, "roots", len(spec.Roots), "profile", spec.Profile, "restored", r != nil)
 	return s, nil
@@ -377,7 +377,7 @@ func (m *Manager) load(ctx context.Context, id string, o GetOptions) (*Session, 
 		release()
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
-	tail := make([]loop.Event, 0, len(stored))
+	tail := make([]Event, 0, len(stored))
 	last := rec.LastSeq
 	for _, se := range stored {
 		e, err := decodeEvent(se)
@@ -394,7 +394,7 @@ func (m *Manager) load(ctx context.Context, id string, o GetOptions) (*Session, 
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	r := &restore{hist: HistoryState(h)}
-	if closeInterrupted(tail, func(e loop.Event) { r.ended = append(r.ended, e) }) && len(r.hist.Messages) > 0 {
+	if closeInterrupted(tail, func(e Event) { r.ended = append(r.ended, e) }) && len(r.hist.Messages) > 0 {
 		last := r.hist.Messages[len(r.hist.Messages)-1]
 		r.note = &loop.HistoryMessage{N: last.N + 1, Topic: last.Topic, Content: interruptedNote}
 	}

@@ -32,7 +32,7 @@ type storeLog struct {
 // tail (oldest first) and whose last Seq is last. The memory holds only a
 // gapless run of Seqs ending at last (a write the store failed leaves a
 // hole); Since reads anything older from the store.
-func newStoreLog(st *store.Store, id string, limit int, tail []loop.Event, last int64) *storeLog {
+func newStoreLog(st *store.Store, id string, limit int, tail []Event, last int64) *storeLog {
 	mem := NewMemLog(limit).(*memLog)
 	if n := len(tail); n > 0 {
 		last = tail[n-1].Seq
@@ -46,17 +46,17 @@ func newStoreLog(st *store.Store, id string, limit int, tail []loop.Event, last 
 	return &storeLog{mem: mem, st: st, id: id}
 }
 
-func (l *storeLog) Append(e loop.Event) loop.Event {
+func (l *storeLog) Append(e Event) Event {
 	e = l.mem.Append(e)
 	data, err := json.Marshal(e)
 	if err != nil { // an Event always marshals; keep the record anyway
-		data, _ = json.Marshal(loop.Event{Seq: e.Seq, Session: e.Session, Agent: e.Agent, Type: e.Type, Time: e.Time, Text: err.Error()})
+		data, _ = json.Marshal(Event{V: e.V, Seq: e.Seq, Session: e.Session, Agent: e.Agent, Type: e.Type, Time: e.Time, Text: err.Error()})
 	}
 	l.st.AppendEvent(l.id, store.Event{Seq: e.Seq, Type: string(e.Type), Agent: e.Agent, Data: data})
 	return e
 }
 
-func (l *storeLog) Since(since int64) ([]loop.Event, int64) {
+func (l *storeLog) Since(since int64) ([]Event, int64) {
 	evs, last := l.mem.Since(since)
 	if len(evs) == 0 || evs[0].Seq <= since+1 {
 		return evs, last
@@ -68,7 +68,7 @@ func (l *storeLog) Since(since int64) ([]loop.Event, int64) {
 	if err != nil {
 		return evs, last
 	}
-	out := make([]loop.Event, 0, len(old)+len(evs))
+	out := make([]Event, 0, len(old)+len(evs))
 	for _, se := range old {
 		if se.Seq >= evs[0].Seq {
 			break
@@ -82,10 +82,10 @@ func (l *storeLog) Since(since int64) ([]loop.Event, int64) {
 	return append(out, evs...), last
 }
 
-func decodeEvent(se store.Event) (loop.Event, error) {
-	var e loop.Event
-	if err := json.Unmarshal(se.Data, &e); err != nil {
-		return loop.Event{}, fmt.Errorf("event %d: %w", se.Seq, err)
+func decodeEvent(se store.Event) (Event, error) {
+	e, err := DecodeEvent(se.Data)
+	if err != nil {
+		return Event{}, fmt.Errorf("event %d: %w", se.Seq, err)
 	}
 	e.Seq = se.Seq
 	return e, nil
@@ -94,7 +94,7 @@ func decodeEvent(se store.Event) (loop.Event, error) {
 // Peek describes a session and returns its events without opening it:
 // a live one's from memory, a stored one's from the store, where it stays
 // free for another process to open.
-func (m *Manager) Peek(id string) (Info, []loop.Event, error) {
+func (m *Manager) Peek(id string) (Info, []Event, error) {
 	m.mu.Lock()
 	s := m.sessions[id]
 	m.mu.Unlock()
@@ -116,7 +116,7 @@ func (m *Manager) Peek(id string) (Info, []loop.Event, error) {
 	if err != nil {
 		return Info{}, nil, fmt.Errorf("session %q: %w", id, err)
 	}
-	evs := make([]loop.Event, 0, len(stored))
+	evs := make([]Event, 0, len(stored))
 	for _, se := range stored {
 		if e, err := decodeEvent(se); err == nil {
 			evs = append(evs, e)
@@ -223,7 +223,7 @@ func flushWithin(st *store.Store, d time.Duration) {
 type restore struct {
 	hist  loop.HistoryState
 	note  *loop.HistoryMessage
-	ended []loop.Event
+	ended []Event
 	set   settings
 }
 
@@ -272,7 +272,7 @@ const interrupted = "interrupted: Zero stopped before this run ended (the proces
 // earlier process died: its open tool calls fail and the run ends with a
 // clear error, so no face replays it as if it had completed. It reports
 // whether there was such a run.
-func closeInterrupted(tail []loop.Event, emit func(loop.Event)) bool {
+func closeInterrupted(tail []Event, emit func(Event)) bool {
 	start := -1
 	for i := len(tail) - 1; i >= 0; i-- {
 		if t := tail[i].Type; t == loop.EventRunEnded {
@@ -285,7 +285,7 @@ func closeInterrupted(tail []loop.Event, emit func(loop.Event)) bool {
 	if start < 0 {
 		return false
 	}
-	open := map[string]loop.Event{}
+	open := map[string]Event{}
 	var order []string
 	for _, e := range tail[start:] {
 		switch e.Type {
@@ -300,11 +300,11 @@ func closeInterrupted(tail []loop.Event, emit func(loop.Event)) bool {
 	}
 	for _, item := range order {
 		if call, ok := open[item]; ok {
-			emit(loop.Event{Type: loop.EventToolResult, Agent: call.Agent, Item: item, Tool: call.Tool, Method: call.Method,
+			emit(Event{Type: loop.EventToolResult, Agent: call.Agent, Item: item, Tool: call.Tool, Method: call.Method,
 				Status: loop.ToolFailed, Text: "interrupted: Zero stopped while this tool ran"})
 		}
 	}
-	emit(loop.Event{Type: loop.EventRunEnded, Item: tail[start].Item, StopReason: loop.StopError, Error: interrupted})
+	emit(Event{Type: loop.EventRunEnded, Item: tail[start].Item, StopReason: loop.StopError, Error: interrupted})
 	return true
 }
 

@@ -76,7 +76,7 @@ func (p *stored) close() {
 	})
 }
 
-func allText(evs []loop.Event, typ loop.EventType) string {
+func allText(evs []Event, typ loop.EventType) string {
 	var b strings.Builder
 	for _, e := range evs {
 		if e.Type == typ {
@@ -383,9 +383,9 @@ func TestStoredLogWithAHole(t *testing.T) {
 	if err := st.CreateSession(store.Session{ID: "s", Workspace: "/ws", Roots: []string{"/ws"}}); err != nil {
 		t.Fatal(err)
 	}
-	var tail []loop.Event
+	var tail []Event
 	for _, seq := range []int64{1, 2, 3, 5, 6} { // 4 was lost
-		e := loop.Event{Seq: seq, Type: loop.EventWarning, Text: fmt.Sprint(seq)}
+		e := Event{Seq: seq, Type: loop.EventWarning, Text: fmt.Sprint(seq)}
 		data, _ := json.Marshal(e)
 		st.AppendEvent("s", store.Event{Seq: seq, Type: string(e.Type), Data: data})
 		tail = append(tail, e)
@@ -404,7 +404,7 @@ func TestStoredLogWithAHole(t *testing.T) {
 			t.Errorf("Since(%d) = %v, %d; want %v, 6", since, got, last, want)
 		}
 	}
-	if e := l.Append(loop.Event{Type: loop.EventWarning}); e.Seq != 7 {
+	if e := l.Append(Event{Type: loop.EventWarning}); e.Seq != 7 {
 		t.Errorf("the next event has Seq %d, want 7", e.Seq)
 	}
 }

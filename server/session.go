@@ -189,7 +189,7 @@ func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n in
 	s.mu.Unlock()
 	if reload {
 		if err := s.Configure(context.WithoutCancel(rctx), "", ""); err != nil {
-			s.emit(loop.Event{Type: loop.EventWarning, Text: "reloading the trusted workspace code failed: " + err.Error()})
+			s.emit(Event{Type: loop.EventWarning, Text: "reloading the trusted workspace code failed: " + err.Error()})
 		}
 	}
 	res := RunResult{Run: n, Response: resp, Err: err, StopReason: loop.StopResponse}
@@ -223,6 +223,24 @@ func (s *Session) WaitRun(ctx context.Context, n int) (RunResult, error) {
 		case <-ch:
 		case <-ctx.Done():
 			return RunResult{}, ctx.Err()
+		}
+	}
+}
+
+// WaitIdle waits until no run of the session is going on (the last one has
+// returned, not only logged its run_ended), or ctx ends (its error).
+func (s *Session) WaitIdle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		busy, ch := s.busy, s.ended
+		s.mu.Unlock()
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
@@ -275,14 +293,14 @@ func (s *Session) Cursor() int64 {
 
 // Events returns the logged events with Seq > since and the cursor to pass
 // next time.
-func (s *Session) Events(since int64) ([]loop.Event, int64) {
+func (s *Session) Events(since int64) ([]Event, int64) {
 	return s.log.Since(since)
 }
 
 // Wait is Events that blocks until there is an event newer than since, ctx
 // ends (its error is returned) or the session is closed (ErrClosed, once
 // every event was handed out). Deltas come joined (Coalesce).
-func (s *Session) Wait(ctx context.Context, since int64) ([]loop.Event, int64, error) {
+func (s *Session) Wait(ctx context.Context, since int64) ([]Event, int64, error) {
 	f := s.Follow(since)
 	b, err := f.Next(ctx)
 	return b.Events, f.Cursor(), err
@@ -323,14 +341,14 @@ func (s *Session) sink(e loop.Event) {
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}
-	s.emit(e)
+	s.emit(EventOf(e))
 }
 
 // emit logs e with the next Seq and wakes the followers.
-func (s *Session) emit(e loop.Event) {
+func (s *Session) emit(e Event) {
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
-	e.Session = s.spec.ID
+	e.V, e.Session = EventVersion, s.spec.ID
 	s.log.Append(e)
 	if e.Type == loop.EventRunEnded && s.store != nil {
 		// A face answers its client when it sees the run end: by then the

@@ -51,7 +51,7 @@ func TestTwoSessionsDoNotBlockEachOther(t *testing.T) {
 	}
 }
 
-func mustEvents(s *Session, since int64) []loop.Event {
+func mustEvents(s *Session, since int64) []Event {
 	evs, _ := s.Events(since)
 	return evs
 }
@@ -144,7 +144,7 @@ func TestEventsAndWait(t *testing.T) {
 	})
 	t.Run("new event wakes it", func(t *testing.T) {
 		type waited struct {
-			evs  []loop.Event
+			evs  []Event
 			next int64
 			err  error
 		}
@@ -242,7 +242,7 @@ func TestMemLog(t *testing.T) {
 	t.Parallel()
 	l := NewMemLog(3)
 	for range 5 {
-		l.Append(loop.Event{Type: loop.EventWarning})
+		l.Append(Event{Type: loop.EventWarning})
 	}
 	tests := []struct {
 		name     string

@@ -16,7 +16,7 @@ const maxTranscriptResult = 4000
 // the user's messages, headlines, tool calls with the approval asked and
 // the answer given, their results (a refusal or a failure as such),
 // warnings, errors (each once) and the answers.
-func Transcript(info Info, evs []loop.Event) string {
+func Transcript(info Info, evs []Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Zero session %s\n\n", info.ID)
 	if len(info.Roots) > 0 {
@@ -33,6 +33,7 @@ func Transcript(info Info, evs []loop.Event) string {
 		return fmt.Sprintf("Subordinate %d", agent)
 	}
 	lastErr := "" // the error said last: a run that ended with it does not say it again
+	tools := NewPresenter()
 	for _, e := range evs {
 		switch e.Type {
 		case loop.EventRunStarted:
@@ -43,14 +44,15 @@ func Transcript(info Info, evs []loop.Event) string {
 		case loop.EventHeadline:
 			fmt.Fprintf(&b, "\n_%s: %s_\n", who(e.Agent), e.Text)
 		case loop.EventToolCall:
-			if e.Tool == "response" {
+			call, ok := tools.Tool(e)
+			if !ok {
 				continue
 			}
-			fmt.Fprintf(&b, "\n### %s calls %s\n", who(e.Agent), cmp.Or(e.Title, e.Tool))
-			if len(e.Args) > 0 {
-				args := e.Args
+			fmt.Fprintf(&b, "\n### %s calls %s\n", who(e.Agent), call.Title)
+			if len(call.Args) > 0 {
+				args := call.Args
 				var v any
-				if json.Unmarshal(e.Args, &v) == nil {
+				if json.Unmarshal(call.Args, &v) == nil {
 					if pretty, err := json.MarshalIndent(v, "", "  "); err == nil {
 						args = pretty
 					}
@@ -58,19 +60,20 @@ func Transcript(info Info, evs []loop.Event) string {
 				fmt.Fprintf(&b, "\n```json\n%s\n```\n", args)
 			}
 		case loop.EventToolResult:
-			if e.Tool == "response" {
+			call, ok := tools.Tool(e)
+			if !ok {
 				continue
 			}
 			text := e.Text
 			if r := []rune(text); len(r) > maxTranscriptResult {
 				text = string(r[:maxTranscriptResult]) + "\n… (cut)"
 			}
-			fmt.Fprintf(&b, "\nResult (%s):\n\n```\n%s\n```\n", cmp.Or(e.Status, "completed"), strings.TrimRight(text, "\n"))
+			fmt.Fprintf(&b, "\nResult (%s):\n\n```\n%s\n```\n", call.Status, strings.TrimRight(text, "\n"))
 			for _, d := range e.Diffs {
 				fmt.Fprintf(&b, "\nChanged %s\n", d.Path)
 			}
 		case EventApprovalRequested:
-			fmt.Fprintf(&b, "\n_%s asked the user to approve %s_\n", who(e.Agent), cmp.Or(e.Title, e.Tool))
+			fmt.Fprintf(&b, "\n_%s asked the user to approve %s_\n", who(e.Agent), ApprovalTitle(e))
 		case EventApprovalResolved:
 			switch e.Status {
 			case ApprovalApproved:

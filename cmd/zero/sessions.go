@@ -204,10 +204,9 @@ func showSession(st *store.Store, id string, asJSON bool, stdout, stderr io.Writ
 		}
 		return 0
 	}
-	evs := make([]loop.Event, 0, len(stored))
+	evs := make([]server.Event, 0, len(stored))
 	for _, se := range stored {
-		var e loop.Event
-		if json.Unmarshal(se.Data, &e) == nil {
+		if e, err := server.DecodeEvent(se.Data); err == nil {
 			evs = append(evs, e)
 		}
 	}

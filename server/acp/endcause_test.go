@@ -84,7 +84,7 @@ func TestRunEndsForItsCause(t *testing.T) {
 				wantErr = "" // the user's cancel is what cancelled means
 			}
 			evs, _ := sess.Events(0)
-			var ended []loop.Event
+			var ended []server.Event
 			for _, e := range evs {
 				if e.Type == loop.EventRunEnded {
 					ended = append(ended, e)

@@ -17,14 +17,14 @@ import (
 // whole (tail of the) output.
 const outputCap = 64 << 10
 
-// mapper turns engine events into ACP session updates. It belongs to one
-// session's drainer goroutine.
+// mapper turns a session's events into ACP session updates. It belongs to
+// one session's drainer goroutine.
 type mapper struct {
 	roots []string
-	// skip holds the items of the response tool: the answer is the message,
-	// not a tool call.
-	skip  map[string]bool
-	kinds map[string]sdk.ToolKind
+	// tools says which tool call an event is about and how it stands (its
+	// title, kind and status): the response tool's calls are the answer,
+	// not tool calls, and it says so.
+	tools *server.Presenter
 	out   map[string]string // live output so far per tool call
 	dirty []string          // tool calls whose output grew since the last update
 	// answer is agent 0's answer streamed so far in this turn.
@@ -37,13 +37,14 @@ type mapper struct {
 }
 
 func newMapper(roots []string) *mapper {
-	m := &mapper{roots: roots}
+	m := &mapper{roots: roots, tools: server.NewPresenter()}
 	m.reset()
 	return m
 }
 
 func (m *mapper) reset() {
-	m.skip, m.kinds, m.out = map[string]bool{}, map[string]sdk.ToolKind{}, map[string]string{}
+	m.tools.Reset()
+	m.out = map[string]string{}
 	m.dirty, m.answer, m.errShown, m.lastSeq, m.thought = nil, "", false, 0, ""
 }
 
@@ -58,7 +59,7 @@ func (m *mapper) flush(send func(sdk.SessionUpdate)) {
 
 // event maps e. replay is true while a log is replayed (session/load): the
 // user's messages are shown and no permission is asked. ask may be nil.
-func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), ask asker) {
+func (m *mapper) event(e server.Event, replay bool, send func(sdk.SessionUpdate), ask asker) {
 	if e.Seq != 0 {
 		if e.Seq <= m.lastSeq {
 			return // already sent in a replay
@@ -68,6 +69,21 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 	if e.Type != loop.EventToolOutputDelta {
 		m.flush(send)
 	}
+	switch e.Type {
+	case loop.EventToolCall, loop.EventToolStarted, loop.EventToolOutputDelta, loop.EventToolResult:
+		if v, ok := m.tools.Tool(e); ok {
+			m.tool(e, v, send)
+		}
+	case server.EventSandboxPull, server.EventApprovalRequested, server.EventApprovalResolved:
+		m.serverEvent(e, replay, send, ask)
+	default:
+		m.text(e, replay, send)
+	}
+}
+
+// text maps the events that say something in words: the user's messages,
+// thoughts, the answer, warnings and errors, the run's end.
+func (m *mapper) text(e server.Event, replay bool, send func(sdk.SessionUpdate)) {
 	switch e.Type {
 	case loop.EventRunStarted:
 		m.answer, m.errShown = "", false
@@ -99,91 +115,9 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 			send(sdk.UpdateAgentThoughtText(e.Text))
 		}
 	case loop.EventResponse:
-		if e.Agent != 0 {
-			return
+		if e.Agent == 0 {
+			m.response(e.Text, send)
 		}
-		// The streamed part went out already; send what the stream missed.
-		rest := e.Text
-		if strings.HasPrefix(e.Text, m.answer) {
-			rest = e.Text[len(m.answer):]
-		} else if m.answer != "" {
-			rest = ""
-		}
-		if rest != "" {
-			send(sdk.UpdateAgentMessageText(rest))
-		}
-		m.answer = ""
-	case loop.EventToolCall:
-		if e.Tool == "response" {
-			m.skip[e.Item] = true
-			return
-		}
-		kind := toolKind(e.Kind)
-		m.kinds[e.Item] = kind
-		title := e.Title
-		if title == "" {
-			title = toolName(e.Tool, e.Method)
-		}
-		opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusPending)}
-		if len(e.Args) > 0 {
-			opts = append(opts, sdk.WithStartRawInput(json.RawMessage(e.Args)))
-		}
-		if e.Tool == "text_editor" {
-			if p := argPath(e.Args); p != "" {
-				opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: m.abs(p)}}))
-			}
-		}
-		send(sdk.StartToolCall(sdk.ToolCallId(e.Item), title, opts...))
-	case loop.EventToolStarted:
-		if m.skip[e.Item] || e.Item == "" {
-			return
-		}
-		send(sdk.UpdateToolCall(sdk.ToolCallId(e.Item), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
-	case loop.EventToolOutputDelta:
-		if m.skip[e.Item] || e.Item == "" || e.Text == "" {
-			return
-		}
-		if !contains(m.dirty, e.Item) {
-			m.dirty = append(m.dirty, e.Item)
-		}
-		m.out[e.Item] = cut.Tail(m.out[e.Item]+e.Text, outputCap)
-	case loop.EventToolResult:
-		if m.skip[e.Item] {
-			delete(m.skip, e.Item)
-			return
-		}
-		if e.Item == "" {
-			return
-		}
-		status := sdk.ToolCallStatusCompleted
-		if e.Status != loop.ToolCompleted {
-			status = sdk.ToolCallStatusFailed
-		}
-		kind := m.kinds[e.Item]
-		var content []sdk.ToolCallContent
-		var locs []sdk.ToolCallLocation
-		for _, d := range e.Diffs {
-			p := m.abs(d.Path)
-			content = append(content, sdk.ToolCallContent{Diff: &sdk.ToolCallContentDiff{Path: p, OldText: d.OldText, NewText: d.NewText, Type: "diff"}})
-			locs = append(locs, sdk.ToolCallLocation{Path: p})
-		}
-		if len(content) == 0 && e.Text != "" {
-			text := cut.Tail(e.Text, outputCap)
-			if kind == sdk.ToolKindExecute || kind == sdk.ToolKindRead {
-				text = fence(text)
-			}
-			content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
-		}
-		delete(m.out, e.Item)
-		delete(m.kinds, e.Item)
-		opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
-		if len(content) > 0 {
-			opts = append(opts, sdk.WithUpdateContent(content))
-		}
-		if len(locs) > 0 {
-			opts = append(opts, sdk.WithUpdateLocations(locs))
-		}
-		send(sdk.UpdateToolCall(sdk.ToolCallId(e.Item), opts...))
 	case loop.EventWarning:
 		if e.Text != "" {
 			send(sdk.UpdateAgentThoughtText("\nWarning: " + e.Text + "\n"))
@@ -207,6 +141,94 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 			send(sdk.UpdateAgentMessageText("\n\n(" + firstNonEmpty(e.Error, "cancelled") + ")\n"))
 		}
 		m.answer, m.errShown = "", false
+	}
+}
+
+// response sends what the stream of agent 0's answer missed of it.
+func (m *mapper) response(text string, send func(sdk.SessionUpdate)) {
+	rest := text
+	if strings.HasPrefix(text, m.answer) {
+		rest = text[len(m.answer):]
+	} else if m.answer != "" {
+		rest = ""
+	}
+	if rest != "" {
+		send(sdk.UpdateAgentMessageText(rest))
+	}
+	m.answer = ""
+}
+
+// tool maps an event of tool call v (never the response tool's).
+func (m *mapper) tool(e server.Event, v server.ToolView, send func(sdk.SessionUpdate)) {
+	id := sdk.ToolCallId(e.Item)
+	switch e.Type {
+	case loop.EventToolCall:
+		opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(toolKind(v.Kind)), sdk.WithStartStatus(sdk.ToolCallStatusPending)}
+		if len(v.Args) > 0 {
+			opts = append(opts, sdk.WithStartRawInput(json.RawMessage(v.Args)))
+		}
+		if v.Tool == "text_editor" {
+			if p := argPath(v.Args); p != "" {
+				opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: m.abs(p)}}))
+			}
+		}
+		send(sdk.StartToolCall(id, v.Title, opts...))
+	case loop.EventToolStarted:
+		if e.Item != "" {
+			send(sdk.UpdateToolCall(id, sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
+		}
+	case loop.EventToolOutputDelta:
+		if e.Item == "" || e.Text == "" {
+			return
+		}
+		if !contains(m.dirty, e.Item) {
+			m.dirty = append(m.dirty, e.Item)
+		}
+		m.out[e.Item] = cut.Tail(m.out[e.Item]+e.Text, outputCap)
+	case loop.EventToolResult:
+		if e.Item == "" {
+			return
+		}
+		delete(m.out, e.Item)
+		send(m.result(e, v))
+	}
+}
+
+// result is the update that ends tool call v with result e: its status and
+// what it changed or said.
+func (m *mapper) result(e server.Event, v server.ToolView) sdk.SessionUpdate {
+	status := sdk.ToolCallStatusCompleted
+	if v.Status != loop.ToolCompleted {
+		status = sdk.ToolCallStatusFailed
+	}
+	var content []sdk.ToolCallContent
+	var locs []sdk.ToolCallLocation
+	for _, d := range e.Diffs {
+		p := m.abs(d.Path)
+		content = append(content, sdk.ToolCallContent{Diff: &sdk.ToolCallContentDiff{Path: p, OldText: d.OldText, NewText: d.NewText, Type: "diff"}})
+		locs = append(locs, sdk.ToolCallLocation{Path: p})
+	}
+	if len(content) == 0 && e.Text != "" {
+		text := cut.Tail(e.Text, outputCap)
+		if kind := toolKind(v.Kind); kind == sdk.ToolKindExecute || kind == sdk.ToolKindRead {
+			text = fence(text)
+		}
+		content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
+	}
+	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
+	if len(content) > 0 {
+		opts = append(opts, sdk.WithUpdateContent(content))
+	}
+	if len(locs) > 0 {
+		opts = append(opts, sdk.WithUpdateLocations(locs))
+	}
+	return sdk.UpdateToolCall(sdk.ToolCallId(e.Item), opts...)
+}
+
+// serverEvent maps the server's own events: a sandbox pull and approvals.
+func (m *mapper) serverEvent(e server.Event, replay bool, send func(sdk.SessionUpdate), ask asker) {
+	v, isCall := m.tools.Tool(e)
+	switch e.Type {
 	case server.EventSandboxPull:
 		// A command waits for the sandbox image: its tool call shows how the
 		// pull goes (the command's output replaces it when it comes). Only
@@ -214,7 +236,7 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 		if replay || e.Text == "" {
 			return
 		}
-		if e.Item == "" || m.skip[e.Item] {
+		if e.Item == "" || !isCall {
 			send(sdk.UpdateAgentThoughtText("\n" + e.Text + "\n"))
 			return
 		}
@@ -230,9 +252,9 @@ func (m *mapper) event(e loop.Event, replay bool, send func(sdk.SessionUpdate), 
 		}
 		var args map[string]any
 		_ = json.Unmarshal(e.Args, &args)
-		kind, ok := m.kinds[e.Item]
-		if !ok {
-			kind = toolKind(e.Kind)
+		kind := toolKind(e.Kind)
+		if isCall {
+			kind = toolKind(v.Kind)
 		}
 		ask.ask(server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Kind: e.Kind, Args: args, Title: e.Title}, kind)
 	}
@@ -262,13 +284,6 @@ func toolKind(kind string) sdk.ToolKind {
 		return k
 	}
 	return sdk.ToolKindOther
-}
-
-func toolName(tool, method string) string {
-	if method != "" {
-		return tool + ":" + method
-	}
-	return tool
 }
 
 // fence wraps output in a Markdown code fence longer than any run of

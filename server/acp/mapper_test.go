@@ -7,6 +7,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
 )
 
 // The model's reasoning and its stated thoughts both become thought chunks;
@@ -21,7 +22,7 @@ func TestReasoningAndThoughtsAreParagraphs(t *testing.T) {
 			text.WriteString(u.AgentThoughtChunk.Content.Text.Text)
 		}
 	}
-	for i, e := range []loop.Event{
+	for i, e := range []server.Event{
 		{Type: loop.EventReasoningDelta, Text: "I should look at "},
 		{Type: loop.EventReasoningDelta, Text: "the terminal."},
 		{Type: loop.EventThoughtsDelta, Text: "I will list"},

@@ -249,7 +249,7 @@ func (st *sessState) drain() {
 		}
 		var last uint64 // index of the last item sent
 		pending = server.Interleave(b.Events, items, func(it item) int64 { return it.after }, st.fol.Cursor(),
-			func(e loop.Event) { m.event(e, false, send, st) },
+			func(e server.Event) { m.event(e, false, send, st) },
 			func(it item) { sendItem(it); last = it.idx })
 		m.flush(send)
 		st.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/zeroagent/zero/internal/servertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
 )
 
 // A zero/prompt in flight ends its run for what ended it: the editor
@@ -73,7 +74,7 @@ func TestRunEndsForItsCause(t *testing.T) {
 				wantErr = "" // the user's cancel is what cancelled means
 			}
 			evs, _ := sess.Events(0)
-			var ended []loop.Event
+			var ended []server.Event
 			for _, e := range evs {
 				if e.Type == loop.EventRunEnded {
 					ended = append(ended, e)

@@ -288,7 +288,7 @@ func summary(ns []note) string {
 	var b strings.Builder
 	for _, n := range ns {
 		if n.method == "zero/event" {
-			var e loop.Event
+			var e server.Event
 			_ = json.Unmarshal(n.params, &e)
 			fmt.Fprintf(&b, "%s:%s ", e.Session, e.Type)
 		} else {
@@ -299,13 +299,13 @@ func summary(ns []note) string {
 }
 
 // events are the zero/event notifications of session (all sessions for "").
-func events(ns []note, session string) []loop.Event {
-	var out []loop.Event
+func events(ns []note, session string) []server.Event {
+	var out []server.Event
 	for _, n := range ns {
 		if n.method != "zero/event" {
 			continue
 		}
-		var e loop.Event
+		var e server.Event
 		if err := json.Unmarshal(n.params, &e); err != nil {
 			panic(err)
 		}
@@ -316,15 +316,15 @@ func events(ns []note, session string) []loop.Event {
 	return out
 }
 
-func hasEvent(session string, pred func(loop.Event) bool) func([]note) bool {
+func hasEvent(session string, pred func(server.Event) bool) func([]note) bool {
 	return func(ns []note) bool { return slices.ContainsFunc(events(ns, session), pred) }
 }
 
-func ofType(ty loop.EventType) func(loop.Event) bool {
-	return func(e loop.Event) bool { return e.Type == ty }
+func ofType(ty loop.EventType) func(server.Event) bool {
+	return func(e server.Event) bool { return e.Type == ty }
 }
 
-func index(evs []loop.Event, pred func(loop.Event) bool) int { return slices.IndexFunc(evs, pred) }
+func index(evs []server.Event, pred func(server.Event) bool) int { return slices.IndexFunc(evs, pred) }
 
 // progress is one $/progress notification.
 type progress struct {

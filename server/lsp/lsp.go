@@ -7,7 +7,7 @@
 // zero/sessions and zero/loadSession, and by workspace/executeCommand with
 // zero.prompt, zero.cancel and zero.newSession. Every engine event of the
 // sessions the connection created, prompted or loaded arrives as a
-// zero/event notification (the loop.Event object as params), in order. A
+// zero/event notification (the server.Event object as params), in order. A
 // run is also a work-done progress ($/progress) when the client supports
 // it; approvals are asked with window/showMessageRequest, and files the
 // agent wrote are shown with window/showDocument.

@@ -63,11 +63,11 @@ func TestPromptRunsCommand(t *testing.T) {
 	ns := c.snapshot()
 	evs := events(ns, id)
 	thought := index(evs, ofType(loop.EventThoughtsDelta))
-	call := index(evs, func(e loop.Event) bool { return e.Type == loop.EventToolCall && e.Tool == "code_execution_tool" })
-	out := index(evs, func(e loop.Event) bool {
+	call := index(evs, func(e server.Event) bool { return e.Type == loop.EventToolCall && e.Tool == "code_execution_tool" })
+	out := index(evs, func(e server.Event) bool {
 		return e.Type == loop.EventToolOutputDelta && strings.Contains(e.Text, "hello-out")
 	})
-	answerAt := index(evs, func(e loop.Event) bool { return e.Type == loop.EventResponse && e.Agent == 0 })
+	answerAt := index(evs, func(e server.Event) bool { return e.Type == loop.EventResponse && e.Agent == 0 })
 	ended := index(evs, ofType(loop.EventRunEnded))
 	if thought < 0 || call < 0 || out < 0 || answerAt < 0 || ended != len(evs)-1 ||
 		!(thought < call && call < out && out < answerAt) {
@@ -615,7 +615,7 @@ func TestServeEnds(t *testing.T) {
 }
 
 // joined is the text of the events of type typ, in order.
-func joined(evs []loop.Event, typ loop.EventType) string {
+func joined(evs []server.Event, typ loop.EventType) string {
 	var b strings.Builder
 	for _, e := range evs {
 		if e.Type == typ {

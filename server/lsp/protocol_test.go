@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -163,10 +162,10 @@ func TestProtocolTS(t *testing.T) {
 	}
 	src := string(b)
 	goTypes := map[string]reflect.Type{
-		"ZeroEvent":           reflect.TypeFor[loop.Event](),
-		"FileDiff":            reflect.TypeFor[loop.FileDiff](),
-		"Usage":               reflect.TypeFor[loop.Usage](),
-		"TokenChange":         reflect.TypeFor[loop.TokenChange](),
+		"ZeroEvent":           reflect.TypeFor[server.Event](),
+		"FileDiff":            reflect.TypeFor[server.FileDiff](),
+		"Usage":               reflect.TypeFor[server.Usage](),
+		"TokenChange":         reflect.TypeFor[server.TokenChange](),
 		"Choice":              reflect.TypeFor[server.Choice](),
 		"ZeroCapabilities":    reflect.TypeFor[zeroCapabilities](),
 		"NewSessionParams":    reflect.TypeFor[newSessionParams](),

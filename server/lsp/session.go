@@ -163,7 +163,7 @@ func (t *tracked) drain() {
 			t.c.log.Warn("events dropped before they could be sent", "session", t.sess.ID(), "missed", b.Missed)
 		}
 		pending = server.Interleave(b.Events, items, func(it qitem) int64 { return it.after }, t.fol.Cursor(),
-			func(e loop.Event) { t.event(ctx, e) }, mark)
+			func(e server.Event) { t.event(ctx, e) }, mark)
 		if ctx.Err() != nil {
 			return
 		}
@@ -180,7 +180,7 @@ func (t *tracked) notify(ctx context.Context, method string, params any) {
 }
 
 // event forwards e and acts on it.
-func (t *tracked) event(ctx context.Context, e loop.Event) {
+func (t *tracked) event(ctx context.Context, e server.Event) {
 	if e.Seq <= t.last {
 		return // already sent by a replay
 	}
@@ -201,7 +201,7 @@ func (t *tracked) event(ctx context.Context, e loop.Event) {
 	case loop.EventRunEnded:
 		t.endRun(ctx, e)
 	case server.EventApprovalRequested:
-		t.c.ask(t, e.Text, cmp.Or(e.Title, e.Tool))
+		t.c.ask(t, e.Text, server.ApprovalTitle(e))
 	case server.EventApprovalResolved:
 		t.c.stopAsking(e.Text)
 	case server.EventSandboxPull: // also in zero/event, with the numbers
@@ -218,7 +218,7 @@ func (t *tracked) event(ctx context.Context, e loop.Event) {
 
 // beginRun binds the run to the prompt that started it and opens its
 // work-done progress.
-func (t *tracked) beginRun(ctx context.Context, e loop.Event) {
+func (t *tracked) beginRun(ctx context.Context, e server.Event) {
 	run := &runState{}
 	kept := t.waiting[:0]
 	for _, w := range t.waiting {
@@ -258,7 +258,7 @@ func (t *tracked) beginRun(ctx context.Context, e loop.Event) {
 }
 
 // endRun closes the run's progress and answers its prompt.
-func (t *tracked) endRun(ctx context.Context, e loop.Event) {
+func (t *tracked) endRun(ctx context.Context, e server.Event) {
 	run := t.run
 	t.run = nil
 	if run == nil {
@@ -388,7 +388,7 @@ type showDocumentParams struct {
 }
 
 // show opens the files a tool wrote, when the client can.
-func (c *conn) show(t *tracked, diffs []loop.FileDiff) {
+func (c *conn) show(t *tracked, diffs []server.FileDiff) {
 	if !c.capabilities().showDocument {
 		return
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -50,7 +49,7 @@ func (f *face) watch(id string, fol *server.Follower) {
 
 // onEvent runs on a session's watch goroutine: it must not block, so an
 // elicitation gets a goroutine of its own (owned by f.wg).
-func (f *face) onEvent(session string, e loop.Event) {
+func (f *face) onEvent(session string, e server.Event) {
 	switch e.Type {
 	case server.EventApprovalRequested:
 		f.mu.Lock()
@@ -86,11 +85,11 @@ func canElicit(cs mcpserver.ClientSession) bool {
 // elicit asks the user about approval request e: accept approves (and
 // "always" when ticked), decline and cancel refuse. When the client cannot
 // answer, the request stays pending for zero_approve.
-func (f *face) elicit(ctx context.Context, cancel context.CancelFunc, e loop.Event) {
+func (f *face) elicit(ctx context.Context, cancel context.CancelFunc, e server.Event) {
 	defer f.wg.Done()
 	defer cancel()
 	id := e.Text
-	title := cmpOr(e.Title, e.Tool)
+	title := server.ApprovalTitle(e)
 	res, err := f.srv.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
 		Params:  approvalElicitation(title),

@@ -97,7 +97,7 @@ func TestRunEndsForItsCause(t *testing.T) {
 			if tc.Cause == loop.ErrCancelled {
 				wantErr = "" // the user's cancel is what cancelled means
 			}
-			var ended []loop.Event
+			var ended []server.Event
 			for _, e := range evs {
 				if e.Type == loop.EventRunEnded {
 					ended = append(ended, e)

@@ -43,12 +43,16 @@ type compact struct {
 // same item (server.Coalesce). Seq of a joined delta is its last one's.
 // When more than maxEvents remain, it stops there and returns that event's
 // seq as the cursor with more set.
-func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
-	kept := make([]loop.Event, 0, len(evs))
+func compactEvents(evs []server.Event, cursor int64) ([]compact, int64, bool) {
+	kept := make([]server.Event, 0, len(evs))
+	tools := server.NewPresenter()
 	for _, e := range evs {
-		switch {
-		case e.Type == loop.EventTurnStarted || e.Type == loop.EventUsage:
-		case e.Tool == "response" && (e.Type == loop.EventToolCall || e.Type == loop.EventToolStarted || e.Type == loop.EventToolResult):
+		switch e.Type {
+		case loop.EventTurnStarted, loop.EventUsage:
+		case loop.EventToolCall, loop.EventToolStarted, loop.EventToolResult:
+			if _, ok := tools.Tool(e); ok { // not the response tool's: that is the answer
+				kept = append(kept, e)
+			}
 		default:
 			kept = append(kept, e)
 		}
@@ -79,7 +83,7 @@ func compactEvents(evs []loop.Event, cursor int64) ([]compact, int64, bool) {
 
 // sameOutput reports whether the live output of result's tool call, joined
 // in out, already says what the result says.
-func sameOutput(out []compact, result loop.Event) bool {
+func sameOutput(out []compact, result server.Event) bool {
 	for i := len(out) - 1; i >= 0; i-- {
 		c := out[i]
 		if c.Item == result.Item && c.Agent == result.Agent && c.Type == string(loop.EventToolOutputDelta) {

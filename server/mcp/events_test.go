@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
 )
 
 // zero_status's events read like a log: a command's output once (not again
 // in its result), the answer once (not also as its streamed pieces).
 func TestStatusEventsSayEachThingOnce(t *testing.T) {
 	t.Parallel()
-	evs := []loop.Event{
+	evs := []server.Event{
 		{Seq: 1, Type: loop.EventHeadline, Item: "msg-1", Text: "Listing"},
 		{Seq: 2, Type: loop.EventToolCall, Item: "tool-2", Tool: "code_execution_tool"},
 		{Seq: 3, Type: loop.EventToolOutputDelta, Item: "tool-2", Text: "a.txt\n"},

@@ -9,7 +9,7 @@ import (
 
 // zero_status gives a pull's newest report, not each of them.
 func TestCompactKeepsThePullsNewestReport(t *testing.T) {
-	evs := []loop.Event{
+	evs := []server.Event{
 		{Seq: 1, Type: loop.EventToolCall, Item: "tool-1", Tool: "code_execution_tool"},
 		{Seq: 2, Type: server.EventSandboxPull, Item: "tool-1", Text: "pulling: 0 of 2 layers", Status: server.PullPulling},
 		{Seq: 3, Type: server.EventSandboxPull, Item: "tool-1", Text: "pulling: 1 of 2 layers", Status: server.PullPulling},

@@ -74,7 +74,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	elicits := clientCaps(ctx).Elicitation != nil
 	canAsk := !multiRound && elicits
 	deadline := time.Now().Add(f.runBudget)
-	p := &progress{f: f, ctx: ctx, token: token}
+	p := &progress{f: f, ctx: ctx, token: token, tools: server.NewPresenter()}
 	fol := s.Follow(cur)
 	for {
 		if res, ok := s.Last(); ok && res.Run == n {
@@ -98,7 +98,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		cancel()
 		evs := b.Events
 		p.events(evs)
-		if slices.ContainsFunc(evs, func(e loop.Event) bool { return e.Type == loop.EventRunEnded }) {
+		if slices.ContainsFunc(evs, func(e server.Event) bool { return e.Type == loop.EventRunEnded }) {
 			// The result is recorded just after run_ended.
 			if res, err := s.WaitRun(ctx, n); err == nil && res.Run == n {
 				return f.runResult(s, res), nil
@@ -244,9 +244,10 @@ type progress struct {
 	thoughts map[string]string // item → thoughts text so far
 	waiting  string            // title of the approval the run waits for
 	pull     string            // how the pull of the sandbox image goes, while it does
+	tools    *server.Presenter // the run's tool calls: their titles and statuses
 }
 
-func (p *progress) events(evs []loop.Event) {
+func (p *progress) events(evs []server.Event) {
 	for _, e := range evs {
 		switch e.Type {
 		case loop.EventHeadline:
@@ -261,19 +262,21 @@ func (p *progress) events(evs []loop.Event) {
 			p.thoughts[e.Item] += e.Text
 			p.thought = lastThought(p.thoughts[e.Item])
 		case loop.EventToolCall:
-			if e.Tool != "response" {
-				p.logf(mcp.LoggingLevelInfo, "tool call: %s", cmpOr(e.Title, e.Tool))
+			if v, ok := p.tools.Tool(e); ok {
+				p.logf(mcp.LoggingLevelInfo, "tool call: %s", v.Title)
 			}
 		case loop.EventToolResult:
-			if e.Tool != "response" && e.Status == "failed" {
-				p.logf(mcp.LoggingLevelWarning, "tool failed: %s", cmpOr(e.Title, e.Tool))
+			// Named by its tool, as clients know the message (the call's
+			// title, v.Title, would say more).
+			if v, ok := p.tools.Tool(e); ok && v.Status == loop.ToolFailed {
+				p.logf(mcp.LoggingLevelWarning, "tool failed: %s", v.Tool)
 			}
 		case loop.EventWarning:
 			p.logf(mcp.LoggingLevelWarning, "%s", e.Text)
 		case loop.EventError:
 			p.logf(mcp.LoggingLevelError, "%s", cmpOr(e.Error, e.Text))
 		case server.EventApprovalRequested:
-			p.waiting = cmpOr(e.Title, e.Tool)
+			p.waiting = server.ApprovalTitle(e)
 			p.logf(mcp.LoggingLevelNotice, "waiting for approval %s: %s", e.Text, p.waiting)
 			p.send()
 		case server.EventApprovalResolved:

@@ -179,7 +179,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 	m.syncAsk()
 	var since int64
 	if resumed {
-		var evs []loop.Event
+		var evs []server.Event
 		evs, since = sess.Events(0)
 		m.print(m.transcript(sess.Info(), evs)...)
 		if b := m.c.Manager.Approvals(); b != nil {
@@ -634,7 +634,7 @@ func (m *chatUI) userLine(text string) {
 
 // events shows a batch of the session's events and follows what Zero waits
 // for.
-func (m *chatUI) events(evs []loop.Event) {
+func (m *chatUI) events(evs []server.Event) {
 	for _, e := range evs {
 		switch e.Type {
 		case loop.EventRunStarted:
@@ -694,7 +694,7 @@ func (m *chatUI) events(evs []loop.Event) {
 
 // waitingFor says what Zero waits for after event e ("" for nothing: output
 // arrived); false leaves it as it was.
-func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
+func (m *chatUI) waitingFor(e server.Event) (string, bool) {
 	switch e.Type {
 	case loop.EventRunStarted, loop.EventTurnStarted, loop.EventIntervention, loop.EventSubordinateStarted, loop.EventSubordinateEnded:
 		return "waiting for the model", true
@@ -734,7 +734,7 @@ func (m *chatUI) waitingFor(e loop.Event) (string, bool) {
 
 // approvalRequest is the request an approval_requested event announces:
 // the broker's, with the whole subject, while it waits.
-func (m *chatUI) approvalRequest(e loop.Event) server.Request {
+func (m *chatUI) approvalRequest(e server.Event) server.Request {
 	if b := m.c.Manager.Approvals(); b != nil {
 		for _, r := range b.Pending(e.Session) {
 			if r.ID == e.Text {
@@ -1055,7 +1055,7 @@ func (m *chatUI) sessionID(arg string) (string, error) {
 // to watch it (reasoning, thoughts, the answer's stream) is left out, a
 // command's output is cut to its first lines, and only the last runs are
 // shown (zero sessions show has them all).
-func (m *chatUI) transcript(info server.Info, evs []loop.Event) []string {
+func (m *chatUI) transcript(info server.Info, evs []server.Event) []string {
 	const keepRuns = 10
 	evs = server.Coalesce(evs)
 	var starts []int
@@ -1144,7 +1144,7 @@ func clipOutput(s string, n int) string {
 // requestOf is the request an approval_requested event announces, as far
 // as the event tells it (the title is "tool: subject", the subject
 // clipped).
-func requestOf(e loop.Event) server.Request {
+func requestOf(e server.Event) server.Request {
 	r := server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Title: e.Title}
 	_ = json.Unmarshal(e.Args, &r.Args) // the call's arguments: nil when there are none
 	if _, subject, ok := strings.Cut(e.Title, ": "); ok {

@@ -105,7 +105,7 @@ func (r *renderer) line(s string) {
 	r.write(s + "\n")
 }
 
-func (r *renderer) event(e loop.Event) {
+func (r *renderer) event(e server.Event) {
 	// Everything but command output (which the sandbox cleans) is the
 	// model's or a tool's text: it must not act on the terminal (move the
 	// cursor, clear a line, retitle the window) or it could make an
@@ -227,7 +227,7 @@ func (r *renderer) event(e loop.Event) {
 // line rewritten in place, then the line that says it was pulled;
 // elsewhere the line that says it started and the one that says it ended.
 // A failed pull is said by the failed command's result.
-func (r *renderer) pull(e loop.Event, prefix string) {
+func (r *renderer) pull(e server.Event, prefix string) {
 	if e.Text == "" {
 		return
 	}

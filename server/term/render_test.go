@@ -15,7 +15,7 @@ func TestRendererIndentsSubordinates(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	r := NewRenderer(&b, false)
-	for _, e := range []loop.Event{
+	for _, e := range []server.Event{
 		{Agent: 0, Type: loop.EventThoughtsDelta, Text: "I will ask a researcher"},
 		{Agent: 0, Type: loop.EventToolCall, Tool: "call_subordinate", Title: "Delegating", Args: []byte(`{"message":"find it"}`)},
 		{Agent: 1, Type: loop.EventSubordinateStarted, Profile: "researcher", Text: "find it"},
@@ -55,8 +55,8 @@ func TestRenderShowsControlCharacters(t *testing.T) {
 	var b strings.Builder
 	r := NewRenderer(&b, false)
 	args, _ := json.Marshal(map[string]string{"code": "rm -rf ~/precious #\r\x1b[2KAllow ls -la"})
-	r.event(loop.Event{Type: loop.EventToolCall, Tool: "code_execution_tool", Title: "Listing\x1b]0;pwned\x07", Args: args})
-	r.event(loop.Event{Type: loop.EventThoughtsDelta, Text: "fine\x1b[2J\x9b"})
+	r.event(server.Event{Type: loop.EventToolCall, Tool: "code_execution_tool", Title: "Listing\x1b]0;pwned\x07", Args: args})
+	r.event(server.Event{Type: loop.EventThoughtsDelta, Text: "fine\x1b[2J\x9b"})
 	out := b.String()
 	if strings.ContainsAny(out, "\r\x1b\x07") || strings.Contains(out, "\u009b") {
 		t.Fatalf("control characters reached the terminal: %q", out)
@@ -82,16 +82,16 @@ func TestRenderResultsSayEachFactOnce(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	r := NewRenderer(&b, false)
-	r.event(loop.Event{Type: loop.EventToolCall, Item: "tool-1", Tool: "code_execution_tool", Title: "Counting", Args: []byte(`{"code":"count"}`)})
-	r.event(loop.Event{Type: loop.EventToolOutputDelta, Item: "tool-1", Text: "tick 1\n"})
+	r.event(server.Event{Type: loop.EventToolCall, Item: "tool-1", Tool: "code_execution_tool", Title: "Counting", Args: []byte(`{"code":"count"}`)})
+	r.event(server.Event{Type: loop.EventToolOutputDelta, Item: "tool-1", Text: "tick 1\n"})
 	r.line("› hurry up") // the chat prints the user's message
-	r.event(loop.Event{Type: loop.EventToolResult, Item: "tool-1", Tool: "code_execution_tool", Status: loop.ToolCompleted,
+	r.event(server.Event{Type: loop.EventToolResult, Item: "tool-1", Tool: "code_execution_tool", Status: loop.ToolCompleted,
 		Running: true, Streamed: len("tick 1"), Text: "tick 1\n[SYSTEM: The command is still running in session 0 ...]"})
-	r.event(loop.Event{Type: loop.EventToolCall, Item: "tool-2", Tool: "code_execution_tool", Title: "Opening", Args: []byte(`{"code":"x"}`)})
-	r.event(loop.Event{Type: loop.EventToolResult, Item: "tool-2", Tool: "code_execution_tool", Status: loop.ToolFailed,
+	r.event(server.Event{Type: loop.EventToolCall, Item: "tool-2", Tool: "code_execution_tool", Title: "Opening", Args: []byte(`{"code":"x"}`)})
+	r.event(server.Event{Type: loop.EventToolResult, Item: "tool-2", Tool: "code_execution_tool", Status: loop.ToolFailed,
 		Text: "open shell 0: no shell", Error: "tool code_execution_tool: open shell 0: no shell"})
-	r.event(loop.Event{Type: loop.EventToolCall, Item: "tool-3", Tool: "code_execution_tool", Title: "Waiting", Args: []byte(`{"code":"sleep 9"}`)})
-	r.event(loop.Event{Type: loop.EventToolResult, Item: "tool-3", Tool: "code_execution_tool", Status: loop.ToolCancelled, Text: "[cancelled by the user]"})
+	r.event(server.Event{Type: loop.EventToolCall, Item: "tool-3", Tool: "code_execution_tool", Title: "Waiting", Args: []byte(`{"code":"sleep 9"}`)})
+	r.event(server.Event{Type: loop.EventToolResult, Item: "tool-3", Tool: "code_execution_tool", Status: loop.ToolCancelled, Text: "[cancelled by the user]"})
 	want := `● Counting  code_execution_tool
   $ count
 tick 1
@@ -120,12 +120,12 @@ func TestRenderPullInPlace(t *testing.T) {
 	r := NewRenderer(&b, false)
 	r.live, r.width = true, func() int { return 30 }
 	pull := func(status, text string) {
-		r.event(loop.Event{Type: server.EventSandboxPull, Item: "tool-1", Status: status, Text: text})
+		r.event(server.Event{Type: server.EventSandboxPull, Item: "tool-1", Status: status, Text: text})
 	}
-	r.event(loop.Event{Type: loop.EventThoughtsDelta, Text: "run it"})
+	r.event(server.Event{Type: loop.EventThoughtsDelta, Text: "run it"})
 	pull(server.PullPulling, "pulling the sandbox image kali: 0 of 2 layers")
 	pull(server.PullPulling, "pulling 1 of 2")
-	r.event(loop.Event{Type: loop.EventWarning, Text: "slow"})
+	r.event(server.Event{Type: loop.EventWarning, Text: "slow"})
 	pull(server.PullPulling, "pulling 2 of 2")
 	pull(server.PullDone, "pulled kali")
 	want := "thinking: run it\n" +

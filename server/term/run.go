@@ -44,7 +44,7 @@ type Run struct {
 // answered, 1 when the run failed, 130 when it was cancelled.
 func (r Run) Prompt(ctx context.Context, message string) int {
 	var (
-		show func(loop.Event)
+		show func(server.Event)
 		view *renderer // nil with --json
 		// evErrors are the errors already said (by the --json events, or
 		// on r.Err as they came): they are not said again at the end.
@@ -54,7 +54,7 @@ func (r Run) Prompt(ctx context.Context, message string) int {
 	if r.JSON {
 		enc := json.NewEncoder(r.Out)
 		enc.SetEscapeHTML(false)
-		show = func(e loop.Event) {
+		show = func(e server.Event) {
 			if e.Type == loop.EventError || e.Error != "" {
 				errMu.Lock()
 				evErrors = append(evErrors, cmp.Or(e.Text, e.Error), e.Error)
@@ -75,7 +75,7 @@ func (r Run) Prompt(ctx context.Context, message string) int {
 			// The run's errors go where errors go, once: on r.Err when the
 			// live view goes elsewhere (a pipe, a file), in the view when
 			// both are one terminal.
-			show = func(e loop.Event) {
+			show = func(e server.Event) {
 				if e.Type == loop.EventError && e.Agent == 0 {
 					// The model's or the endpoint's words: shown, never
 					// let act on the terminal.
@@ -96,7 +96,7 @@ func (r Run) Prompt(ctx context.Context, message string) int {
 	asker := newTermAsker(r.Manager.Approvals(), r.Session.Spec().Roots, r.In, r.Err, r.Interactive, ended)
 	pctx, stopPump := context.WithCancel(ctx)
 	defer stopPump()
-	p := newPump(r.Session.Follow(r.Since), func(e loop.Event) {
+	p := newPump(r.Session.Follow(r.Since), func(e server.Event) {
 		show(e)
 		asker.ask(pctx, e)
 	})
@@ -146,7 +146,7 @@ func (r Run) Prompt(ctx context.Context, message string) int {
 // pump shows a session's events as they come and tells how far it got.
 type pump struct {
 	f    *server.Follower
-	show func(loop.Event)
+	show func(server.Event)
 
 	mu    sync.Mutex
 	upto  int64
@@ -154,7 +154,7 @@ type pump struct {
 	done  bool
 }
 
-func newPump(f *server.Follower, show func(loop.Event)) *pump {
+func newPump(f *server.Follower, show func(server.Event)) *pump {
 	return &pump{f: f, show: show, upto: f.Cursor(), moved: make(chan struct{})}
 }
 

@@ -13,7 +13,6 @@ import (
 	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/zeroagent/zero/cut"
-	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/termsafe"
 	"github.com/zeroagent/zero/tools"
@@ -47,7 +46,7 @@ func newTermAsker(a server.Approvals, roots []string, in io.Reader, out io.Write
 
 // ask answers the request that e, an approval_requested event, announces,
 // unless it was answered already.
-func (t *termAsker) ask(ctx context.Context, e loop.Event) {
+func (t *termAsker) ask(ctx context.Context, e server.Event) {
 	if t.approvals == nil || e.Type != server.EventApprovalRequested {
 		return
 	}

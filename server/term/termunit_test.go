@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -45,7 +44,7 @@ func askOnTerminal(t *testing.T, req server.Request, typed string, interactive .
 	b := &oneRequest{req: req}
 	var out strings.Builder
 	a := newTermAsker(b, nil, strings.NewReader(typed), &out, len(interactive) == 0 || interactive[0], make(chan struct{}))
-	a.ask(t.Context(), loop.Event{Type: server.EventApprovalRequested, Session: "s", Text: req.ID})
+	a.ask(t.Context(), server.Event{Type: server.EventApprovalRequested, Session: "s", Text: req.ID})
 	return out.String(), b.answer
 }
 

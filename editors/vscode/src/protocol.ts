@@ -63,7 +63,7 @@ export interface TokenChange {
 }
 
 /**
- * loop.Event, the params of the zero/event notification. Fields tagged
+ * server.Event, the params of the zero/event notification. Fields tagged
  * omitempty in Go are optional here.
  *
  * For approval_requested: item is the tool call's item, text the request
@@ -71,6 +71,7 @@ export interface TokenChange {
  * request id, status an ApprovalStatus, error the reason of a refusal.
  */
 export interface ZeroEvent {
+  v: number; // the event's version (server.EventVersion): 1
   seq: number;
   session: string;
   agent: number;

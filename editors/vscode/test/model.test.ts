@@ -6,7 +6,7 @@ import type { ZeroEvent } from '../src/protocol';
 /** A builder of events with increasing seq. */
 function stream(session = 's1') {
   let seq = 0;
-  return (type: string, fields: Partial<ZeroEvent> = {}): ZeroEvent => ({ seq: ++seq, session, agent: 0, type, time: '2025-01-01T00:00:00Z', ...fields });
+  return (type: string, fields: Partial<ZeroEvent> = {}): ZeroEvent => ({ v: 1, seq: ++seq, session, agent: 0, type, time: '2025-01-01T00:00:00Z', ...fields });
 }
 
 /** A run: a message, reasoning, thoughts, a command with output that asks approval, then the answer. */
