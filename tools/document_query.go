@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"net/url"
 	"os"
@@ -379,7 +380,7 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(osMessage(err))
 	}
 	base := ""
 	for _, r := range roots {
@@ -401,7 +402,7 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	}
 	root, err := os.OpenRoot(base)
 	if err != nil {
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(osMessage(err))
 	}
 	defer root.Close()
 	flag := os.O_RDONLY
@@ -410,15 +411,15 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	}
 	f, err := root.OpenFile(rel, flag, 0)
 	if err != nil {
-		if textEscapes(err) {
+		if escapes(err) {
 			return loadedDoc{}, outside("leads outside the workspace through a symlink")
 		}
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(osMessage(err))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(osMessage(err))
 	}
 	switch {
 	case fi.IsDir():
@@ -430,7 +431,7 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	}
 	data, err := io.ReadAll(io.LimitReader(f, d.opts.MaxBytes+1))
 	if err != nil {
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(osMessage(err))
 	}
 	if int64(len(data)) > d.opts.MaxBytes {
 		return loadedDoc{}, fmt.Errorf("the file grew past the %d MiB document_query reads", d.opts.MaxBytes>>20)
@@ -441,6 +442,33 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	}
 	kind := document.KindOf(p, data[:min(len(data), document.SniffLen)])
 	return loadedDoc{name: p, text: text, fileLines: kind == document.PlainText || kind == document.Markdown || kind == document.Code}, nil
+}
+
+// osMessage words a file system error for the model without repeating the
+// real path, which may differ from the one it named.
+func osMessage(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return err.Error()
+}
+
+// escapes reports whether err is os.Root's refusal of a path that escapes
+// it. The os package does not export that error; its text is stable.
+func escapes(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err.Error() == "path escapes from parent" {
+			return true
+		}
+	}
+	return false
 }
 
 // chunk cuts a document into chunks with their token counts and lines.
