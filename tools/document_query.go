@@ -444,6 +444,14 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	return loadedDoc{name: p, text: text, fileLines: kind == document.PlainText || kind == document.Markdown || kind == document.Code}, nil
 }
 
+// pathWithin reports whether p is root or below it; both are clean and
+// absolute. text_editor (tools/texteditor) has its own copy, as it has of
+// osMessage and escapes: the two tools confine and word paths alike.
+func pathWithin(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
 // osMessage words a file system error for the model without repeating the
 // real path, which may differ from the one it named.
 func osMessage(err error) string {
