@@ -34,6 +34,7 @@ import (
 	"github.com/zeroagent/zero/skills"
 	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/tools"
+	"github.com/zeroagent/zero/tools/texteditor"
 	"github.com/zeroagent/zero/trust"
 )
 
@@ -672,7 +673,7 @@ func (a *App) setup(name string, withModel bool) (loop.Setup, error) {
 // setupFor is setup with the chat model chosen in the editor ("" for the
 // configured one) and the editor's file access for text_editor (nil for
 // the disk).
-func (a *App) SetupFor(sid, name, model string, files tools.Files, withModel bool) (loop.Setup, error) {
+func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withModel bool) (loop.Setup, error) {
 	p, err := a.Loader.Load(name)
 	if err != nil {
 		return loop.Setup{}, err
@@ -698,7 +699,7 @@ func (a *App) SetupFor(sid, name, model string, files tools.Files, withModel boo
 	// copy of it (see workspaceCode).
 	code, _ := a.workspaceCode()
 	skillset := a.skills(p.Name, code != "")
-	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor(append([]string{a.Workspace}, a.roots...)...).WithFiles(files)}
+	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, texteditor.New(append([]string{a.Workspace}, a.roots...)...).WithFiles(files)}
 	if a.Memory != nil {
 		all = append(all, tools.NewMemory(a.Memory, a.Workspace).Tools()...)
 		all = append(all, tools.Behaviour{Adjuster: a.memExt})
@@ -773,7 +774,7 @@ func (a *App) Session(sink func(loop.Event), withModel bool) (*loop.Session, err
 // sessionOpts is what an editor chooses for a session.
 type SessionOpts struct {
 	ID, Profile, model string // "" for the configured profile and model
-	files              tools.Files
+	files              texteditor.Files
 	journal            loop.HistoryJournal // records the histories in the store
 	mcp                []mcpclient.Server  // MCP servers the editor passed
 }

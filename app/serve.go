@@ -21,7 +21,7 @@ import (
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/store"
-	"github.com/zeroagent/zero/tools"
+	"github.com/zeroagent/zero/tools/texteditor"
 )
 
 // host is what the editor faces share: one app (configuration, profiles,
@@ -291,7 +291,7 @@ func (h *Host) setup(ctx context.Context, spec server.SessionSpec) (loop.Setup, 
 
 // files turns the editor's file access into the text editor's (nil stays
 // nil: a typed nil would send every read to a missing editor).
-func files(f server.FileAccess) tools.Files {
+func files(f server.FileAccess) texteditor.Files {
 	if f == nil {
 		return nil
 	}

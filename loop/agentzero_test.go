@@ -14,6 +14,7 @@ import (
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/tools"
+	"github.com/zeroagent/zero/tools/texteditor"
 )
 
 // testdata/agent-zero holds prompt files exactly as Agent Zero ships them
@@ -41,7 +42,7 @@ func zeroTools(t *testing.T, ws string, b sandbox.Backend) []loop.Tool {
 	t.Helper()
 	ce := tools.NewCodeExecution(b, tools.Timeouts{})
 	t.Cleanup(func() { ce.Close() })
-	return []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.NewTextEditor(ws), ce, ce.InputTool()}
+	return []loop.Tool{tools.Response{}, tools.CallSubordinate{}, texteditor.New(ws), ce, ce.InputTool()}
 }
 
 // profileList is the agent_profiles var cmd/zero passes.
@@ -183,7 +184,7 @@ func TestAgentZeroToolPromptVars(t *testing.T) {
 // default_line_count.
 func TestBuiltinTextEditorLineCount(t *testing.T) {
 	t.Parallel()
-	te := tools.NewTextEditor(t.TempDir())
+	te := texteditor.New(t.TempDir())
 	sess := loop.NewSession("te", loop.Config{
 		Setup: loop.Setup{Model: &fakeModel{}, Prompts: profiles.New(), Tools: []loop.Tool{tools.Response{}, te}},
 	}, nil)

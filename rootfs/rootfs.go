@@ -249,3 +249,36 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// IsEscape reports whether err, or an error it wraps (a rename's
+// *os.LinkError as well as a *fs.PathError), is an os.Root's refusal of a
+// name that leads out of the root, or [ErrEscapes].
+func IsEscape(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err == ErrEscapes || err.Error() == escapesText {
+			return true
+		}
+	}
+	return false
+}
+
+// Within reports whether p is root or below it; both are clean and
+// absolute.
+func Within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// Reason words a file system error for the model without the path, which
+// may be the real one rather than the name it gave: "no such file",
+// "permission denied", else the error's own words.
+func Reason(err error) string {
+	err = unwrapPath(err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return err.Error()
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/secrets"
 	"github.com/zeroagent/zero/tools"
+	"github.com/zeroagent/zero/tools/texteditor"
 )
 
 const (
@@ -40,7 +41,7 @@ func TestToolsThatKeepAliases(t *testing.T) {
 			t.Errorf("%s does not keep aliases: it would store a secret's value", tool.Name())
 		}
 	}
-	for _, tool := range []loop.Tool{tools.Response{}, tools.CallSubordinate{}, &tools.TextEditor{}, &tools.CodeExecution{}, &tools.DocumentQuery{}, &tools.SearchEngine{}, tools.Input{}} {
+	for _, tool := range []loop.Tool{tools.Response{}, tools.CallSubordinate{}, &texteditor.Tool{}, &tools.CodeExecution{}, &tools.DocumentQuery{}, &tools.SearchEngine{}, tools.Input{}} {
 		if keeps(tool) {
 			t.Errorf("%s keeps aliases: it would run without the value", tool.Name())
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/rank"
+	"github.com/zeroagent/zero/rootfs"
 )
 
 // Defaults and bounds of the document_query tool.
@@ -374,12 +375,12 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 		p = filepath.Join(roots[0], p)
 	}
 	p = filepath.Clean(p)
-	if !slices.ContainsFunc(roots, func(r string) bool { return pathWithin(r, p) }) {
+	if !slices.ContainsFunc(roots, func(r string) bool { return rootfs.Within(r, p) }) {
 		return loadedDoc{}, outside("is outside the workspace")
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(rootfs.Reason(err))
 	}
 	base := ""
 	for _, r := range roots {
@@ -387,7 +388,7 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 		if err != nil {
 			rr = r
 		}
-		if pathWithin(rr, real) {
+		if rootfs.Within(rr, real) {
 			base = rr
 			break
 		}
@@ -401,7 +402,7 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	}
 	root, err := os.OpenRoot(base)
 	if err != nil {
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(rootfs.Reason(err))
 	}
 	defer root.Close()
 	flag := os.O_RDONLY
@@ -410,15 +411,15 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	}
 	f, err := root.OpenFile(rel, flag, 0)
 	if err != nil {
-		if textEscapes(err) {
+		if rootfs.IsEscape(err) {
 			return loadedDoc{}, outside("leads outside the workspace through a symlink")
 		}
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(rootfs.Reason(err))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(rootfs.Reason(err))
 	}
 	switch {
 	case fi.IsDir():
@@ -430,7 +431,7 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	}
 	data, err := io.ReadAll(io.LimitReader(f, d.opts.MaxBytes+1))
 	if err != nil {
-		return loadedDoc{}, errors.New(textOSMessage(err))
+		return loadedDoc{}, errors.New(rootfs.Reason(err))
 	}
 	if int64(len(data)) > d.opts.MaxBytes {
 		return loadedDoc{}, fmt.Errorf("the file grew past the %d MiB document_query reads", d.opts.MaxBytes>>20)

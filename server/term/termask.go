@@ -15,7 +15,7 @@ import (
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/termsafe"
-	"github.com/zeroagent/zero/tools"
+	"github.com/zeroagent/zero/tools/texteditor"
 )
 
 // termAsker puts a session's approval requests (the broker's, as every
@@ -123,7 +123,7 @@ func changePreview(roots []string, tool, method string, args map[string]any, sty
 	if style == nil {
 		style = func(s string, _ ...string) string { return s }
 	}
-	d, msg, ok := tools.PreviewChange(roots, method, args)
+	d, msg, ok := texteditor.PreviewChange(roots, method, args)
 	if !ok {
 		return []string{style("(what it would change cannot be shown: "+termsafe.Visible(cut.Clip(msg, 300))+")", dim)}
 	}

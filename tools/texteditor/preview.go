@@ -1,4 +1,4 @@
-package tools
+package texteditor
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/rootfs"
 )
 
 // PreviewChange works out what a text_editor:write or :patch call would do
@@ -32,25 +33,25 @@ func PreviewChange(roots []string, method string, args map[string]any) (diff loo
 	if err != nil {
 		return loop.FileDiff{}, err.Error(), false
 	}
-	var path string
-	var write textWriteArgs
-	var patch textPatchArgs
+	var arg string
+	var write writeArgs
+	var patch patchArgs
 	if method == "write" {
 		err = json.Unmarshal(raw, &write)
-		path = write.Path
+		arg = write.Path
 	} else {
 		err = json.Unmarshal(raw, &patch)
-		path = patch.Path
+		arg = patch.Path
 	}
 	switch {
 	case err != nil:
 		return loop.FileDiff{}, "tool_args: " + err.Error(), false
-	case strings.TrimSpace(path) == "":
+	case strings.TrimSpace(arg) == "":
 		return loop.FileDiff{}, "no tool_args.path", false
 	case len(roots) == 0:
 		return loop.FileDiff{}, "no workspace", false
 	}
-	p, msg := resolveTextPath(NewTextEditor(roots...).roots, path)
+	p, msg := resolve(New(roots...).roots, arg)
 	if msg != "" {
 		return loop.FileDiff{}, msg, false
 	}
@@ -62,8 +63,8 @@ func PreviewChange(roots []string, method string, args map[string]any) (diff loo
 		// takes the name meanwhile: this runs on the chat's update path,
 		// where a blocked open(2) freezes it past Ctrl-C.
 		if fi, err := p.root.Stat(p.rel); err == nil {
-			if kind := textNotRegular(fi.Mode()); kind != "" {
-				return loop.FileDiff{}, textNotRegularPreview(p.show, kind), false
+			if kind := notRegular(fi.Mode()); kind != "" {
+				return loop.FileDiff{}, notRegularPreview(p.show, kind), false
 			}
 		}
 	}
@@ -76,53 +77,53 @@ func PreviewChange(roots []string, method string, args map[string]any) (diff loo
 		case p.root != nil:
 			var known bool
 			var kind string
-			if old, known, kind = textDiskOld(p.root, p.rel); kind != "" {
-				return loop.FileDiff{}, textNotRegularPreview(p.show, kind), false
+			if old, known, kind = diskOld(p.root, p.rel); kind != "" {
+				return loop.FileDiff{}, notRegularPreview(p.show, kind), false
 			} else if !known {
-				return loop.FileDiff{}, fmt.Sprintf("%s cannot be shown (not text, unreadable, or over %d MiB)", p.show, textDiffMax>>20), false
+				return loop.FileDiff{}, fmt.Sprintf("%s cannot be shown (not text, unreadable, or over %d MiB)", p.show, diffMax>>20), false
 			}
 		case !errors.Is(p.rootErr, fs.ErrNotExist):
 			// The folder is there but could not be opened: the file may
 			// well exist, so it is not shown as a new one.
-			return loop.FileDiff{}, fmt.Sprintf("%s cannot be shown (%s)", p.show, textOSMessage(p.rootErr)), false
+			return loop.FileDiff{}, fmt.Sprintf("%s cannot be shown (%s)", p.show, rootfs.Reason(p.rootErr)), false
 		}
-		if len(*write.Content) > textDiffMax {
-			return loop.FileDiff{}, fmt.Sprintf("the new text is over %d MiB", textDiffMax>>20), false
+		if len(*write.Content) > diffMax {
+			return loop.FileDiff{}, fmt.Sprintf("the new text is over %d MiB", diffMax>>20), false
 		}
 		return loop.FileDiff{Path: p.show, OldText: old, NewText: *write.Content}, "", true
 	}
-	te := NewTextEditor(roots...)
+	te := New(roots...)
 	tf, msg := te.load(context.Background(), p) // from the disk: the context is not used
 	if msg != "" {
 		return loop.FileDiff{}, msg, false
 	}
-	edits, msg := textValidateEdits(patch.Edits, len(tf.lines), tf.crlf)
+	edits, msg := validateEdits(patch.Edits, len(tf.lines), tf.crlf)
 	if msg != "" {
 		return loop.FileDiff{}, msg, false
 	}
 	if len(edits) == 0 {
 		return loop.FileDiff{}, "no edits", false
 	}
-	_, text := textPatched(tf, edits)
-	if len(tf.text) > textDiffMax || len(text) > textDiffMax {
+	_, text := patched(tf, edits)
+	if len(tf.text) > diffMax || len(text) > diffMax {
 		// A diff of such a file takes long to work out and helps no one
 		// reading it at a question.
-		return loop.FileDiff{}, fmt.Sprintf("%s is over %d MiB", p.show, textDiffMax>>20), false
+		return loop.FileDiff{}, fmt.Sprintf("%s is over %d MiB", p.show, diffMax>>20), false
 	}
 	old := tf.text
 	return loop.FileDiff{Path: p.show, OldText: &old, NewText: text}, "", true
 }
 
-// textNotRegularPreview is PreviewChange's message for path, a file of
-// the kind textNotRegular gave.
-func textNotRegularPreview(path, kind string) string {
+// notRegularPreview is PreviewChange's message for path, a file of
+// the kind notRegular gave.
+func notRegularPreview(path, kind string) string {
 	return fmt.Sprintf("%s is not a regular file (%s)", path, kind)
 }
 
-// textPatched applies edits (checked, sorted) to tf: the lines and the
+// patched applies edits (checked, sorted) to tf: the lines and the
 // text of the file after the patch. A patch keeps the file's final
 // newline, and gives an empty file one.
-func textPatched(tf *textFile, edits []lineEdit) ([]string, string) {
+func patched(tf *file, edits []lineEdit) ([]string, string) {
 	lines := tf.lines
 	for _, e := range slices.Backward(edits) {
 		lines = slices.Replace(lines, e.from-1, e.to, e.lines...)

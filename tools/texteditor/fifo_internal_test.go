@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package texteditor
 
 import (
 	"os"
@@ -12,8 +12,8 @@ import (
 
 // The reads of the text editor open without blocking, so a named pipe that
 // takes a file's name after the checks by name is refused rather than
-// waited on: textDiskOld (a write's old text, the write preview) and
-// textReadDisk (read, patch, the patch preview).
+// waited on: diskOld (a write's old text, the write preview) and
+// readDisk (read, patch, the patch preview).
 func TestTextReadsNamedPipeWithoutBlocking(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
@@ -34,8 +34,8 @@ func TestTextReadsNamedPipeWithoutBlocking(t *testing.T) {
 	)
 	go func() {
 		defer close(done)
-		old, known, kind = textDiskOld(root, "notes.md")
-		_, _, msg = textReadDisk(&textPath{root: root, rel: "notes.md"})
+		old, known, kind = diskOld(root, "notes.md")
+		_, _, msg = readDisk(&path{root: root, rel: "notes.md"})
 	}()
 	select {
 	case <-done:
@@ -47,9 +47,9 @@ func TestTextReadsNamedPipeWithoutBlocking(t *testing.T) {
 		t.Fatal("reading a named pipe blocked in open(2)")
 	}
 	if old != nil || known || kind != "a named pipe" {
-		t.Errorf("textDiskOld = %v, %v, %q; want nil, false, \"a named pipe\"", old, known, kind)
+		t.Errorf("diskOld = %v, %v, %q; want nil, false, \"a named pipe\"", old, known, kind)
 	}
-	if want := textNotRegularMessage("it", "a named pipe"); msg != want {
-		t.Errorf("textReadDisk message %q; want %q", msg, want)
+	if want := notRegularMessage("it", "a named pipe"); msg != want {
+		t.Errorf("readDisk message %q; want %q", msg, want)
 	}
 }

@@ -1,4 +1,8 @@
-package tools
+// Package texteditor is Agent Zero's text_editor tool: read, write and
+// patch text files by line number, confined to the workspace roots, on the
+// disk or through the editor's view of its files (Files), and the preview
+// of a write or patch that an approval question shows (PreviewChange).
+package texteditor
 
 import (
 	"bytes"
@@ -20,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/rootfs"
 )
 
 // ErrNoWorkspace means the text editor has no folder to work in: it was
@@ -31,36 +36,36 @@ var ErrNoWorkspace = errors.New("text_editor: no workspace root")
 // about four bytes a token, which needs no tokenizer and errs on the side of
 // less text.
 const (
-	// textReadLines is how many lines a read without line_to shows.
-	textReadLines = 200
-	// textLineBytes cuts a longer line (500 tokens).
-	textLineBytes = 2000
-	// textReadBytes caps the numbered text of one result (6,000 tokens).
-	textReadBytes = 24000
-	// textMaxFile is the largest file read or patched whole; bigger files
+	// readLines is how many lines a read without line_to shows.
+	readLines = 200
+	// lineBytes cuts a longer line (500 tokens).
+	lineBytes = 2000
+	// readBytes caps the numbered text of one result (6,000 tokens).
+	readBytes = 24000
+	// maxFile is the largest file read or patched whole; bigger files
 	// are for grep and sed in the terminal.
-	textMaxFile = 32 << 20
-	// textBinaryPeek is how much of a file is searched for a NUL byte.
-	textBinaryPeek = 8 << 10
-	// textPatchContext is how many unchanged lines a patch result shows
+	maxFile = 32 << 20
+	// binaryPeek is how much of a file is searched for a NUL byte.
+	binaryPeek = 8 << 10
+	// patchContext is how many unchanged lines a patch result shows
 	// around each edited region.
-	textPatchContext = 2
-	// textDiffMax caps each side of a result's diff: past it an editor's
+	patchContext = 2
+	// diffMax caps each side of a result's diff: past it an editor's
 	// diff view is no help and the event would carry megabytes, so a
 	// write or patch of a bigger file reports no Diffs.
-	textDiffMax = 1 << 20
+	diffMax = 1 << 20
 )
 
-// TextEditorReadsKey is the key in loop.Agent.Data under which the text
+// ReadsKey is the key in loop.Agent.Data under which the text
 // editor keeps, per agent, the stamps of the files it read or wrote: a
 // map[string]FileStamp keyed by the file's real (symlink-free) path.
-const TextEditorReadsKey = "_text_editor_reads"
+const ReadsKey = "_text_editor_reads"
 
 // FileStamp is what the text editor remembers of a file when the agent
 // reads or writes it. A patch is accepted only while the file still has
 // the same modification time, size and content hash, so the line numbers
 // the model saw are the file's line numbers. Files read through the
-// editor (TextEditor.WithFiles) have no modification time: their ModTime
+// editor (Tool.WithFiles) have no modification time: their ModTime
 // is zero on both sides of the comparison, and Size and Sum decide.
 type FileStamp struct {
 	ModTime time.Time // zero when the file came through Files
@@ -81,11 +86,11 @@ func (s FileStamp) same(o FileStamp) bool {
 	return s.ModTime.Equal(o.ModTime) && s.Size == o.Size && s.Sum == o.Sum
 }
 
-// TextEditor is Agent Zero's `text_editor` tool with its methods read,
+// Tool is Agent Zero's `text_editor` tool with its methods read,
 // write and patch: numbered-line reads within limits, whole-file writes that
 // create directories, and line patches that need a fresh read. Every path is
 // confined to the workspace roots.
-type TextEditor struct {
+type Tool struct {
 	roots []string
 	files Files // nil: the disk
 	// afterResolve, when set, is called between the check of a path and
@@ -105,18 +110,18 @@ type Files interface {
 // WithFiles returns a copy of te that reads and writes through f, so the
 // agent sees and edits what the user sees; nil f means the disk. Paths are
 // still confined to te's roots, checked on the disk.
-func (te *TextEditor) WithFiles(f Files) *TextEditor {
+func (te *Tool) WithFiles(f Files) *Tool {
 	c := *te
 	c.roots = slices.Clone(te.roots)
 	c.files = f
 	return &c
 }
 
-// NewTextEditor returns the tool confined to roots. Relative paths from the
+// New returns the tool confined to roots. Relative paths from the
 // model resolve against the first root. With no roots, the tool uses the
 // workspace of the calling agent's session.
-func NewTextEditor(roots ...string) *TextEditor {
-	te := &TextEditor{}
+func New(roots ...string) *Tool {
+	te := &Tool{}
 	for _, r := range roots {
 		if r == "" {
 			continue
@@ -130,17 +135,17 @@ func NewTextEditor(roots ...string) *TextEditor {
 }
 
 var (
-	_ loop.Tool         = (*TextEditor)(nil)
-	_ loop.ToolKinder   = (*TextEditor)(nil)
-	_ loop.PromptVarser = (*TextEditor)(nil)
+	_ loop.Tool         = (*Tool)(nil)
+	_ loop.ToolKinder   = (*Tool)(nil)
+	_ loop.PromptVarser = (*Tool)(nil)
 )
 
 // Name is the tool name the model calls, with a method: text_editor:read.
-func (*TextEditor) Name() string { return "text_editor" }
+func (*Tool) Name() string { return "text_editor" }
 
 // Kind is "read" for text_editor:read, "edit" for the methods that change
 // files (and a method the tool does not know, which it refuses).
-func (*TextEditor) Kind(method string) string {
+func (*Tool) Kind(method string) string {
 	if method == "read" {
 		return "read"
 	}
@@ -149,66 +154,66 @@ func (*TextEditor) Kind(method string) string {
 
 // PromptVars gives the prompts default_line_count, the lines a read without
 // line_to shows (Agent Zero's agent.system.tool.text_editor.md uses it).
-func (*TextEditor) PromptVars() map[string]any {
-	return map[string]any{"default_line_count": textReadLines}
+func (*Tool) PromptVars() map[string]any {
+	return map[string]any{"default_line_count": readLines}
 }
 
-type textReadArgs struct {
+type readArgs struct {
 	Path     string `json:"path"`
 	LineFrom *int   `json:"line_from"`
 	LineTo   *int   `json:"line_to"`
 }
 
-type textWriteArgs struct {
+type writeArgs struct {
 	Path    string  `json:"path"`
 	Content *string `json:"content"`
 }
 
-type textEdit struct {
+type edit struct {
 	From    *int    `json:"from"`
 	To      *int    `json:"to"`
 	Content *string `json:"content"`
 }
 
-type textPatchArgs struct {
-	Path  string     `json:"path"`
-	Edits []textEdit `json:"edits"`
+type patchArgs struct {
+	Path  string `json:"path"`
+	Edits []edit `json:"edits"`
 }
 
 // Execute runs text_editor:read, :write or :patch. ctx bounds the calls to
 // the editor's Files.
-func (te *TextEditor) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
-	var run func(*textPath) loop.ToolResult
-	var path string
+func (te *Tool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	var run func(*path) loop.ToolResult
+	var arg string
 	switch call.Method {
 	case "read":
-		var a textReadArgs
+		var a readArgs
 		if err := call.DecodeArgs(&a); err != nil {
-			return textError(err.Error()), nil
+			return errorResult(err.Error()), nil
 		}
-		path = a.Path
-		run = func(p *textPath) loop.ToolResult { return te.read(ctx, call, p, a) }
+		arg = a.Path
+		run = func(p *path) loop.ToolResult { return te.read(ctx, call, p, a) }
 	case "write":
-		var a textWriteArgs
+		var a writeArgs
 		if err := call.DecodeArgs(&a); err != nil {
-			return textError(err.Error()), nil
+			return errorResult(err.Error()), nil
 		}
-		path = a.Path
-		run = func(p *textPath) loop.ToolResult { return te.write(ctx, call, p, a) }
+		arg = a.Path
+		run = func(p *path) loop.ToolResult { return te.write(ctx, call, p, a) }
 	case "patch":
-		var a textPatchArgs
+		var a patchArgs
 		if err := call.DecodeArgs(&a); err != nil {
-			return textError(err.Error()), nil
+			return errorResult(err.Error()), nil
 		}
-		path = a.Path
-		run = func(p *textPath) loop.ToolResult { return te.patch(ctx, call, p, a) }
+		arg = a.Path
+		run = func(p *path) loop.ToolResult { return te.patch(ctx, call, p, a) }
 	case "":
-		return textError("text_editor needs a method: call text_editor:read, text_editor:write or text_editor:patch"), nil
+		return errorResult("text_editor needs a method: call text_editor:read, text_editor:write or text_editor:patch"), nil
 	default:
-		return textError(fmt.Sprintf("unknown method %q: use text_editor:read, text_editor:write or text_editor:patch", call.Method)), nil
+		return errorResult(fmt.Sprintf("unknown method %q: use text_editor:read, text_editor:write or text_editor:patch", call.Method)), nil
 	}
-	if strings.TrimSpace(path) == "" {
-		return textError("text_editor:" + call.Method + " needs tool_args.path, the file to " + call.Method), nil
+	if strings.TrimSpace(arg) == "" {
+		return errorResult("text_editor:" + call.Method + " needs tool_args.path, the file to " + call.Method), nil
 	}
 	roots := te.roots
 	if len(roots) == 0 {
@@ -217,13 +222,13 @@ func (te *TextEditor) Execute(ctx context.Context, call *loop.ToolCall) (loop.To
 			ws = call.Agent.Session().Workspace()
 		}
 		if ws == "" {
-			return loop.ToolResult{}, fmt.Errorf("text_editor:%s %q: %w", call.Method, path, ErrNoWorkspace)
+			return loop.ToolResult{}, fmt.Errorf("text_editor:%s %q: %w", call.Method, arg, ErrNoWorkspace)
 		}
-		roots = NewTextEditor(ws).roots
+		roots = New(ws).roots
 	}
-	p, msg := resolveTextPath(roots, path)
+	p, msg := resolve(roots, arg)
 	if msg != "" {
-		return textError(msg), nil
+		return errorResult(msg), nil
 	}
 	// The disk is used through an os.Root of the root that holds the path,
 	// so a symlink swapped in after the check above cannot lead outside.
@@ -247,9 +252,9 @@ func (te *TextEditor) Execute(ctx context.Context, call *loop.ToolCall) (loop.To
 	return run(p), nil
 }
 
-func textError(text string) loop.ToolResult { return loop.ToolResult{IsError: true, Text: text} }
+func errorResult(text string) loop.ToolResult { return loop.ToolResult{IsError: true, Text: text} }
 
-// textPath is a model's path checked against the roots.
+// path is a model's path checked against the roots.
 //
 // The check resolves symlinks by name, and the folders it went through can
 // change before the file is opened: the agent's own shell runs beside the
@@ -257,7 +262,7 @@ func textError(text string) loop.ToolResult { return loop.ToolResult{IsError: tr
 // is never opened by the path: it is opened as rel in root, an os.Root of
 // the workspace root that holds real, which refuses every step that
 // leaves that root, whatever the tree has become since the check.
-type textPath struct {
+type path struct {
 	show string // absolute, as the model named it (symlinks kept): what results print
 	real string // symlinks resolved: the key of stamps, the path given to Files
 	base string // the root that holds real, symlinks resolved
@@ -272,25 +277,25 @@ type textPath struct {
 }
 
 // refuse is the message for the model when p leads outside the roots.
-func (p *textPath) refuse(why string) string {
-	return textRefusal(p.roots, p.arg, why)
+func (p *path) refuse(why string) string {
+	return refusal(p.roots, p.arg, why)
 }
 
-// textEscapeWhy is why a path is refused when os.Root finds a step out of
+// escapeWhy is why a path is refused when os.Root finds a step out of
 // the root that the check before did not see.
-const textEscapeWhy = "leads outside the workspace through a symlink"
+const escapeWhy = "leads outside the workspace through a symlink"
 
 // refused reports whether msg, from a disk operation on p, is the refusal
 // of diskMessage, which is the whole result rather than a reason after
 // "cannot read ...: ".
-func (p *textPath) refused(msg string) bool { return msg == p.refuse(textEscapeWhy) }
+func (p *path) refused(msg string) bool { return msg == p.refuse(escapeWhy) }
 
-func textRefusal(roots []string, path, why string) string {
+func refusal(roots []string, path, why string) string {
 	return fmt.Sprintf("path %q %s: text_editor works only inside %s", path, why, strings.Join(roots, ", "))
 }
 
 // diskRoot returns p's os.Root, or the error that kept it from opening.
-func (p *textPath) diskRoot() (*os.Root, error) {
+func (p *path) diskRoot() (*os.Root, error) {
 	if p.root == nil {
 		if p.rootErr != nil {
 			return nil, p.rootErr
@@ -304,40 +309,28 @@ func (p *textPath) diskRoot() (*os.Root, error) {
 // step through a symlink out of the root gets the refusal of a path that
 // leads outside (the tree changed after the check, or the link is one
 // the check let through and os.Root does not follow), any other error
-// textOSMessage after prefix.
-func (p *textPath) diskMessage(prefix string, err error) string {
-	if textEscapes(err) {
-		return p.refuse(textEscapeWhy)
+// rootfs.Reason after prefix.
+func (p *path) diskMessage(prefix string, err error) string {
+	if rootfs.IsEscape(err) {
+		return p.refuse(escapeWhy)
 	}
-	return prefix + textOSMessage(err)
+	return prefix + rootfs.Reason(err)
 }
 
-// textEscapes reports whether err is os.Root's refusal of a path that
-// escapes it. The os package does not export that error; its text is
-// stable.
-func textEscapes(err error) bool {
-	for ; err != nil; err = errors.Unwrap(err) {
-		if err.Error() == "path escapes from parent" {
-			return true
-		}
-	}
-	return false
-}
-
-// resolveTextPath confines path to roots. It returns a message for the
-// model when the path leads outside, lexically (.., an absolute path
+// resolve confines arg, the model's path, to roots. It returns a message
+// for the model when the path leads outside, lexically (.., an absolute path
 // elsewhere) or through a symlink.
-func resolveTextPath(roots []string, path string) (*textPath, string) {
-	refuse := func(why string) string { return textRefusal(roots, path, why) }
-	p := path
+func resolve(roots []string, arg string) (*path, string) {
+	refuse := func(why string) string { return refusal(roots, arg, why) }
+	p := arg
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(roots[0], p)
 	}
 	p = filepath.Clean(p)
-	if !slices.ContainsFunc(roots, func(r string) bool { return pathWithin(r, p) }) {
+	if !slices.ContainsFunc(roots, func(r string) bool { return rootfs.Within(r, p) }) {
 		return nil, refuse("is outside the workspace")
 	}
-	real, err := textRealPath(p)
+	real, err := realPath(p)
 	if err != nil {
 		return nil, refuse("cannot be resolved (" + err.Error() + ")")
 	}
@@ -347,9 +340,9 @@ func resolveTextPath(roots []string, path string) (*textPath, string) {
 		if err != nil {
 			rr = r // a root that does not exist (yet) can only be matched as written
 		}
-		if pathWithin(rr, real) {
+		if rootfs.Within(rr, real) {
 			base = rr
-		} else if pathWithin(r, real) {
+		} else if rootfs.Within(r, real) {
 			base = r
 		} else {
 			continue
@@ -363,19 +356,13 @@ func resolveTextPath(roots []string, path string) (*textPath, string) {
 	if err != nil {
 		return nil, refuse("cannot be resolved (" + err.Error() + ")")
 	}
-	return &textPath{show: p, real: real, base: base, rel: rel, arg: path, roots: roots}, ""
+	return &path{show: p, real: real, base: base, rel: rel, arg: arg, roots: roots}, ""
 }
 
-// pathWithin reports whether p is root or below it; both are clean and absolute.
-func pathWithin(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-// textRealPath resolves the symlinks of the longest existing prefix of p and
+// realPath resolves the symlinks of the longest existing prefix of p and
 // appends the rest, which does not exist yet. A dangling symlink is an
 // error: writing through it would create its target, wherever that is.
-func textRealPath(p string) (string, error) {
+func realPath(p string) (string, error) {
 	rest := ""
 	for cur := p; ; {
 		r, err := filepath.EvalSymlinks(cur)
@@ -397,8 +384,8 @@ func textRealPath(p string) (string, error) {
 	}
 }
 
-// textFile is a text file split into lines.
-type textFile struct {
+// file is a text file split into lines.
+type file struct {
 	text     string   // the whole content, for diffs
 	lines    []string // without "\n"; a CRLF file's lines keep their "\r"
 	trailing bool     // the last line ends with a newline
@@ -409,11 +396,11 @@ type textFile struct {
 
 // load reads a text file from the disk or through the editor's Files,
 // refusing binary and oversized ones with a message for the model.
-func (te *TextEditor) load(ctx context.Context, p *textPath) (*textFile, string) {
+func (te *Tool) load(ctx context.Context, p *path) (*file, string) {
 	var data string
-	tf := &textFile{mode: 0o644}
+	tf := &file{mode: 0o644}
 	if te.files == nil {
-		b, fi, msg := textReadDisk(p)
+		b, fi, msg := readDisk(p)
 		if msg != "" {
 			return nil, msg
 		}
@@ -423,50 +410,50 @@ func (te *TextEditor) load(ctx context.Context, p *textPath) (*textFile, string)
 	} else {
 		s, err := te.files.ReadTextFile(ctx, p.real)
 		if err != nil {
-			return nil, textFilesMessage("read", err)
+			return nil, filesMessage("read", err)
 		}
-		if len(s) > textMaxFile {
-			return nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", len(s), textMaxFile>>20)
+		if len(s) > maxFile {
+			return nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", len(s), maxFile>>20)
 		}
 		data = s
 		tf.stamp = FileStamp{Size: int64(len(s)), Sum: sha256.Sum256([]byte(s))}
 	}
-	if strings.IndexByte(data[:min(len(data), textBinaryPeek)], 0) >= 0 {
+	if strings.IndexByte(data[:min(len(data), binaryPeek)], 0) >= 0 {
 		return nil, "the file looks binary (it has NUL bytes); text_editor edits text only, use the terminal"
 	}
 	if !utf8.ValidString(data) {
 		b := []byte(data)
-		line := 1 + bytes.Count(b[:textInvalidUTF8At(b)], []byte("\n"))
+		line := 1 + bytes.Count(b[:invalidUTF8At(b)], []byte("\n"))
 		return nil, fmt.Sprintf("the file is not UTF-8 text (invalid bytes on line %d); text_editor edits UTF-8 text only, use the terminal", line)
 	}
 	tf.text = data
-	tf.lines, tf.trailing = textSplitLines(data)
+	tf.lines, tf.trailing = splitLines(data)
 	tf.crlf = len(tf.lines) > 0 && strings.HasSuffix(tf.lines[0], "\r")
 	return tf, ""
 }
 
-// textNoBlock is the open flag that keeps open(2) of a named pipe from
+// noBlock is the open flag that keeps open(2) of a named pipe from
 // waiting for a writer, which no context or Ctrl-C can interrupt; 0 where
 // there are no named pipes to open.
-var textNoBlock = func() int {
+var noBlock = func() int {
 	if runtime.GOOS == "windows" {
 		return 0
 	}
 	return syscall.O_NONBLOCK
 }()
 
-// textOpen opens name in root for reading without blocking in open(2),
+// open opens name in root for reading without blocking in open(2),
 // whatever kind of file it is. Only regular files are to be read from it:
-// check the mode with textNotRegular first.
-func textOpen(root *os.Root, name string) (*os.File, error) {
-	return root.OpenFile(name, os.O_RDONLY|textNoBlock, 0)
+// check the mode with notRegular first.
+func open(root *os.Root, name string) (*os.File, error) {
+	return root.OpenFile(name, os.O_RDONLY|noBlock, 0)
 }
 
-// textNotRegular words what a file of mode m is when it is not a regular
+// notRegular words what a file of mode m is when it is not a regular
 // file ("a named pipe"), and is "" for a regular file. The text editor
 // reads and replaces regular files only: reading a pipe or a device waits
 // for a writer or never ends, and replacing one breaks whatever uses it.
-func textNotRegular(m fs.FileMode) string {
+func notRegular(m fs.FileMode) string {
 	switch {
 	case m.IsRegular():
 		return ""
@@ -484,49 +471,49 @@ func textNotRegular(m fs.FileMode) string {
 	return "a special file"
 }
 
-// textNotRegularMessage is the message for the model about name, a file
-// of the kind textNotRegular gave.
-func textNotRegularMessage(name, kind string) string {
+// notRegularMessage is the message for the model about name, a file
+// of the kind notRegular gave.
+func notRegularMessage(name, kind string) string {
 	return fmt.Sprintf("%s is not a regular file (%s); text_editor reads and writes regular files only", name, kind)
 }
 
-// textReadDisk reads a file of at most textMaxFile bytes, opened in p's
+// readDisk reads a file of at most maxFile bytes, opened in p's
 // root. The file's info is taken before the content, so a change during
 // the read makes the stamp stale rather than wrong.
-func textReadDisk(p *textPath) ([]byte, fs.FileInfo, string) {
+func readDisk(p *path) ([]byte, fs.FileInfo, string) {
 	root, err := p.diskRoot()
 	if err != nil {
-		return nil, nil, textOSMessage(err)
+		return nil, nil, rootfs.Reason(err)
 	}
-	f, err := textOpen(root, p.rel)
+	f, err := open(root, p.rel)
 	if err != nil {
 		return nil, nil, p.diskMessage("", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, textOSMessage(err)
+		return nil, nil, rootfs.Reason(err)
 	}
 	if fi.IsDir() {
 		return nil, nil, "it is a directory; list it with code_execution_tool (ls)"
 	}
-	if kind := textNotRegular(fi.Mode()); kind != "" {
-		return nil, nil, textNotRegularMessage("it", kind)
+	if kind := notRegular(fi.Mode()); kind != "" {
+		return nil, nil, notRegularMessage("it", kind)
 	}
-	if fi.Size() > textMaxFile {
-		return nil, nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", fi.Size(), textMaxFile>>20)
+	if fi.Size() > maxFile {
+		return nil, nil, fmt.Sprintf("the file is %d bytes, more than the %d MiB text_editor handles; use grep, sed or head in the terminal", fi.Size(), maxFile>>20)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, textMaxFile+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
 	if err != nil {
-		return nil, nil, textOSMessage(err)
+		return nil, nil, rootfs.Reason(err)
 	}
-	if len(data) > textMaxFile {
-		return nil, nil, fmt.Sprintf("the file grew past the %d MiB text_editor handles; use the terminal", textMaxFile>>20)
+	if len(data) > maxFile {
+		return nil, nil, fmt.Sprintf("the file grew past the %d MiB text_editor handles; use the terminal", maxFile>>20)
 	}
 	return data, fi, ""
 }
 
-func textInvalidUTF8At(b []byte) int {
+func invalidUTF8At(b []byte) int {
 	for i := 0; i < len(b); {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n <= 1 {
@@ -537,9 +524,9 @@ func textInvalidUTF8At(b []byte) int {
 	return len(b)
 }
 
-// textSplitLines splits s at "\n". A final newline ends the last line rather
+// splitLines splits s at "\n". A final newline ends the last line rather
 // than starting an empty one, as editors count.
-func textSplitLines(s string) (lines []string, trailing bool) {
+func splitLines(s string) (lines []string, trailing bool) {
 	if s == "" {
 		return nil, false
 	}
@@ -547,25 +534,9 @@ func textSplitLines(s string) (lines []string, trailing bool) {
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n"), trailing
 }
 
-// textOSMessage words a file system error for the model without repeating the
-// real path, which may differ from the one it named.
-func textOSMessage(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
-	}
-	return err.Error()
-}
-
-// textFilesMessage words an error of the editor's Files for the model; op
+// filesMessage words an error of the editor's Files for the model; op
 // is "read" or "write".
-func textFilesMessage(op string, err error) string {
+func filesMessage(op string, err error) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "no such file"
@@ -577,34 +548,34 @@ func textFilesMessage(op string, err error) string {
 	return fmt.Sprintf("the editor could not %s it: %v", op, err)
 }
 
-// textDiff is the Diffs of a result that changed path from old (nil: it did
-// not exist) to new; none when either side is over textDiffMax.
-func textDiff(path string, old *string, new string) []loop.FileDiff {
-	if len(new) > textDiffMax || old != nil && len(*old) > textDiffMax {
+// diff is the Diffs of a result that changed path from old (nil: it did
+// not exist) to new; none when either side is over diffMax.
+func diff(path string, old *string, new string) []loop.FileDiff {
+	if len(new) > diffMax || old != nil && len(*old) > diffMax {
 		return nil
 	}
 	return []loop.FileDiff{{Path: path, OldText: old, NewText: new}}
 }
 
-// textStamps returns the agent's map of file stamps, creating it.
-func textStamps(a *loop.Agent) map[string]FileStamp {
-	m, ok := a.Data[TextEditorReadsKey].(map[string]FileStamp)
+// stamps returns the agent's map of file stamps, creating it.
+func stamps(a *loop.Agent) map[string]FileStamp {
+	m, ok := a.Data[ReadsKey].(map[string]FileStamp)
 	if !ok {
 		m = map[string]FileStamp{}
-		a.Data[TextEditorReadsKey] = m
+		a.Data[ReadsKey] = m
 	}
 	return m
 }
 
-// textNumbered writes lines[from-1:to] with right-aligned line numbers into b,
+// numbered writes lines[from-1:to] with right-aligned line numbers into b,
 // cutting long lines and stopping when budget bytes are used up. It returns
 // the last line written (from-1 when none fit) and the lines it cut.
-func textNumbered(b *strings.Builder, lines []string, from, to, width int, budget *int) (last int, cut []int) {
+func numbered(b *strings.Builder, lines []string, from, to, width int, budget *int) (last int, cut []int) {
 	last = from - 1
 	for n := from; n <= to; n++ {
 		text := strings.TrimSuffix(lines[n-1], "\r")
-		if len(text) > textLineBytes {
-			keep := textLineBytes
+		if len(text) > lineBytes {
+			keep := lineBytes
 			for keep > 0 && !utf8.RuneStart(text[keep]) {
 				keep--
 			}
@@ -612,7 +583,7 @@ func textNumbered(b *strings.Builder, lines []string, from, to, width int, budge
 			cut = append(cut, n)
 		}
 		row := fmt.Sprintf("%*d | %s\n", width, n, text)
-		if len(row) > *budget && *budget < textReadBytes { // the first row of a result always fits
+		if len(row) > *budget && *budget < readBytes { // the first row of a result always fits
 			break
 		}
 		*budget -= len(row)
@@ -622,10 +593,10 @@ func textNumbered(b *strings.Builder, lines []string, from, to, width int, budge
 	return last, cut
 }
 
-// textNumberWidth keeps the numbers of a listing aligned, as in "   12 | text".
-func textNumberWidth(maxLine int) int { return max(5, len(strconv.Itoa(maxLine))) }
+// numberWidth keeps the numbers of a listing aligned, as in "   12 | text".
+func numberWidth(maxLine int) int { return max(5, len(strconv.Itoa(maxLine))) }
 
-func textCutNote(cut []int) string {
+func cutNote(cut []int) string {
 	if len(cut) == 0 {
 		return ""
 	}
@@ -636,41 +607,41 @@ func textCutNote(cut []int) string {
 	return fmt.Sprintf("[long lines cut: %s; use the terminal (sed, grep) for their full text, and patch them whole]\n", strings.Join(s, ", "))
 }
 
-func (te *TextEditor) read(ctx context.Context, call *loop.ToolCall, p *textPath, a textReadArgs) loop.ToolResult {
+func (te *Tool) read(ctx context.Context, call *loop.ToolCall, p *path, a readArgs) loop.ToolResult {
 	tf, msg := te.load(ctx, p)
 	if msg != "" {
 		if p.refused(msg) {
-			return textError(msg)
+			return errorResult(msg)
 		}
-		return textError(fmt.Sprintf("cannot read %s: %s", p.show, msg))
+		return errorResult(fmt.Sprintf("cannot read %s: %s", p.show, msg))
 	}
 	total := len(tf.lines)
 	from := 1
 	if a.LineFrom != nil {
 		from = max(*a.LineFrom, 1)
 	}
-	to := from + textReadLines - 1
+	to := from + readLines - 1
 	if a.LineTo != nil {
 		to = *a.LineTo
 	}
 	if to < from {
-		return textError(fmt.Sprintf("cannot read %s: line_to %d is before line_from %d", p.show, to, from))
+		return errorResult(fmt.Sprintf("cannot read %s: line_to %d is before line_from %d", p.show, to, from))
 	}
-	textStamps(call.Agent)[p.real] = tf.stamp
+	stamps(call.Agent)[p.real] = tf.stamp
 	if total == 0 {
 		return loop.ToolResult{Text: p.show + ": empty file (0 lines)"}
 	}
 	if from > total {
-		return textError(fmt.Sprintf("cannot read %s from line %d: the file has %d lines", p.show, from, total))
+		return errorResult(fmt.Sprintf("cannot read %s from line %d: the file has %d lines", p.show, from, total))
 	}
 	to = min(to, total)
 	var body strings.Builder
-	budget := textReadBytes
-	last, cut := textNumbered(&body, tf.lines, from, to, textNumberWidth(to), &budget)
+	budget := readBytes
+	last, cut := numbered(&body, tf.lines, from, to, numberWidth(to), &budget)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d lines, showing %d-%d\n", p.show, total, from, last)
 	b.WriteString(body.String())
-	b.WriteString(textCutNote(cut))
+	b.WriteString(cutNote(cut))
 	switch {
 	case last < to:
 		fmt.Fprintf(&b, "[output stops at line %d (size limit); read on with line_from %d]\n", last, last+1)
@@ -680,17 +651,17 @@ func (te *TextEditor) read(ctx context.Context, call *loop.ToolCall, p *textPath
 	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
 }
 
-func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPath, a textWriteArgs) loop.ToolResult {
+func (te *Tool) write(ctx context.Context, call *loop.ToolCall, p *path, a writeArgs) loop.ToolResult {
 	if a.Content == nil {
-		return textError("text_editor:write needs tool_args.content, the whole new text of the file (\"\" for an empty file)")
+		return errorResult("text_editor:write needs tool_args.content, the whole new text of the file (\"\" for an empty file)")
 	}
 	if p.root != nil {
 		if fi, err := p.root.Stat(p.rel); err == nil && fi.IsDir() {
-			return textError(fmt.Sprintf("cannot write %s: it is a directory", p.show))
+			return errorResult(fmt.Sprintf("cannot write %s: it is a directory", p.show))
 		} else if err == nil && !fi.Mode().IsRegular() {
-			return textError(fmt.Sprintf("cannot write %s: %s", p.show, textNotRegularMessage("it", textNotRegular(fi.Mode()))))
-		} else if textEscapes(err) {
-			return textError(p.refuse(textEscapeWhy))
+			return errorResult(fmt.Sprintf("cannot write %s: %s", p.show, notRegularMessage("it", notRegular(fi.Mode()))))
+		} else if rootfs.IsEscape(err) {
+			return errorResult(p.refuse(escapeWhy))
 		}
 	}
 	var st FileStamp
@@ -702,58 +673,58 @@ func (te *TextEditor) write(ctx context.Context, call *loop.ToolCall, p *textPat
 		}
 		// The editor makes the file and its folders, in a buffer or on disk.
 		if err := te.files.WriteTextFile(ctx, p.real, *a.Content); err != nil {
-			return textError(fmt.Sprintf("cannot write %s: %s", p.show, textFilesMessage("write", err)))
+			return errorResult(fmt.Sprintf("cannot write %s: %s", p.show, filesMessage("write", err)))
 		}
 		st = FileStamp{Size: int64(len(*a.Content)), Sum: sha256.Sum256([]byte(*a.Content))}
 	} else {
 		root, err := p.diskRoot()
 		if err != nil {
-			return textError(fmt.Sprintf("cannot write %s: creating its folder: %s", p.show, textOSMessage(err)))
+			return errorResult(fmt.Sprintf("cannot write %s: creating its folder: %s", p.show, rootfs.Reason(err)))
 		}
 		var kind string
-		if old, known, kind = textDiskOld(root, p.rel); kind != "" {
+		if old, known, kind = diskOld(root, p.rel); kind != "" {
 			// It became one after the check above.
-			return textError(fmt.Sprintf("cannot write %s: %s", p.show, textNotRegularMessage("it", kind)))
+			return errorResult(fmt.Sprintf("cannot write %s: %s", p.show, notRegularMessage("it", kind)))
 		}
 		if err := root.MkdirAll(filepath.Dir(p.rel), 0o755); err != nil {
-			return textError(p.diskMessage(fmt.Sprintf("cannot write %s: creating its folder: ", p.show), err))
+			return errorResult(p.diskMessage(fmt.Sprintf("cannot write %s: creating its folder: ", p.show), err))
 		}
 		mode := fs.FileMode(0o644)
 		if fi, err := root.Stat(p.rel); err == nil {
 			mode = fi.Mode().Perm()
 		}
-		st, err = textReplaceFile(root, p.rel, []byte(*a.Content), mode)
+		st, err = replaceFile(root, p.rel, []byte(*a.Content), mode)
 		if err != nil {
-			return textError(p.diskMessage(fmt.Sprintf("cannot write %s: ", p.show), err))
+			return errorResult(p.diskMessage(fmt.Sprintf("cannot write %s: ", p.show), err))
 		}
 	}
-	textStamps(call.Agent)[p.real] = st
-	lines, _ := textSplitLines(*a.Content)
+	stamps(call.Agent)[p.real] = st
+	lines, _ := splitLines(*a.Content)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s written: %d lines\n", p.show, len(lines))
 	if len(lines) > 0 {
-		budget := textReadBytes
-		last, cut := textNumbered(&b, lines, 1, len(lines), textNumberWidth(len(lines)), &budget)
-		b.WriteString(textCutNote(cut))
+		budget := readBytes
+		last, cut := numbered(&b, lines, 1, len(lines), numberWidth(len(lines)), &budget)
+		b.WriteString(cutNote(cut))
 		if last < len(lines) {
 			fmt.Fprintf(&b, "[listing stops at line %d (size limit); read on with line_from %d]\n", last, last+1)
 		}
 	}
 	res := loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n")}
 	if known {
-		res.Diffs = textDiff(p.real, old, *a.Content)
+		res.Diffs = diff(p.real, old, *a.Content)
 	}
 	return res
 }
 
-// textDiskOld returns the text of the file name in root that a write is
+// diskOld returns the text of the file name in root that a write is
 // about to replace: nil and true when there is none; false when it cannot
 // be shown as the old side of a diff (unreadable, binary, or over
-// textDiffMax). notRegular is textNotRegular's word for a name that is
+// diffMax). kind is notRegular's word for a name that is
 // not a regular file ("a named pipe"), which is not to be replaced: it is
 // opened without blocking and not read.
-func textDiskOld(root *os.Root, name string) (old *string, known bool, notRegular string) {
-	f, err := textOpen(root, name)
+func diskOld(root *os.Root, name string) (old *string, known bool, kind string) {
+	f, err := open(root, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true, ""
 	}
@@ -765,23 +736,23 @@ func textDiskOld(root *os.Root, name string) (old *string, known bool, notRegula
 	if err != nil {
 		return nil, false, ""
 	}
-	if kind := textNotRegular(fi.Mode()); kind != "" {
+	if kind := notRegular(fi.Mode()); kind != "" {
 		return nil, false, kind
 	}
-	data, err := io.ReadAll(io.LimitReader(f, textDiffMax+1))
-	if err != nil || len(data) > textDiffMax || bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+	data, err := io.ReadAll(io.LimitReader(f, diffMax+1))
+	if err != nil || len(data) > diffMax || bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return nil, false, ""
 	}
 	s := string(data)
 	return &s, true, ""
 }
 
-// textReplaceFile writes data to a temporary file beside name in root and
+// replaceFile writes data to a temporary file beside name in root and
 // renames it over name, so a crash or a full disk never leaves half a
 // file, and returns the new file's stamp. Both the temporary file and the
 // rename stay in root, whatever the folders on the way have become.
-func textReplaceFile(root *os.Root, name string, data []byte, mode fs.FileMode) (FileStamp, error) {
-	tmp, tmpName, err := textCreateTemp(root, name)
+func replaceFile(root *os.Root, name string, data []byte, mode fs.FileMode) (FileStamp, error) {
+	tmp, tmpName, err := createTemp(root, name)
 	if err != nil {
 		return FileStamp{}, err
 	}
@@ -815,10 +786,10 @@ func textReplaceFile(root *os.Root, name string, data []byte, mode fs.FileMode) 
 	return FileStamp{ModTime: fi.ModTime(), Size: fi.Size(), Sum: sha256.Sum256(data)}, nil
 }
 
-// textCreateTemp creates a new file beside name in root, named as
+// createTemp creates a new file beside name in root, named as
 // os.CreateTemp would with the pattern "."+base+".zero-*", and returns it
 // with its name in root.
-func textCreateTemp(root *os.Root, name string) (*os.File, string, error) {
+func createTemp(root *os.Root, name string) (*os.File, string, error) {
 	dir, base := filepath.Split(name)
 	for try := 0; ; try++ {
 		tmpName := dir + "." + base + ".zero-" + strconv.FormatUint(uint64(rand.Uint32()), 10)
@@ -841,33 +812,33 @@ type lineEdit struct {
 func (e lineEdit) insert() bool { return e.to < e.from }
 func (e lineEdit) removed() int { return e.to - e.from + 1 }
 
-func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPath, a textPatchArgs) loop.ToolResult {
-	fail := func(msg string) loop.ToolResult { return textError(fmt.Sprintf("cannot patch %s: %s", p.show, msg)) }
+func (te *Tool) patch(ctx context.Context, call *loop.ToolCall, p *path, a patchArgs) loop.ToolResult {
+	fail := func(msg string) loop.ToolResult { return errorResult(fmt.Sprintf("cannot patch %s: %s", p.show, msg)) }
 	if len(a.Edits) == 0 {
 		return fail(`tool_args.edits is empty: give a list of {"from", "to", "content"} line edits`)
 	}
-	known := textStamps(call.Agent)
+	known := stamps(call.Agent)
 	seen, ok := known[p.real]
 	if !ok {
 		if te.files != nil {
 			if _, err := te.files.ReadTextFile(ctx, p.real); err != nil {
-				return fail(textFilesMessage("read", err) + "; to create a file, use text_editor:write")
+				return fail(filesMessage("read", err) + "; to create a file, use text_editor:write")
 			}
 		} else if root, err := p.diskRoot(); err != nil {
-			return fail(textOSMessage(err) + "; create it with text_editor:write")
-		} else if fi, err := root.Stat(p.rel); textEscapes(err) {
-			return textError(p.refuse(textEscapeWhy))
+			return fail(rootfs.Reason(err) + "; create it with text_editor:write")
+		} else if fi, err := root.Stat(p.rel); rootfs.IsEscape(err) {
+			return errorResult(p.refuse(escapeWhy))
 		} else if err != nil {
-			return fail(textOSMessage(err) + "; create it with text_editor:write")
-		} else if kind := textNotRegular(fi.Mode()); kind != "" && !fi.IsDir() {
-			return fail(textNotRegularMessage("it", kind))
+			return fail(rootfs.Reason(err) + "; create it with text_editor:write")
+		} else if kind := notRegular(fi.Mode()); kind != "" && !fi.IsDir() {
+			return fail(notRegularMessage("it", kind))
 		}
 		return fail("read it first with text_editor:read: the line numbers of a patch must come from a read")
 	}
 	tf, msg := te.load(ctx, p)
 	if msg != "" {
 		if p.refused(msg) {
-			return textError(msg)
+			return errorResult(msg)
 		}
 		return fail(msg)
 	}
@@ -877,25 +848,25 @@ func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPat
 	case !seen.same(tf.stamp):
 		return fail("the file changed since you last read it; read it again with text_editor:read to get the current line numbers")
 	}
-	edits, msg := textValidateEdits(a.Edits, len(tf.lines), tf.crlf)
+	edits, msg := validateEdits(a.Edits, len(tf.lines), tf.crlf)
 	if msg != "" {
 		return fail(msg)
 	}
 
-	lines, text := textPatched(tf, edits)
+	lines, text := patched(tf, edits)
 	var st FileStamp
 	if te.files != nil {
 		if err := te.files.WriteTextFile(ctx, p.real, text); err != nil {
-			return fail(textFilesMessage("write", err))
+			return fail(filesMessage("write", err))
 		}
 		st = FileStamp{Size: int64(len(text)), Sum: sha256.Sum256([]byte(text))}
 	} else {
 		root, err := p.diskRoot()
 		if err == nil {
-			st, err = textReplaceFile(root, p.rel, []byte(text), tf.mode)
+			st, err = replaceFile(root, p.rel, []byte(text), tf.mode)
 		}
 		if err != nil {
-			return textError(p.diskMessage(fmt.Sprintf("cannot patch %s: ", p.show), err))
+			return errorResult(p.diskMessage(fmt.Sprintf("cannot patch %s: ", p.show), err))
 		}
 	}
 	inPlace := !slices.ContainsFunc(edits, func(e lineEdit) bool { return e.removed() != len(e.lines) })
@@ -904,14 +875,14 @@ func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPat
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s patched: %d edits applied, %d lines now\n", p.show, len(edits), len(lines))
-	b.WriteString(textPatchRegions(lines, edits))
+	b.WriteString(patchRegions(lines, edits))
 	if !inPlace {
 		b.WriteString("[the line count changed: read the file again before the next patch]\n")
 	}
-	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n"), Diffs: textDiff(p.real, &tf.text, text)}
+	return loop.ToolResult{Text: strings.TrimSuffix(b.String(), "\n"), Diffs: diff(p.real, &tf.text, text)}
 }
 
-// textValidateEdits checks the model's edits against a file of total lines and
+// validateEdits checks the model's edits against a file of total lines and
 // returns them sorted by line, inserts before a replacement at the same
 // line, the model's order kept among equals.
 //
@@ -920,7 +891,7 @@ func (te *TextEditor) patch(ctx context.Context, call *loop.ToolCall, p *textPat
 // content (or with "") it deletes them. {from} alone, or with to < from,
 // inserts content before line from; from = total+1 appends. content is
 // whole lines: a missing final newline is implied.
-func textValidateEdits(in []textEdit, total int, crlf bool) ([]lineEdit, string) {
+func validateEdits(in []edit, total int, crlf bool) ([]lineEdit, string) {
 	edits := make([]lineEdit, 0, len(in))
 	for i, raw := range in {
 		n := i + 1
@@ -973,7 +944,7 @@ func textValidateEdits(in []textEdit, total int, crlf bool) ([]lineEdit, string)
 	for _, e := range edits {
 		if e.from <= end {
 			return nil, fmt.Sprintf("edits %d (lines %d-%d) and %d (%s) overlap: give each line to one edit, numbered as in your read",
-				prev.index, prev.from, prev.to, e.index, textDescribeEdit(e))
+				prev.index, prev.from, prev.to, e.index, describeEdit(e))
 		}
 		if !e.insert() {
 			end, prev = e.to, e
@@ -982,23 +953,23 @@ func textValidateEdits(in []textEdit, total int, crlf bool) ([]lineEdit, string)
 	return edits, ""
 }
 
-func textDescribeEdit(e lineEdit) string {
+func describeEdit(e lineEdit) string {
 	if e.insert() {
 		return fmt.Sprintf("insert before line %d", e.from)
 	}
 	return fmt.Sprintf("lines %d-%d", e.from, e.to)
 }
 
-// textPatchRegions lists the patched file around each edit, with the new line
+// patchRegions lists the patched file around each edit, with the new line
 // numbers, merging regions that touch.
-func textPatchRegions(lines []string, edits []lineEdit) string {
+func patchRegions(lines []string, edits []lineEdit) string {
 	type span struct{ from, to int }
 	var spans []span
 	delta := 0
 	for _, e := range edits {
 		start := e.from + delta
 		end := start + len(e.lines) - 1 // a deletion: the join, start-1 and start
-		s := span{max(1, start-textPatchContext), min(len(lines), end+textPatchContext)}
+		s := span{max(1, start-patchContext), min(len(lines), end+patchContext)}
 		if k := len(spans) - 1; k >= 0 && s.from <= spans[k].to+1 {
 			spans[k].to = max(spans[k].to, s.to)
 		} else if s.from <= s.to {
@@ -1010,20 +981,20 @@ func textPatchRegions(lines []string, edits []lineEdit) string {
 		return ""
 	}
 	var b strings.Builder
-	budget := textReadBytes
-	width := textNumberWidth(spans[len(spans)-1].to)
+	budget := readBytes
+	width := numberWidth(spans[len(spans)-1].to)
 	var cut []int
 	for i, s := range spans {
 		if i > 0 {
 			b.WriteString("  ...\n")
 		}
-		last, c := textNumbered(&b, lines, s.from, s.to, width, &budget)
+		last, c := numbered(&b, lines, s.from, s.to, width, &budget)
 		cut = append(cut, c...)
 		if last < s.to {
 			fmt.Fprintf(&b, "[listing stops at line %d (size limit)]\n", last)
 			break
 		}
 	}
-	b.WriteString(textCutNote(cut))
+	b.WriteString(cutNote(cut))
 	return b.String()
 }

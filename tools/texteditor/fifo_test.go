@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools_test
+package texteditor_test
 
 import (
 	"io/fs"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/zeroagent/zero/loop"
-	"github.com/zeroagent/zero/tools"
+	"github.com/zeroagent/zero/tools/texteditor"
 )
 
 // fifoGuard is how long a call on a named pipe may take before the test
@@ -79,7 +79,7 @@ func TestPreviewChangeNamedPipe(t *testing.T) {
 				msg string
 				ok  bool
 			)
-			teReturns(t, fifo, func() { d, msg, ok = tools.PreviewChange([]string{ws}, tc.method, tc.args) })
+			teReturns(t, fifo, func() { d, msg, ok = texteditor.PreviewChange([]string{ws}, tc.method, tc.args) })
 			if want := fifo + " is not a regular file (a named pipe)"; ok || !strings.Contains(msg, want) {
 				t.Errorf("PreviewChange = %+v, %q, %v; want not ok with %q", d, msg, ok, want)
 			}
@@ -111,7 +111,7 @@ func TestTextEditorNamedPipe(t *testing.T) {
 			t.Parallel()
 			ws := t.TempDir()
 			fifo := filepath.Join(ws, "notes.md")
-			te, a := tools.NewTextEditor(ws), teAgent(t, ws)
+			te, a := texteditor.New(ws), teAgent(t, ws)
 			if tc.readFirst {
 				teWriteFile(t, fifo, "one\n")
 				if res := teCall(t, te, a, "read", `{"path": "notes.md"}`); res.IsError {

@@ -1,4 +1,4 @@
-package tools_test
+package texteditor_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/profiles"
-	"github.com/zeroagent/zero/tools"
+	"github.com/zeroagent/zero/tools/texteditor"
 )
 
 // teIdleModel is a model the text editor tests never call: they drive the
@@ -42,7 +42,7 @@ func teAgent(t *testing.T, ws string) *loop.Agent {
 }
 
 // teCall runs one text_editor call; args is JSON.
-func teCall(t *testing.T, te *tools.TextEditor, a *loop.Agent, method, args string) loop.ToolResult {
+func teCall(t *testing.T, te *texteditor.Tool, a *loop.Agent, method, args string) loop.ToolResult {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(args), &m); err != nil {
@@ -141,7 +141,7 @@ func TestTextEditorRead(t *testing.T) {
 			if tt.content != "" || strings.Contains(tt.name, "empty") {
 				teWriteFile(t, filepath.Join(ws, "f.txt"), tt.content)
 			}
-			res := teCall(t, tools.NewTextEditor(ws), teAgent(t, ws), "read", tt.args)
+			res := teCall(t, texteditor.New(ws), teAgent(t, ws), "read", tt.args)
 			if res.IsError != tt.isError {
 				t.Errorf("IsError = %v, want %v: %s", res.IsError, tt.isError, res.Text)
 			}
@@ -196,7 +196,7 @@ func TestTextEditorWrite(t *testing.T) {
 			default:
 				teWriteFile(t, target, tt.before)
 			}
-			res := teCall(t, tools.NewTextEditor(ws), teAgent(t, ws), "write", strings.ReplaceAll(tt.args, "WS", ws))
+			res := teCall(t, texteditor.New(ws), teAgent(t, ws), "write", strings.ReplaceAll(tt.args, "WS", ws))
 			if res.IsError != tt.isError || !strings.Contains(res.Text, tt.result) {
 				t.Errorf("result (IsError %v) = %q, want IsError %v containing %q", res.IsError, res.Text, tt.isError, tt.result)
 			}
@@ -224,7 +224,7 @@ func TestTextEditorWriteKeepsMode(t *testing.T) {
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	te, a := tools.NewTextEditor(ws), teAgent(t, ws)
+	te, a := texteditor.New(ws), teAgent(t, ws)
 	if res := teCall(t, te, a, "write", `{"path": "run.sh", "content": "#!/bin/sh\necho hi\n"}`); res.IsError {
 		t.Fatal(res.Text)
 	}
@@ -296,7 +296,7 @@ func TestTextEditorPatch(t *testing.T) {
 			ws := t.TempDir()
 			path := filepath.Join(ws, "f.txt")
 			teWriteFile(t, path, tt.before)
-			te, a := tools.NewTextEditor(ws), teAgent(t, ws)
+			te, a := texteditor.New(ws), teAgent(t, ws)
 			if res := teCall(t, te, a, "read", `{"path": "f.txt"}`); res.IsError {
 				t.Fatal(res.Text)
 			}
@@ -419,7 +419,7 @@ func TestTextEditorPatchNeedsFreshRead(t *testing.T) {
 			if err := os.Symlink("f.txt", filepath.Join(ws, "link.txt")); err != nil {
 				t.Fatal(err)
 			}
-			te, a := tools.NewTextEditor(), teAgent(t, ws) // the session's workspace
+			te, a := texteditor.New(), teAgent(t, ws) // the session's workspace
 			for i, s := range tt.steps {
 				if s.external != nil {
 					s.external(t, path)
@@ -437,15 +437,15 @@ func TestTextEditorStampsArePerAgent(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	teWriteFile(t, filepath.Join(ws, "f.txt"), "a\n")
-	te := tools.NewTextEditor(ws)
+	te := texteditor.New(ws)
 	reader, other := teAgent(t, ws), teAgent(t, ws)
 	teCall(t, te, reader, "read", `{"path": "f.txt"}`)
 	if res := teCall(t, te, other, "patch", `{"path": "f.txt", "edits": [{"from": 1, "to": 1, "content": "b\n"}]}`); !res.IsError {
 		t.Errorf("another agent's read should not count: %s", res.Text)
 	}
-	st, ok := reader.Data[tools.TextEditorReadsKey].(map[string]tools.FileStamp)
+	st, ok := reader.Data[texteditor.ReadsKey].(map[string]texteditor.FileStamp)
 	if !ok || len(st) != 1 {
-		t.Errorf("Data[%q] = %#v, want one stamp", tools.TextEditorReadsKey, reader.Data[tools.TextEditorReadsKey])
+		t.Errorf("Data[%q] = %#v, want one stamp", texteditor.ReadsKey, reader.Data[texteditor.ReadsKey])
 	}
 }
 
@@ -471,7 +471,7 @@ func TestTextEditorPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	te := tools.NewTextEditor(ws, second)
+	te := texteditor.New(ws, second)
 	tests := []struct {
 		name, method, args string
 		want               string
@@ -543,17 +543,17 @@ func teCheckPathsOutside(t *testing.T, ws, second, outside string) {
 
 func TestTextEditorNoWorkspace(t *testing.T) {
 	t.Parallel()
-	res, err := tools.NewTextEditor().Execute(context.Background(), &loop.ToolCall{
+	res, err := texteditor.New().Execute(context.Background(), &loop.ToolCall{
 		Name: "text_editor", Method: "read", Args: map[string]any{"path": "x"}, Agent: teAgent(t, ""),
 	})
-	if !errors.Is(err, tools.ErrNoWorkspace) {
+	if !errors.Is(err, texteditor.ErrNoWorkspace) {
 		t.Errorf("Execute = %+v, %v; want ErrNoWorkspace", res, err)
 	}
 }
 
 func TestTextEditorIdentity(t *testing.T) {
 	t.Parallel()
-	te := tools.NewTextEditor()
+	te := texteditor.New()
 	if diff := cmp.Diff([]string{"text_editor", "read", "edit", "edit"}, []string{te.Name(), te.Kind("read"), te.Kind("write"), te.Kind("patch")}); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -567,7 +567,7 @@ func BenchmarkTextEditor(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := loop.NewSession("bench", loop.Config{Setup: loop.Setup{Model: teIdleModel{}, Prompts: profiles.New()}, Workspace: ws}, nil)
-	te, a := tools.NewTextEditor(ws), s.Agent0()
+	te, a := texteditor.New(ws), s.Agent0()
 	run := func(method string, args map[string]any) {
 		res, err := te.Execute(context.Background(), &loop.ToolCall{Name: "text_editor", Method: method, Args: args, Agent: a})
 		if err != nil || res.IsError {
@@ -601,7 +601,7 @@ type teFiles struct {
 
 type teCtxKey struct{}
 
-var _ tools.Files = (*teFiles)(nil)
+var _ texteditor.Files = (*teFiles)(nil)
 
 func newTeFiles(bufs map[string]string) *teFiles {
 	if bufs == nil {
@@ -758,7 +758,7 @@ func TestTextEditorFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := newTeFiles(map[string]string{filepath.Join(ws, "f.txt"): "buf a\nbuf b\nbuf c\n"})
-			te, a := tools.NewTextEditor(ws).WithFiles(f), teAgent(t, ws)
+			te, a := texteditor.New(ws).WithFiles(f), teAgent(t, ws)
 			for i, s := range tt.steps {
 				if s.before != nil {
 					s.before(f, ws)
@@ -799,7 +799,7 @@ func TestTextEditorFilesContext(t *testing.T) {
 	t.Parallel()
 	ws := teRealDir(t, t.TempDir())
 	f := newTeFiles(map[string]string{filepath.Join(ws, "f.txt"): "a\n"})
-	te, a := tools.NewTextEditor(ws).WithFiles(f), teAgent(t, ws)
+	te, a := texteditor.New(ws).WithFiles(f), teAgent(t, ws)
 	ctx := context.WithValue(context.Background(), teCtxKey{}, "turn")
 	for _, c := range []struct {
 		method string
@@ -832,12 +832,12 @@ func TestTextEditorWithFilesNil(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	teWriteFile(t, filepath.Join(ws, "f.txt"), "disk\n")
-	orig := tools.NewTextEditor(ws)
+	orig := texteditor.New(ws)
 	f := newTeFiles(map[string]string{filepath.Join(teRealDir(t, ws), "f.txt"): "buffer\n"})
 	viaFiles := orig.WithFiles(f)
 	for _, c := range []struct {
 		name string
-		te   *tools.TextEditor
+		te   *texteditor.Tool
 		want string
 	}{
 		{"original", orig, "1 | disk"},
@@ -885,7 +885,7 @@ func TestTextEditorDiffs(t *testing.T) {
 			t.Run(mode+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
 				ws := teRealDir(t, t.TempDir())
-				te := tools.NewTextEditor(ws)
+				te := texteditor.New(ws)
 				content := strings.ReplaceAll(tt.before, "EMPTY", "")
 				if mode == "disk" {
 					if tt.before != "" {
@@ -927,7 +927,7 @@ func TestTextEditorDiffsOfBinary(t *testing.T) {
 	t.Parallel()
 	ws := teRealDir(t, t.TempDir())
 	teWriteFile(t, filepath.Join(ws, "b.bin"), "\x00\x01\x02")
-	res := teCall(t, tools.NewTextEditor(ws), teAgent(t, ws), "write", `{"path": "b.bin", "content": "text\n"}`)
+	res := teCall(t, texteditor.New(ws), teAgent(t, ws), "write", `{"path": "b.bin", "content": "text\n"}`)
 	if res.IsError || len(res.Diffs) != 0 {
 		t.Errorf("write = %+v, want success without diffs", res)
 	}
@@ -998,7 +998,7 @@ func TestTextEditorSymlinkSwapAfterCheck(t *testing.T) {
 				if link == "relative" {
 					target = filepath.Join("..", "outside")
 				}
-				te, a := tools.NewTextEditor(ws), teAgent(t, ws)
+				te, a := texteditor.New(ws), teAgent(t, ws)
 				if tt.readFirst {
 					if res := teCall(t, te, a, "read", `{"path": "dir/f.txt"}`); res.IsError {
 						t.Fatal(res.Text)
@@ -1069,7 +1069,7 @@ func TestTextEditorSymlinkSwapRace(t *testing.T) {
 
 	// Writers in parallel, each an agent of its own (an agent's stamps are
 	// not for concurrent use), widen the chance of hitting the window.
-	te := tools.NewTextEditor(ws)
+	te := texteditor.New(ws)
 	const writers = 4
 	var written, refused atomic.Int64
 	var escaped atomic.Bool
@@ -1116,7 +1116,7 @@ func TestTextEditorRootThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, ws); err != nil {
 		t.Fatal(err)
 	}
-	te, a := tools.NewTextEditor(ws), teAgent(t, ws)
+	te, a := texteditor.New(ws), teAgent(t, ws)
 	for _, s := range []struct{ method, args, want string }{
 		{"read", `{"path": "f.txt"}`, ws + "/f.txt: 2 lines"},
 		{"patch", `{"path": "f.txt", "edits": [{"from": 2, "to": 2, "content": "B\n"}]}`, "1 edits applied"},
