@@ -1145,9 +1145,9 @@ func clipOutput(s string, n int) string {
 // as the event tells it (the title is "tool: subject", the subject
 // clipped).
 func requestOf(e server.Event) server.Request {
-	r := server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Title: e.Title}
+	r := server.Request{ID: e.Text, Session: e.Session, Agent: e.Agent, Item: e.Item, Tool: e.Tool, Method: e.Method, Title: server.ApprovalTitle(e)}
 	_ = json.Unmarshal(e.Args, &r.Args) // the call's arguments: nil when there are none
-	if _, subject, ok := strings.Cut(e.Title, ": "); ok {
+	if _, subject, ok := strings.Cut(r.Title, ": "); ok {
 		r.Subject = subject
 	}
 	return r

@@ -38,10 +38,13 @@ type renderer struct {
 	// pullsSaid are the tool calls whose pull was said to start.
 	pulling   bool
 	pullsSaid map[string]bool
+	// tools says, as every face does, which tool call an event is about,
+	// its title and how it stands.
+	tools *server.Presenter
 }
 
 func NewRenderer(w io.Writer, color bool) *renderer {
-	return &renderer{w: w, color: color, atBOL: true, streamed: map[string]bool{}, pullsSaid: map[string]bool{}}
+	return &renderer{w: w, color: color, atBOL: true, streamed: map[string]bool{}, pullsSaid: map[string]bool{}, tools: server.NewPresenter()}
 }
 
 const (
@@ -134,14 +137,11 @@ func (r *renderer) event(e server.Event) {
 		r.enter("thoughts", r.style(prefix+"thinking: ", dim, italic))
 		r.write(r.style(e.Text, dim, italic))
 	case loop.EventToolCall:
-		if e.Tool == "response" {
+		v, ok := r.tools.Tool(e)
+		if !ok { // the response tool's call: the answer follows
 			return
 		}
-		title := e.Title
-		detail := e.Tool
-		if e.Method != "" {
-			detail += ":" + e.Method
-		}
+		title, detail := v.Title, v.Name
 		var args map[string]any
 		_ = json.Unmarshal(e.Args, &args)
 		if code, ok := args["code"].(string); ok && strings.TrimSpace(code) != "" {
@@ -161,18 +161,19 @@ func (r *renderer) event(e server.Event) {
 	case loop.EventToolResult:
 		streamed := r.streamed[e.Item] || e.Item == "" && r.in("output")
 		delete(r.streamed, e.Item)
+		v, ok := r.tools.Tool(e)
 		switch {
-		case e.Tool == "response":
-		case e.Status == loop.ToolFailed:
+		case !ok: // the response tool's result: the answer says it
+		case v.Status == loop.ToolFailed:
 			r.line(r.style(prefix+"✗ "+firstLineOf(e.Text), red))
 			if e.Error != "" { // what the run reports, should it end on it: said now
 				r.lastError = e.Error
 			}
-		case e.Status == loop.ToolCancelled:
+		case v.Status == loop.ToolCancelled:
 			// The run's end says it was cancelled, once; a tool the
 			// user's message kept from running is followed by the message.
 			r.enter("", "")
-		case e.Running:
+		case v.Running:
 			// The text repeats the output and adds a note for the model;
 			// the user is told in plain words.
 			r.line(r.style(prefix+"(still running: the agent can wait for it, type into it or stop it)", dim))
