@@ -18,9 +18,8 @@ const (
 const KindOther = "other"
 
 // ToolView is a tool call as every face shows it: the ACP mapper, the MCP
-// progress and zero_status, the transcript (and, once it is moved onto it,
-// the terminal's renderer). The Presenter works it out, so each face says
-// the same of a call.
+// progress and zero_status, the transcript and the terminal's renderer.
+// The Presenter works it out, so each face says the same of a call.
 type ToolView struct {
 	Item   string          // the call's item: its id
 	Agent  int             // the agent that made it

@@ -24,8 +24,11 @@ import (
 	"github.com/zeroagent/zero/loop"
 )
 
-// chatWait bounds every wait of these tests; it only guards against a hang.
-const chatWait = 20 * time.Second
+// chatWait bounds every wait of these tests; it only guards against a hang,
+// and is long enough for a pty test on two cores shared with other test runs
+// (20 s was not: TestChat21ApprovalShowsTheChange ran out of it beside three
+// other workers).
+const chatWait = time.Minute
 
 // chatTerm is zero chat in a pseudo-terminal, typed at and read as a person
 // would: the test binary is the zero command (TestMain). What zero writes is
