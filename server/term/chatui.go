@@ -139,7 +139,7 @@ func newChatUI(ctx context.Context, c Chat) *chatUI {
 		input: in,
 		spin:  spinner.New(spinner.WithSpinner(spinner.Dot)),
 		out:   out,
-		view:  NewRenderer(out, color),
+		view:  newRenderer(out, color),
 		width: width,
 	}
 }
@@ -174,7 +174,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 		m.stopFollow()
 	}
 	m.sess = sess
-	m.view = NewRenderer(m.out, m.color)
+	m.view = newRenderer(m.out, m.color)
 	m.asks, m.mine, m.cancelling = nil, nil, false
 	m.syncAsk()
 	var since int64
@@ -1074,7 +1074,7 @@ func (m *chatUI) transcript(info server.Info, evs []server.Event) []string {
 		evs = evs[starts[n]:]
 	}
 	lines := &chatLines{}
-	r := NewRenderer(lines, m.color)
+	r := newRenderer(lines, m.color)
 	asked := map[string]server.Request{}
 	for _, e := range evs {
 		switch e.Type {

@@ -43,7 +43,7 @@ type renderer struct {
 	tools *server.Presenter
 }
 
-func NewRenderer(w io.Writer, color bool) *renderer {
+func newRenderer(w io.Writer, color bool) *renderer {
 	return &renderer{w: w, color: color, atBOL: true, streamed: map[string]bool{}, pullsSaid: map[string]bool{}, tools: server.NewPresenter()}
 }
 

@@ -14,7 +14,7 @@ import (
 func TestRendererIndentsSubordinates(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	r := NewRenderer(&b, false)
+	r := newRenderer(&b, false)
 	for _, e := range []server.Event{
 		{Agent: 0, Type: loop.EventThoughtsDelta, Text: "I will ask a researcher"},
 		{Agent: 0, Type: loop.EventToolCall, Tool: "call_subordinate", Title: "Delegating", Args: []byte(`{"message":"find it"}`)},
@@ -53,7 +53,7 @@ It is in a.txt and b.txt.
 // its own start and print an innocent one is shown as it is.
 func TestRenderShowsControlCharacters(t *testing.T) {
 	var b strings.Builder
-	r := NewRenderer(&b, false)
+	r := newRenderer(&b, false)
 	args, _ := json.Marshal(map[string]string{"code": "rm -rf ~/precious #\r\x1b[2KAllow ls -la"})
 	r.event(server.Event{Type: loop.EventToolCall, Tool: "code_execution_tool", Title: "Listing\x1b]0;pwned\x07", Args: args})
 	r.event(server.Event{Type: loop.EventThoughtsDelta, Text: "fine\x1b[2J\x9b"})
@@ -81,7 +81,7 @@ func TestTermGateShowsControlCharacters(t *testing.T) {
 func TestRenderResultsSayEachFactOnce(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	r := NewRenderer(&b, false)
+	r := newRenderer(&b, false)
 	r.event(server.Event{Type: loop.EventToolCall, Item: "tool-1", Tool: "code_execution_tool", Title: "Counting", Args: []byte(`{"code":"count"}`)})
 	r.event(server.Event{Type: loop.EventToolOutputDelta, Item: "tool-1", Text: "tick 1\n"})
 	r.line("› hurry up") // the chat prints the user's message
@@ -117,7 +117,7 @@ tick 1
 func TestRenderPullInPlace(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	r := NewRenderer(&b, false)
+	r := newRenderer(&b, false)
 	r.live, r.width = true, func() int { return 30 }
 	pull := func(status, text string) {
 		r.event(server.Event{Type: server.EventSandboxPull, Item: "tool-1", Status: status, Text: text})

@@ -65,7 +65,7 @@ func (r Run) Prompt(ctx context.Context, message string) int {
 			}
 		}
 	} else {
-		view = NewRenderer(r.Out, r.Color)
+		view = newRenderer(r.Out, r.Color)
 		if f, ok := r.Out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			view.live = true
 			view.width = func() int { w, _, _ := term.GetSize(int(f.Fd())); return w }
