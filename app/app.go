@@ -59,7 +59,7 @@ func AddCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 	return f
 }
 
-// overrides are the configuration keys set by flags the user gave.
+// Overrides are the configuration keys set by flags the user gave.
 func (f *commonFlags) Overrides() map[string]string {
 	keys := map[string]string{
 		"model": "models.chat.model", "base-url": "models.chat.base_url", "utility-model": "models.utility.model",
@@ -74,7 +74,7 @@ func (f *commonFlags) Overrides() map[string]string {
 	return set
 }
 
-// app is what the commands share: the workspace, the effective
+// App is what the commands share: the workspace, the effective
 // configuration and the profiles, and the pieces built from them.
 type App struct {
 	Workspace, UserDir string
@@ -134,7 +134,7 @@ func NewApp(f *commonFlags, stderr io.Writer) (*App, error) {
 	return NewAppAt(ws, nil, f.Overrides(), newLogger(stderr), nil)
 }
 
-// newAppAt builds the app of workspace ws (absolute) with more roots.
+// NewAppAt builds the app of workspace ws (absolute) with more roots.
 func NewAppAt(ws string, roots []string, flags map[string]string, logger *slog.Logger, env Env) (*App, error) {
 	userDir := env.UserConfigDir()
 	cfg, err := config.Load(config.Sources{UserDir: userDir, Workspace: ws, Flags: flags, Getenv: env.Get})
@@ -182,7 +182,7 @@ func keyVariables(cfg *config.Effective, loader *profiles.Loader) []string {
 	})
 }
 
-// openSandbox starts the configured backend and the code execution tool
+// OpenSandbox starts the configured backend and the code execution tool
 // on it.
 func (a *App) OpenSandbox(ctx context.Context) error {
 	backend, err := a.ChooseBackend(ctx)
@@ -194,7 +194,7 @@ func (a *App) OpenSandbox(ctx context.Context) error {
 	return nil
 }
 
-// chooseBackend opens the configured sandbox: docker, local, or auto
+// ChooseBackend opens the configured sandbox: docker, local, or auto
 // (docker when an engine answers and has the image or its registry does,
 // else local with a warning). Nothing heavy happens here: the engine is
 // pinged and asked about the image, which is pulled (and the container
@@ -351,7 +351,7 @@ func zeroState(env Env) []string {
 	return out
 }
 
-// docker builds the Docker backend from the configuration.
+// Docker builds the Docker backend from the configuration.
 func (a *App) Docker() (*sandbox.Docker, error) {
 	c := a.Config.Sandbox
 	mem, err := parseSize(c.Memory)
@@ -500,7 +500,7 @@ func (a *App) codeExecutionAs(user string) (*tools.CodeExecution, error) {
 	return ce, nil
 }
 
-// close stops what the app started on this machine and in the sandbox:
+// Close stops what the app started on this machine and in the sandbox:
 // the MCP servers of every session, the shells and the backend, all at
 // once, each within its own library's waits (a stdio server gets its time
 // to exit after its stdin closes, then SIGTERM, then a kill; see
@@ -670,7 +670,7 @@ func (a *App) setup(name string, withModel bool) (loop.Setup, error) {
 	return a.SetupFor("", name, "", nil, withModel)
 }
 
-// setupFor is setup with the chat model chosen in the editor ("" for the
+// SetupFor is setup with the chat model chosen in the editor ("" for the
 // configured one) and the editor's file access for text_editor (nil for
 // the disk).
 func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withModel bool) (loop.Setup, error) {
@@ -766,12 +766,12 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 	return st, err
 }
 
-// session builds a session whose agent 0 has the configured profile.
+// Session builds a session whose agent 0 has the configured profile.
 func (a *App) Session(sink func(loop.Event), withModel bool) (*loop.Session, error) {
 	return a.SessionFor(SessionOpts{ID: NewID()}, sink, withModel)
 }
 
-// sessionOpts is what an editor chooses for a session.
+// SessionOpts is what an editor chooses for a session.
 type SessionOpts struct {
 	ID, Profile, model string // "" for the configured profile and model
 	files              texteditor.Files
@@ -779,7 +779,7 @@ type SessionOpts struct {
 	mcp                []mcpclient.Server  // MCP servers the editor passed
 }
 
-// sessionFor builds a session as the editor asked.
+// SessionFor builds a session as the editor asked.
 func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (*loop.Session, error) {
 	if o.ID != "" && sink != nil {
 		a.mu.Lock()
@@ -921,7 +921,7 @@ func (noModel) Stream(context.Context, llm.Request, llm.StreamFunc) (llm.Result,
 	return llm.Result{}, errors.New("no model in this command")
 }
 
-// initMemory gives the app's agents Agent Zero's memory in st: the memory
+// InitMemory gives the app's agents Agent Zero's memory in st: the memory
 // tools, recall and memorize with the utility model, and the behaviour
 // rules. With an embedding model (models.embedding) memories are searched by
 // meaning too. startMemory starts its background work.

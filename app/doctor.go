@@ -28,7 +28,7 @@ type checkResult struct {
 	Fix    string // how to fix it, when !ok or note
 }
 
-// diagnose runs the doctor's checks, in order, on the assembly.
+// Diagnose runs the doctor's checks, in order, on the assembly.
 func Diagnose(ctx context.Context, a *App) []checkResult {
 	conf := checkResult{Name: "configuration", OK: true, Detail: fmt.Sprintf("loaded (profile %s from %s)", a.Config.Profile, a.Config.Origin("profile"))}
 	for _, ig := range a.Config.Ignored() {
@@ -151,7 +151,7 @@ func noKey(ep endpoint) (detail, fix string) {
 		fmt.Sprintf("export %s=<your key>; or, for a server that needs none, set models.chat.api_key_env: \"\" (or point OPENAI_BASE_URL at a local server such as Ollama, http://localhost:11434/v1)", ep.keyEnv)
 }
 
-// localEndpoint reports whether a base URL points at this machine or the
+// LocalEndpoint reports whether a base URL points at this machine or the
 // local network (loopback, private and link-local addresses, localhost,
 // names without a dot, .local, .lan, .internal, .home.arpa), where
 // servers usually need no key.

@@ -145,7 +145,7 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// isTerminalIn reports whether r is a terminal a person can answer on
+// IsTerminalIn reports whether r is a terminal a person can answer on
 // (/dev/null is a character device, but nobody types there).
 func IsTerminalIn(r io.Reader) bool {
 	f, ok := r.(*os.File)

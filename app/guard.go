@@ -15,16 +15,16 @@ import (
 	"github.com/zeroagent/zero/profiles"
 )
 
-// exitUsage is the exit status of a command that cannot start as asked: a
+// ExitUsage is the exit status of a command that cannot start as asked: a
 // bad flag, a configuration that does not work, a profile that does not
 // exist, a workspace refused. Every command returns it for the same cause.
 const ExitUsage = 2
 
-// errBroadWorkspace is the refusal of a workspace that holds the user's
+// ErrBroadWorkspace is the refusal of a workspace that holds the user's
 // whole home directory.
 var ErrBroadWorkspace = errors.New("workspace not confirmed")
 
-// preflight checks what a terminal command that runs the agent needs before
+// Preflight checks what a terminal command that runs the agent needs before
 // anything starts (no sandbox, no model call): the configured profile
 // exists, and a workspace as broad as the home directory was meant. It
 // prints the one-line reason and returns the exit status when the command
@@ -69,7 +69,7 @@ func (f *commonFlags) explicit(name string) bool {
 	return set
 }
 
-// confirmWorkspace asks before an agent gets the whole home directory (or
+// ConfirmWorkspace asks before an agent gets the whole home directory (or
 // the whole file system, or a folder holding the home directory) as its
 // workspace: it could read and change everything there. On a terminal
 // (interactive) it asks on errw and reads the answer from in, one line,
@@ -115,7 +115,7 @@ func broadWorkspace(ws string) string {
 	return ""
 }
 
-// realPath is p absolute, cleaned and with symbolic links resolved where
+// RealPath is p absolute, cleaned and with symbolic links resolved where
 // they can be.
 func RealPath(p string) string {
 	if abs, err := filepath.Abs(p); err == nil {
@@ -146,7 +146,7 @@ func readLine(r io.Reader) string {
 	}
 }
 
-// checkProfile fails, on one line that lists the profiles there are, when
+// CheckProfile fails, on one line that lists the profiles there are, when
 // the configured profile does not exist. A profile that exists but is
 // broken passes: it is reported where it is used.
 func (a *App) CheckProfile() error {
@@ -163,7 +163,7 @@ func (a *App) CheckProfile() error {
 	return fmt.Errorf("no profile %q (profile from %s); the profiles are: %s", a.Config.Profile, a.Config.Origin("profile"), strings.Join(names, ", "))
 }
 
-// profileGate is checkProfile for the commands that print: the one-line
+// ProfileGate is checkProfile for the commands that print: the one-line
 // reason on stderr and the exit status, or 0.
 func (a *App) ProfileGate(stderr io.Writer) int {
 	if err := a.CheckProfile(); err != nil {

@@ -2,7 +2,7 @@ package app
 
 import "golang.org/x/sys/unix"
 
-// harden makes this process non-dumpable: its /proc/<pid>/environ, mem and
+// Harden makes this process non-dumpable: its /proc/<pid>/environ, mem and
 // fds then belong to root, so a command the agent runs as the same user
 // without a PID namespace (the local backend without bubblewrap) cannot
 // read Zero's API key from its environment, nor attach a debugger to it.

@@ -2,5 +2,5 @@
 
 package app
 
-// harden has nothing to do where no /proc exposes a process's environment.
+// Harden has nothing to do where no /proc exposes a process's environment.
 func Harden() {}

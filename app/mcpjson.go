@@ -10,7 +10,7 @@ import (
 	"github.com/zeroagent/zero/mcpconf"
 )
 
-// workspaceMCP reads the MCP servers of a trusted workspace's .mcp.json
+// WorkspaceMCP reads the MCP servers of a trusted workspace's .mcp.json
 // (Claude Code's and Cursor's file: {"mcpServers": {name: {command, args,
 // env} or {type: "http", url, headers}}}), from code, the copy of what the
 // user trusted (see workspaceCode); none when the workspace is not trusted.

@@ -41,7 +41,7 @@ func (m hostMemory) Memories(ctx context.Context, q server.MemoryQuery) ([]serve
 	return WorkspaceMemories(ctx, svc, set, q.Workspace, q.Query, q.Area, q.Limit)
 }
 
-// workspaceMemories lists the newest memories of ws and the user's, or
+// WorkspaceMemories lists the newest memories of ws and the user's, or
 // with a query those most relevant to it (no threshold: the best first).
 // Their texts, sources and metadata are masked with set: a memory saved
 // with §§secret(NAME) keeps the alias (the memory tools get aliases, see
@@ -82,7 +82,7 @@ func WorkspaceMemories(ctx context.Context, svc *memory.Service, set *secrets.Se
 	return out, nil
 }
 
-// maskMemory returns m with every secret value in its text, source and
+// MaskMemory returns m with every secret value in its text, source and
 // metadata replaced by its alias.
 func MaskMemory(set *secrets.Set, m memory.Memory) memory.Memory {
 	if set == nil {
@@ -97,7 +97,7 @@ func MaskMemory(set *secrets.Set, m memory.Memory) memory.Memory {
 	return m
 }
 
-// memorySecrets are the secrets `zero memory` masks what it prints with:
+// MemorySecrets are the secrets `zero memory` masks what it prints with:
 // those of the workspace's app (the user's secrets.env, the trusted
 // workspace's, Zero's own keys); the user's file and the model key alone
 // when the configuration does not load.

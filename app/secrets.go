@@ -9,11 +9,11 @@ import (
 	"github.com/zeroagent/zero/secrets"
 )
 
-// logSecrets are the values every log line of this process is masked
+// LogSecrets are the values every log line of this process is masked
 // with: the user's secrets.env and Zero's own keys (see newLogger).
 var LogSecrets atomic.Pointer[secrets.Set]
 
-// secrets are the secrets of the app's agents: the user's
+// Secrets are the secrets of the app's agents: the user's
 // ~/.config/zero/secrets.env and, once the workspace is trusted, its
 // .zero/secrets.env (from the copy of what was trusted). The model sees only their names; §§secret(NAME) in a
 // tool's arguments becomes the value just before the tool runs, and every
@@ -70,7 +70,7 @@ func withMCPCredentials(set *secrets.Set, servers []mcpclient.Server) *secrets.S
 	return set
 }
 
-// addMCPCredentials masks, from now on, the credentials of servers an
+// AddMCPCredentials masks, from now on, the credentials of servers an
 // editor passed for a session (see withMCPCredentials), in the agents'
 // secrets and in this process's logs.
 func (a *App) AddMCPCredentials(servers []mcpclient.Server) {

@@ -24,7 +24,7 @@ import (
 	"github.com/zeroagent/zero/tools/texteditor"
 )
 
-// host is what the editor faces share: one app (configuration, profiles,
+// Host is what the editor faces share: one app (configuration, profiles,
 // sandbox, model clients) per workspace, built when a session first asks
 // for it, and the session manager with its approval broker.
 type Host struct {
@@ -47,7 +47,7 @@ type Host struct {
 	closing atomic.Bool
 }
 
-// serveFlags parses the flags of `zero acp|mcp|lsp`; extra adds the
+// ServeFlags parses the flags of `zero acp|mcp|lsp`; extra adds the
 // face's own. It returns nil when the command is over with code.
 func ServeFlags(ctx context.Context, name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (h *Host, code int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -164,7 +164,7 @@ func (h *Host) trust() server.Trust {
 	return hostTrust{h}
 }
 
-// newHostWith is the host of one command's app (zero run, zero chat): its
+// NewHostWith is the host of one command's app (zero run, zero chat): its
 // sessions are stored like the editor faces', so each can continue them.
 func NewHostWith(ctx context.Context, a *App) *Host {
 	h := &Host{env: a.env, Workspace: a.Workspace, Logger: a.Logger, apps: map[string]*App{a.Workspace: a}}
@@ -173,7 +173,7 @@ func NewHostWith(ctx context.Context, a *App) *Host {
 	return h
 }
 
-// app returns the app of a workspace (its first root), creating it.
+// App returns the app of a workspace (its first root), creating it.
 func (h *Host) App(roots []string) (*App, error) {
 	key := strings.Join(roots, "\x00")
 	h.mu.Lock()
@@ -193,7 +193,7 @@ func (h *Host) App(roots []string) (*App, error) {
 	return a, nil
 }
 
-// roots checks a session's workspace folders: absolute directories, none
+// Roots checks a session's workspace folders: absolute directories, none
 // as broad as the home directory unless chosen (refuseBroad); none means
 // the default workspace.
 func (h *Host) Roots(spec server.SessionSpec) ([]string, error) {
@@ -219,7 +219,7 @@ func (h *Host) Roots(spec server.SessionSpec) ([]string, error) {
 	})
 }
 
-// sandbox returns the configured backend ("docker", "local", "auto") and
+// Sandbox returns the configured backend ("docker", "local", "auto") and
 // says, for the MCP instructions, where the agent's commands run (the
 // sandbox itself opens with the first session).
 func (h *Host) Sandbox() (backend, where string) {
@@ -298,7 +298,7 @@ func files(f server.FileAccess) texteditor.Files {
 	return f
 }
 
-// close ends every session, in order: their runs are cancelled and given
+// Close ends every session, in order: their runs are cancelled and given
 // grace to end; what they taught is memorized; then the MCP servers, the
 // shells and the sandboxes stop (containers stay for reuse), each given the
 // time its own library takes to stop it; only then, with every run over, is
@@ -392,7 +392,7 @@ func openStore(env Env, logger *slog.Logger, warn func(string)) *store.Store {
 	return st
 }
 
-// ensureSandbox opens the sandbox once it works: a failure (Docker not
+// EnsureSandbox opens the sandbox once it works: a failure (Docker not
 // started yet) is tried again by the next session instead of sticking.
 func (a *App) EnsureSandbox(ctx context.Context) error {
 	a.sandboxMu.Lock()
@@ -403,7 +403,7 @@ func (a *App) EnsureSandbox(ctx context.Context) error {
 	return a.OpenSandbox(ctx)
 }
 
-// policy is the approval policy of the app's sessions, in every face (see
+// Policy is the approval policy of the app's sessions, in every face (see
 // server.PolicyFor). A workspace's own configuration may make it
 // stricter, never looser (config.Load sees to that).
 func (a *App) Policy() server.Policy {

@@ -32,7 +32,7 @@ func spillDirs(ws, id string) [][2]string {
 	}
 }
 
-// spill writes one result and returns its path.
+// Spill writes one result and returns its path.
 func Spill(ws, id string, inWorkspace bool, name, text string) (string, error) {
 	if !server.ValidID(id) {
 		return "", fmt.Errorf("session id %q cannot name a folder", id)
@@ -53,7 +53,7 @@ func Spill(ws, id string, inWorkspace bool, name, text string) (string, error) {
 	return path, nil
 }
 
-// spillInto writes text to root/dir/name without ever leaving root (the
+// SpillInto writes text to root/dir/name without ever leaving root (the
 // agent could have made .zero/output a link to a folder of yours), and
 // returns the file's path.
 func SpillInto(root, dir, name, text string) (string, error) {
@@ -72,7 +72,7 @@ func SpillInto(root, dir, name, text string) (string, error) {
 	return filepath.Join(root, rel), nil
 }
 
-// trimSpill removes the oldest regular files of root/dir, but never keep
+// TrimSpill removes the oldest regular files of root/dir, but never keep
 // (the one just written), until they hold at most budget bytes. Best
 // effort: spilled output is a convenience.
 func TrimSpill(root, dir, keep string, budget int64) {
@@ -118,7 +118,7 @@ func TrimSpill(root, dir, keep string, budget int64) {
 	}
 }
 
-// removeSpill removes a deleted session's spilled output, never leaving
+// RemoveSpill removes a deleted session's spilled output, never leaving
 // the roots it is in.
 func RemoveSpill(ws, id string) {
 	if !server.ValidID(id) { // never a path: "../x" would be a folder of the workspace

@@ -49,7 +49,7 @@ func (a *App) workspaceCode() (string, trust.State) {
 	return dir, st
 }
 
-// trustState is the state of the workspace's code now, without warnings.
+// TrustState is the state of the workspace's code now, without warnings.
 func (a *App) TrustState() (trust.State, error) {
 	m, err := trust.Scan(a.Workspace)
 	if err != nil {
@@ -58,7 +58,7 @@ func (a *App) TrustState() (trust.State, error) {
 	return a.Trust.Check(m)
 }
 
-// trustDigest trusts the workspace's current code if its digest is still
+// TrustDigest trusts the workspace's current code if its digest is still
 // the one the user was shown; any other content stays untrusted.
 func (a *App) TrustDigest(digest string) (trust.State, error) {
 	m, err := trust.Scan(a.Workspace)
@@ -87,7 +87,7 @@ func (a *App) removeSnapshots() {
 	}
 }
 
-// trustedCopyDir is where the copy of a workspace's code as the user last
+// TrustedCopyDir is where the copy of a workspace's code as the user last
 // trusted it is kept, for the diff of the next review: in the user's config
 // directory, one folder per workspace. The copies are never run (no file
 // in them is executable).
@@ -96,7 +96,7 @@ func TrustedCopyDir(userDir, ws string) string {
 	return filepath.Join(userDir, "trusted", hex.EncodeToString(sum[:8]))
 }
 
-// grantAndKeep records the user's trust in exactly m and keeps a copy of
+// GrantAndKeep records the user's trust in exactly m and keeps a copy of
 // its files for the diff of the next review. A copy that cannot be kept
 // costs only that diff: the trust stands, and the next review shows whole
 // files.
@@ -195,7 +195,7 @@ func serverTrust(st trust.State) server.TrustState {
 	return out
 }
 
-// trustSummary says in one line what may run of the workspace's code.
+// TrustSummary says in one line what may run of the workspace's code.
 func TrustSummary(st trust.State) string {
 	switch st.Status {
 	case trust.StatusNone:
@@ -206,7 +206,7 @@ func TrustSummary(st trust.State) string {
 	return "off: " + st.Message()
 }
 
-// short is a digest's first 12 hex digits, enough to compare by eye.
+// Short is a digest's first 12 hex digits, enough to compare by eye.
 func Short(digest string) string {
 	d := strings.TrimPrefix(digest, "sha256:")
 	if len(d) > 12 {

@@ -7,7 +7,7 @@ import (
 	"regexp"
 )
 
-// resolveWorkspace is the workspace a command names (--workspace), else
+// ResolveWorkspace is the workspace a command names (--workspace), else
 // the current directory: absolute and a directory.
 //
 // An editor's configuration may pass its own variable for the project

@@ -121,7 +121,7 @@ func signalStatus(s os.Signal) int {
 	return 130
 }
 
-// sessionByPrefix resolves an id or an id prefix among infos. An id that
+// SessionByPrefix resolves an id or an id prefix among infos. An id that
 // is none of them is returned as it is (another workspace's session, given
 // whole, or one that does not exist: opening it says so); a prefix of
 // several is an error that lists them, the newest first.
@@ -150,7 +150,7 @@ func SessionByPrefix(infos []server.Info, arg string) (string, error) {
 	return "", &ambiguousError{b.String()}
 }
 
-// errAmbiguousID: an id prefix names several sessions.
+// ErrAmbiguousID: an id prefix names several sessions.
 var ErrAmbiguousID = errors.New("ambiguous session id")
 
 // ambiguousError lists the sessions an id prefix names; it is an
@@ -161,7 +161,7 @@ func (e *ambiguousError) Error() string { return e.msg }
 
 func (e *ambiguousError) Is(target error) bool { return target == ErrAmbiguousID }
 
-// latestSession is the most recently updated of the sessions of ws.
+// LatestSession is the most recently updated of the sessions of ws.
 func LatestSession(infos []server.Info, ws string) (server.Info, bool) {
 	infos = WorkspaceSessions(infos, ws)
 	if len(infos) == 0 {
@@ -170,7 +170,7 @@ func LatestSession(infos []server.Info, ws string) (server.Info, bool) {
 	return infos[len(infos)-1], true
 }
 
-// workspaceSessions keeps the sessions whose main workspace folder is ws,
+// WorkspaceSessions keeps the sessions whose main workspace folder is ws,
 // least recently updated first.
 func WorkspaceSessions(infos []server.Info, ws string) []server.Info {
 	out := slices.DeleteFunc(slices.Clone(infos), func(in server.Info) bool {
@@ -182,7 +182,7 @@ func WorkspaceSessions(infos []server.Info, ws string) []server.Info {
 	return out
 }
 
-// isTTY reports whether w is a terminal, whatever NO_COLOR says.
+// IsTTY reports whether w is a terminal, whatever NO_COLOR says.
 func IsTTY(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
