@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,42 +36,6 @@ import (
 	"github.com/zeroagent/zero/tools/texteditor"
 	"github.com/zeroagent/zero/trust"
 )
-
-// commonFlags are the flags every command that builds agents takes.
-type commonFlags struct {
-	fs        *flag.FlagSet
-	Workspace *string
-}
-
-func AddCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
-	f := &commonFlags{fs: fs}
-	f.Workspace = fs.String("workspace", "", "the directory the agent works in (default: the current directory)")
-	fs.String("profile", "", "the agent profile (default: the configured one, agent0)")
-	if withModel {
-		fs.String("model", "", "the chat model (default: $ZERO_MODEL, then config.yaml)")
-		fs.String("base-url", "", "the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then config.yaml, else OpenAI)")
-		fs.String("utility-model", "", "the utility model (default: the chat model)")
-		fs.String("sandbox", "", "where commands run: auto (docker when an engine answers, else local), docker, local")
-		fs.String("image", "", "the container image of the docker sandbox (default kalilinux/kali-rolling)")
-		fs.String("approval", "", "when to ask before a tool runs: sandbox (the default: before each command only where it would run unconfined, on the local backend without bubblewrap), ask (before every command, input and edit), auto (never)")
-	}
-	return f
-}
-
-// Overrides are the configuration keys set by flags the user gave.
-func (f *commonFlags) Overrides() map[string]string {
-	keys := map[string]string{
-		"model": "models.chat.model", "base-url": "models.chat.base_url", "utility-model": "models.utility.model",
-		"profile": "profile", "sandbox": "sandbox.backend", "image": "sandbox.image", "approval": "approval",
-	}
-	set := map[string]string{}
-	f.fs.Visit(func(fl *flag.Flag) {
-		if key, ok := keys[fl.Name]; ok {
-			set[key] = fl.Value.String()
-		}
-	})
-	return set
-}
 
 // App is what the commands share: the workspace, the effective
 // configuration and the profiles, and the pieces built from them.
@@ -124,14 +87,6 @@ type App struct {
 	// directory, or the user named it (see preflight); else (an editor
 	// chose it) its sessions are warned.
 	wsChecked bool
-}
-
-func NewApp(f *commonFlags, stderr io.Writer) (*App, error) {
-	ws, err := ResolveWorkspace(*f.Workspace)
-	if err != nil {
-		return nil, err
-	}
-	return NewAppAt(ws, nil, f.Overrides(), newLogger(stderr), nil)
 }
 
 // NewAppAt builds the app of workspace ws (absolute) with more roots.

@@ -5,13 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/zeroagent/zero/secrets"
 	"golang.org/x/term"
 )
 
@@ -128,16 +126,6 @@ func StateDir() string { return Env(nil).StateDir() }
 
 // StorePath is the process's Env.StorePath.
 func StorePath() (string, error) { return Env(nil).StorePath() }
-
-// newLogger logs to stderr only: stdout belongs to the output. ZERO_LOG
-// sets the level (debug, info, warn, error; default warn).
-func newLogger(stderr io.Writer) *slog.Logger {
-	level := slog.LevelWarn
-	if v := os.Getenv("ZERO_LOG"); v != "" {
-		_ = level.UnmarshalText([]byte(v))
-	}
-	return slog.New(secrets.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), LogSecrets.Load))
-}
 
 func NewID() string {
 	var b [8]byte

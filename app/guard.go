@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,7 +28,7 @@ var ErrBroadWorkspace = errors.New("workspace not confirmed")
 // exists, and a workspace as broad as the home directory was meant. It
 // prints the one-line reason and returns the exit status when the command
 // must stop, else 0.
-func (a *App) Preflight(f *commonFlags, stdin io.Reader, stderr io.Writer) int {
+func (a *App) Preflight(named bool, stdin io.Reader, stderr io.Writer) int {
 	if err := a.CheckProfile(); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return ExitUsage
@@ -42,7 +41,7 @@ func (a *App) Preflight(f *commonFlags, stdin io.Reader, stderr io.Writer) int {
 			return ExitUsage
 		}
 	}
-	if !f.explicit("workspace") { // else the user chose it
+	if !named { // else the user chose it
 		// The question needs someone to see it: on a terminal stderr too.
 		asked := IsTerminalIn(stdin)
 		if f, ok := stderr.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
@@ -55,18 +54,6 @@ func (a *App) Preflight(f *commonFlags, stdin io.Reader, stderr io.Writer) int {
 	}
 	a.wsChecked = true // no warning in its sessions either
 	return 0
-}
-
-// explicit reports whether the user gave flag name a value on the command
-// line.
-func (f *commonFlags) explicit(name string) bool {
-	set := false
-	f.fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == name && fl.Value.String() != "" {
-			set = true
-		}
-	})
-	return set
 }
 
 // ConfirmWorkspace asks before an agent gets the whole home directory (or

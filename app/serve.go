@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -47,48 +45,15 @@ type Host struct {
 	closing atomic.Bool
 }
 
-// ServeFlags parses the flags of `zero acp|mcp|lsp`; extra adds the
-// face's own. It returns nil when the command is over with code.
-func ServeFlags(ctx context.Context, name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (h *Host, code int) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	common := AddCommonFlags(fs, true)
-	if extra != nil {
-		extra(fs)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, 0
-		}
-		return nil, 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q (it speaks its protocol on stdin and stdout)\n", name, fs.Arg(0))
-		return nil, 2
-	}
-	ws, err := ResolveWorkspace(*common.Workspace)
-	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
-		return nil, 2
-	}
-	h, err = NewHost(ctx, Options{Workspace: ws, Flags: common.Overrides(), Logger: newLogger(stderr)})
-	if err != nil {
-		fmt.Fprintln(stderr, "zero:", err)
-		return nil, 2
-	}
-	if common.explicit("workspace") { // the user chose it: no refusal, no warning
-		h.named = RealPath(ws)
-		h.apps[ws].wsChecked = true // built by newHost
-	}
-	return h, 0
-}
-
 // Options are what a Host is built from.
 type Options struct {
-	Workspace string            // the default workspace (absolute)
-	Flags     map[string]string // the configuration the command line set, by dotted key
-	Logger    *slog.Logger
-	Env       Env // nil: the process's
+	Workspace string // the default workspace (absolute)
+	// Named says the user named Workspace (--workspace): it may be as
+	// broad as they like, without a refusal or a warning.
+	Named  bool
+	Flags  map[string]string // the configuration the command line set, by dotted key
+	Logger *slog.Logger
+	Env    Env // nil: the process's
 
 	// What the face tests and benchmarks give the real assembly in place
 	// of the user's: the zero values are the product's.
@@ -117,6 +82,10 @@ func NewHost(ctx context.Context, o Options) (*Host, error) {
 	a, err := h.App([]string{ws})
 	if err != nil {
 		return nil, err
+	}
+	if o.Named {
+		h.named = RealPath(ws)
+		a.wsChecked = true
 	}
 	h.init(ctx, a)
 	return h, nil

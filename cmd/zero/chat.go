@@ -46,7 +46,7 @@ import (
 func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zero chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	common := app.AddCommonFlags(fs, true)
+	common := addCommonFlags(fs, true)
 	resume := fs.String("session", "", "resume the session with this id (/sessions lists them)")
 	cont := fs.Bool("continue", false, "resume the most recently updated session of this workspace")
 	fs.Usage = func() {
@@ -78,7 +78,7 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	logger, closeLog := chatLogger()
 	defer closeLog()
-	h, err := app.NewHost(ctx, app.Options{Workspace: ws, Flags: common.Overrides(), Logger: logger})
+	h, err := app.NewHost(ctx, app.Options{Workspace: ws, Flags: common.overrides(), Logger: logger})
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
@@ -91,10 +91,10 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	// `zero` typed in the home directory must not hand all of it to the
 	// agent unasked: the question comes before the terminal is taken.
-	if code := a.Preflight(common, stdin, stderr); code != 0 {
+	if code := a.Preflight(common.explicit("workspace"), stdin, stderr); code != 0 {
 		return code
 	}
-	sess, resumed, err := openChatSession(ctx, h, ws, *resume, *cont)
+	sess, resumed, err := term.ChatSession(ctx, h.Manager, ws, *resume, *cont)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		if errors.Is(err, app.ErrNoModel) || errors.Is(err, app.ErrNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, term.ErrAmbiguousID) {
@@ -116,35 +116,6 @@ func chatCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return 1
 	}
 	return code
-}
-
-// openChatSession returns the session the chat starts with: the one named
-// by --session, the latest of the workspace with --continue (a new one when
-// there is none), else a new one. resumed says whether it existed before.
-// The latest session that cannot be opened (another zero process holds
-// it) is an error, as for zero run --continue: the chat does not go on in a
-// new session the person did not ask for.
-func openChatSession(ctx context.Context, h *app.Host, ws, id string, latest bool) (sess *server.Session, resumed bool, err error) {
-	switch {
-	case id != "":
-		if id, err = term.SessionByPrefix(term.WorkspaceSessions(h.Manager.List(), ws), id); err != nil {
-			return nil, false, fmt.Errorf("--session: %w", err)
-		}
-		sess, err = h.Manager.Get(id)
-		if err != nil {
-			return nil, false, fmt.Errorf("--session %s: %w (zero chat lists the sessions with /sessions)", id, err)
-		}
-		return sess, true, nil
-	case latest:
-		if newest, ok := term.LatestSession(h.Manager.List(), ws); ok {
-			if sess, err = h.Manager.Get(newest.ID); err != nil {
-				return nil, false, fmt.Errorf("--continue: %w", err)
-			}
-			return sess, true, nil
-		}
-	}
-	sess, err = h.Manager.Create(ctx, server.SessionSpec{Roots: []string{ws}})
-	return sess, false, err
 }
 
 // chatLogger logs to a file in the user's state folder, since the terminal

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -65,23 +64,16 @@ var (
 func openApp(name string, args []string, withModel bool, help helpText, stdout, stderr io.Writer, extra ...func(*flag.FlagSet)) (a *app.App, code int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	common := app.AddCommonFlags(fs, withModel)
+	common := addCommonFlags(fs, withModel)
 	for _, f := range extra {
 		f(fs)
 	}
 	helpOutput(fs, args, stdout)
 	fs.Usage = func() { printUsage(fs, help.usage, help.about, help.examples) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, 0
-		}
-		return nil, 2
+	if code, ok := parseNoArgs(fs, args, ""); !ok {
+		return nil, code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
-		return nil, 2
-	}
-	a, err := app.NewApp(common, stderr)
+	a, err := newApp(common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return nil, 2

@@ -41,7 +41,7 @@ func serveFace(ctx context.Context, h *app.Host, name string, serve func(context
 // stdioFace is the command of a face that speaks on stdin and stdout.
 func stdioFace(name string, serve func(ctx context.Context, h *app.Host, in io.Reader, out io.Writer) error) func(context.Context, []string, io.Reader, io.Writer, io.Writer) int {
 	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-		h, code := app.ServeFlags(ctx, "zero "+name, args, stderr, nil)
+		h, code := serveFlags(ctx, "zero "+name, args, stderr, nil)
 		if h == nil {
 			return code
 		}
@@ -65,7 +65,7 @@ var (
 func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var addr *string
 	var budget *time.Duration
-	h, code := app.ServeFlags(ctx, "zero mcp", args, stderr, func(fs *flag.FlagSet) {
+	h, code := serveFlags(ctx, "zero mcp", args, stderr, func(fs *flag.FlagSet) {
 		addr = fs.String("http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:7777) instead of stdio; the bearer token is $ZERO_MCP_TOKEN, or a new one printed on stderr")
 		budget = fs.Duration("run-budget", mcpface.DefaultRunBudget, "how long a zero_run call may last before it returns the run's cursor while the run goes on (clients give up on a tool call after about 60 s)")
 	})

@@ -114,15 +114,15 @@ func TestGuardEditorSessionWarns(t *testing.T) {
 	}
 
 	fs := flag.NewFlagSet("zero run", flag.ContinueOnError)
-	common := app.AddCommonFlags(fs, true)
+	common := addCommonFlags(fs, true)
 	if err := fs.Parse([]string{"--workspace", home}); err != nil {
 		t.Fatal(err)
 	}
-	a, err = app.NewApp(common, io.Discard)
+	a, err = newApp(common, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code := a.Preflight(common, strings.NewReader(""), io.Discard); code != 0 {
+	if code := a.Preflight(common.explicit("workspace"), strings.NewReader(""), io.Discard); code != 0 {
 		t.Fatalf("preflight with --workspace named = %d", code)
 	}
 	if got := warnings(a); len(got) != 0 {

@@ -20,7 +20,7 @@ import (
 func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("zero run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	common := app.AddCommonFlags(fs, true)
+	common := addCommonFlags(fs, true)
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the live view")
 	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now without asking, listing it on stderr (zero trust shows each file and asks)")
 	cont := fs.Bool("continue", false, "continue the last session of this workspace (zero sessions lists them)")
@@ -47,12 +47,12 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "zero run: no message: say what the agent should do, e.g. zero run \"list the Go files here\"")
 		return 2
 	}
-	a, err := app.NewApp(common, stderr)
+	a, err := newApp(common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
 	}
-	if code := a.Preflight(common, stdin, stderr); code != 0 {
+	if code := a.Preflight(common.explicit("workspace"), stdin, stderr); code != 0 {
 		return code
 	}
 	interactive := app.IsTerminalIn(stdin)
@@ -86,7 +86,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	h := app.NewHostWith(ctx, a) // closes a
 	defer h.Close(closeGrace)
-	sess, since, err := runSession(ctx, h, *cont, *sessionID)
+	sess, since, err := term.RunSession(ctx, h.Manager, h.Workspace, *cont, *sessionID)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		if errors.Is(err, app.ErrNoModel) || errors.Is(err, app.ErrNoKey) || errors.Is(err, profiles.ErrNoProfile) || errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrAmbiguous) {
@@ -96,41 +96,6 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	return term.Run{Manager: h.Manager, Session: sess, Since: since, JSON: *jsonOut, Interactive: interactive, Color: app.IsTerminal(stdout),
 		In: stdin, Out: stdout, Err: stderr, Logger: a.Logger}.Prompt(ctx, message)
-}
-
-// runSession is the session zero run works in: a new one, the last one of
-// the workspace (--continue), or the one named (--session); since is the
-// cursor of what the terminal has not shown yet (the warnings of building
-// it, and of loading it, included).
-func runSession(ctx context.Context, h *app.Host, cont bool, id string) (s *server.Session, since int64, err error) {
-	list := h.Manager.List()
-	if cont {
-		last, ok := term.LatestSession(list, h.Workspace)
-		if !ok {
-			return nil, 0, fmt.Errorf("no session to continue in %s (zero sessions --all lists every workspace's)", h.Workspace)
-		}
-		id = last.ID
-	}
-	if id == "" {
-		s, err = h.Manager.Create(ctx, server.SessionSpec{Roots: []string{h.Workspace}})
-		return s, 0, err
-	}
-	if id, err = h.Manager.Resolve(id); err != nil {
-		if errors.Is(err, server.ErrNotFound) {
-			err = fmt.Errorf("%w (zero sessions --all lists them)", err)
-		}
-		return nil, 0, err
-	}
-	for _, in := range list {
-		if in.ID == id {
-			since = in.LastSeq
-		}
-	}
-	s, err = h.Manager.Get(id)
-	if errors.Is(err, server.ErrNotFound) {
-		return nil, 0, fmt.Errorf("no session %q (zero sessions lists them): %w", id, err)
-	}
-	return s, since, err
 }
 
 // parseInterspersed parses flags wherever they stand, so that

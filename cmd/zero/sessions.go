@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -78,7 +77,7 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "zero sessions %s: want one session id\n", sub)
 			return 2
 		}
-		id, err := resolveStored(st, fs.Arg(0))
+		id, err := app.ResolveStored(st, fs.Arg(0))
 		if err != nil {
 			printStoreErr(stderr, "zero", st.Path(), err)
 			return 1
@@ -91,9 +90,9 @@ func sessionsCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		code := 0
 		for _, arg := range fs.Args() {
-			id, err := resolveStored(st, arg)
+			id, err := app.ResolveStored(st, arg)
 			if err == nil {
-				err = removeSession(st, id)
+				err = app.RemoveSession(st, id)
 			}
 			if err != nil {
 				printStoreErr(stderr, "zero", st.Path(), err)
@@ -214,47 +213,4 @@ func showSession(st *store.Store, id string, asJSON bool, stdout, stderr io.Writ
 		Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq}
 	fmt.Fprint(stdout, server.Transcript(info, evs))
 	return 0
-}
-
-// resolveStored returns the id of the stored session that arg names: its
-// whole id or a prefix only its id starts with; an ambiguous prefix is an
-// error that lists the sessions it could mean.
-func resolveStored(st *store.Store, arg string) (string, error) {
-	list, err := st.Sessions(store.ListOptions{})
-	if err != nil {
-		return "", err
-	}
-	ids := make([]string, len(list))
-	for i, s := range list {
-		ids[i] = s.ID
-	}
-	id, err := server.ResolveID(ids, arg)
-	if errors.Is(err, server.ErrNotFound) {
-		return "", fmt.Errorf("%w (zero sessions --all lists them)", err)
-	}
-	return id, err
-}
-
-// removeSession deletes a stored session that no live process holds, and
-// its spilled output.
-func removeSession(st *store.Store, id string) error {
-	rec, err := st.Session(id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no session %q (zero sessions --all lists them)", id)
-	} else if err != nil {
-		return err
-	}
-	if err := st.Claim(id, os.Getpid()); err != nil {
-		if errors.Is(err, store.ErrBusy) {
-			return fmt.Errorf("session %s is open in another zero process; close it there first", id)
-		}
-		return err
-	}
-	if err := st.DeleteSession(id); err != nil {
-		return err
-	}
-	if rec.Workspace != "" {
-		app.RemoveSpill(rec.Workspace, id)
-	}
-	return nil
 }

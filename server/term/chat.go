@@ -187,3 +187,32 @@ func IsTTY(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// ChatSession returns the session the chat of ws starts with: the one named
+// by --session, the latest of the workspace with --continue (a new one when
+// there is none), else a new one. resumed says whether it existed before.
+// The latest session that cannot be opened (another zero process holds
+// it) is an error, as for zero run --continue: the chat does not go on in a
+// new session the person did not ask for.
+func ChatSession(ctx context.Context, m *server.Manager, ws, id string, latest bool) (sess *server.Session, resumed bool, err error) {
+	switch {
+	case id != "":
+		if id, err = SessionByPrefix(WorkspaceSessions(m.List(), ws), id); err != nil {
+			return nil, false, fmt.Errorf("--session: %w", err)
+		}
+		sess, err = m.Get(id)
+		if err != nil {
+			return nil, false, fmt.Errorf("--session %s: %w (zero chat lists the sessions with /sessions)", id, err)
+		}
+		return sess, true, nil
+	case latest:
+		if newest, ok := LatestSession(m.List(), ws); ok {
+			if sess, err = m.Get(newest.ID); err != nil {
+				return nil, false, fmt.Errorf("--continue: %w", err)
+			}
+			return sess, true, nil
+		}
+	}
+	sess, err = m.Create(ctx, server.SessionSpec{Roots: []string{ws}})
+	return sess, false, err
+}

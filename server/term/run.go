@@ -211,3 +211,38 @@ func sameFile(a, b io.Writer) bool {
 	sb, err2 := fb.Stat()
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
+
+// RunSession is the session zero run works in, in ws: a new one, the last
+// one of the workspace (--continue), or the one named (--session); since is the
+// cursor of what the terminal has not shown yet (the warnings of building
+// it, and of loading it, included).
+func RunSession(ctx context.Context, m *server.Manager, ws string, cont bool, id string) (s *server.Session, since int64, err error) {
+	list := m.List()
+	if cont {
+		last, ok := LatestSession(list, ws)
+		if !ok {
+			return nil, 0, fmt.Errorf("no session to continue in %s (zero sessions --all lists every workspace's)", ws)
+		}
+		id = last.ID
+	}
+	if id == "" {
+		s, err = m.Create(ctx, server.SessionSpec{Roots: []string{ws}})
+		return s, 0, err
+	}
+	if id, err = m.Resolve(id); err != nil {
+		if errors.Is(err, server.ErrNotFound) {
+			err = fmt.Errorf("%w (zero sessions --all lists them)", err)
+		}
+		return nil, 0, err
+	}
+	for _, in := range list {
+		if in.ID == id {
+			since = in.LastSeq
+		}
+	}
+	s, err = m.Get(id)
+	if errors.Is(err, server.ErrNotFound) {
+		return nil, 0, fmt.Errorf("no session %q (zero sessions lists them): %w", id, err)
+	}
+	return s, since, err
+}
