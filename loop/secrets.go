@@ -51,18 +51,23 @@ import (
 // With a nil Set none of this runs: every step starts with a nil check
 // and allocates nothing.
 
-// maskFunc returns the session's Mask, or nil without secrets.
+// maskFunc returns the session's mask, or nil without secrets.
 func (s *Session) maskFunc() func(string) string {
 	if s.cfg.Secrets == nil {
 		return nil
 	}
-	return s.cfg.Secrets.Mask
+	return s.mask
 }
 
-// mask returns text with every secret value replaced by its alias.
+// mask returns text with every secret value replaced by its alias. Every
+// whole text the engine masks goes through it (streams excepted), so a
+// test can count the passes (maskHook).
 func (s *Session) mask(text string) string {
 	if s.cfg.Secrets == nil {
 		return text
+	}
+	if s.maskHook != nil {
+		s.maskHook(text)
 	}
 	return s.cfg.Secrets.Mask(text)
 }
@@ -85,13 +90,12 @@ func (s *Session) clipMasked(text string, n int) string {
 // maskMessages returns msgs with every content masked; msgs itself when
 // nothing changed (it is never modified: it may be the history's output).
 func (s *Session) maskMessages(msgs []llm.Message) []llm.Message {
-	set := s.cfg.Secrets
-	if set == nil {
+	if s.cfg.Secrets == nil {
 		return msgs
 	}
 	var out []llm.Message
 	for i, m := range msgs {
-		if c := set.Mask(m.Content); c != m.Content {
+		if c := s.mask(m.Content); c != m.Content {
 			if out == nil {
 				out = slices.Clone(msgs)
 			}
@@ -105,27 +109,27 @@ func (s *Session) maskMessages(msgs []llm.Message) []llm.Message {
 }
 
 // maskEvent masks every text field of e.
-func maskEvent(set *secrets.Set, e *Event) {
-	e.Text = set.Mask(e.Text)
-	e.Error = set.Mask(e.Error)
-	e.Title = set.Mask(e.Title)
-	e.Tool = set.Mask(e.Tool)
-	e.Method = set.Mask(e.Method)
-	e.Kind = set.Mask(e.Kind)
-	e.Profile = set.Mask(e.Profile)
+func (s *Session) maskEvent(e *Event) {
+	e.Text = s.mask(e.Text)
+	e.Error = s.mask(e.Error)
+	e.Title = s.mask(e.Title)
+	e.Tool = s.mask(e.Tool)
+	e.Method = s.mask(e.Method)
+	e.Kind = s.mask(e.Kind)
+	e.Profile = s.mask(e.Profile)
 	if len(e.Args) > 0 {
-		e.Args = maskJSON(set, e.Args)
+		e.Args = s.maskJSON(e.Args)
 	}
-	e.Diffs = maskDiffs(set, e.Diffs)
+	e.Diffs = s.maskDiffs(e.Diffs)
 }
 
 // maskJSON masks a JSON document. Masking its text finds values inside
 // strings (escaped too) and keeps it valid; a value found outside a string
 // (a number equal to a secret) would break it, so the document is then
 // decoded and its strings masked one by one.
-func maskJSON(set *secrets.Set, raw json.RawMessage) json.RawMessage {
+func (s *Session) maskJSON(raw json.RawMessage) json.RawMessage {
 	text := string(raw)
-	masked := set.Mask(text)
+	masked := s.mask(text)
 	if masked == text {
 		return raw
 	}
@@ -139,7 +143,7 @@ func maskJSON(set *secrets.Set, raw json.RawMessage) json.RawMessage {
 		out, _ := json.Marshal(masked) // not JSON at all: shown as a string
 		return out
 	}
-	out, err := json.Marshal(set.MaskValue(v))
+	out, err := json.Marshal(s.cfg.Secrets.MaskValue(v))
 	if err != nil {
 		out, _ = json.Marshal(masked)
 	}
@@ -148,12 +152,12 @@ func maskJSON(set *secrets.Set, raw json.RawMessage) json.RawMessage {
 
 // maskDiffs returns diffs with their paths and texts masked, a copy when
 // anything changed (the tool's own slice is left alone).
-func maskDiffs(set *secrets.Set, diffs []FileDiff) []FileDiff {
+func (s *Session) maskDiffs(diffs []FileDiff) []FileDiff {
 	var out []FileDiff
 	for i, d := range diffs {
-		m := FileDiff{Path: set.Mask(d.Path), OldText: d.OldText, NewText: set.Mask(d.NewText)}
+		m := FileDiff{Path: s.mask(d.Path), OldText: d.OldText, NewText: s.mask(d.NewText)}
 		if d.OldText != nil {
-			if old := set.Mask(*d.OldText); old != *d.OldText {
+			if old := s.mask(*d.OldText); old != *d.OldText {
 				m.OldText = &old
 			}
 		}
@@ -173,12 +177,11 @@ func maskDiffs(set *secrets.Set, diffs []FileDiff) []FileDiff {
 
 // maskResult masks what a tool returned: its text and diffs.
 func (s *Session) maskResult(res *ToolResult) {
-	set := s.cfg.Secrets
-	if set == nil {
+	if s.cfg.Secrets == nil {
 		return
 	}
-	res.Text = set.Mask(res.Text)
-	res.Diffs = maskDiffs(set, res.Diffs)
+	res.Text = s.mask(res.Text)
+	res.Diffs = s.maskDiffs(res.Diffs)
 }
 
 // maskedError is an error whose text held a secret: Error is the masked
@@ -198,7 +201,7 @@ func (s *Session) maskError(err error) error {
 		return err
 	}
 	text := err.Error()
-	if masked := s.cfg.Secrets.Mask(text); masked != text {
+	if masked := s.mask(text); masked != text {
 		return &maskedError{err: err, msg: masked}
 	}
 	return err
@@ -206,15 +209,14 @@ func (s *Session) maskError(err error) error {
 
 // scriptInput masks the payload an extension script gets on its stdin.
 func (a *Agent) scriptInput(v any) any {
-	set := a.session.cfg.Secrets
-	if set == nil {
+	if a.session.cfg.Secrets == nil {
 		return v
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return v // the hooks package reports it
 	}
-	return maskJSON(set, raw)
+	return a.session.maskJSON(raw)
 }
 
 // expandArgs puts the secrets' values in place of their aliases in the

@@ -85,7 +85,7 @@ func TestMaskJSON(t *testing.T) {
 		{`{"n":123456789,"s":"123456789"}`, `{"n":123456789,"s":"§§secret(PIN)"}`},
 		{`{"a":1}`, `{"a":1}`},
 	} {
-		if got := string(maskJSON(set, json.RawMessage(tc.in))); got != tc.want {
+		if got := string(internalSession(set).maskJSON(json.RawMessage(tc.in))); got != tc.want {
 			t.Errorf("maskJSON(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}

@@ -166,6 +166,10 @@ type Session struct {
 	active  *Agent        // the agent whose monologue runs now
 	resume  chan struct{} // non-nil while paused; closed by Resume
 	gate    Gate
+
+	// maskHook, when set (by tests, before the session is used), sees
+	// every text the session masks (see mask).
+	maskHook func(text string)
 }
 
 // NewSession creates a session. sink gets every event, in order, from the
@@ -458,8 +462,8 @@ func (s *Session) newItem(kind string) string {
 }
 
 func (s *Session) emit(e Event) {
-	if set := s.cfg.Secrets; set != nil {
-		maskEvent(set, &e)
+	if s.cfg.Secrets != nil {
+		s.maskEvent(&e)
 	}
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
