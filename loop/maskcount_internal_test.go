@@ -89,9 +89,9 @@ func (m *passModel) Stream(_ context.Context, req llm.Request, fn llm.StreamFunc
 	return llm.Result{Content: text}, nil
 }
 
-// The user's message, on its way to the model, goes through the masking
-// code a counted number of times: this test counts them (by the engine
-// function that asked for each pass) and says where they happen.
+// The user's message goes through the masking code once on its way to the
+// model, as it enters the history; a later request does not mask it again.
+// The passes are counted by the engine function that asked for each.
 func TestUserMessageMaskPasses(t *testing.T) {
 	for _, ext := range []bool{false, true} {
 		t.Run(fmt.Sprintf("chat_model_call_before=%v", ext), func(t *testing.T) { userMessageMaskPasses(t, ext) })
@@ -134,4 +134,25 @@ func userMessageMaskPasses(t *testing.T, ext bool) {
 	first, second := model.at[0], model.at[1][len(model.at[0]):]
 	t.Logf("passes over the user's message before the first request: %d %v", len(first), first)
 	t.Logf("passes over it between the first and the second request: %d %v", len(second), second)
+	// Before this issue: 5 before the first request (the event, histAdd,
+	// History.Add, LoopData.UserMessage and the request), 6 with an
+	// extension at chat_model_call_before, and the request's one or two
+	// again at every later request. Now: once into the history, which the
+	// request carries as it is; once at the event sink (run_started); and
+	// once for the extensions' LoopData.UserMessage, which is not sent.
+	var toModel []string
+	for _, p := range first {
+		if p != "(*Session).emit" && p != "(*Agent).histAddUser" {
+			toModel = append(toModel, p)
+		}
+	}
+	if len(toModel) != 1 || toModel[0] != "(*Agent).histAdd" {
+		t.Errorf("on its way to the model the message was masked by %v, want once, as it entered the history", toModel)
+	}
+	if want := []string{"(*Session).emit", "(*Agent).histAdd", "(*Agent).histAddUser"}; !slices.Equal(first, want) {
+		t.Errorf("passes before the first request: %v, want %v", first, want)
+	}
+	if len(second) > 0 {
+		t.Errorf("the next request masked the message again: %v", second)
+	}
 }

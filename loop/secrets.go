@@ -87,14 +87,20 @@ func (s *Session) clipMasked(text string, n int) string {
 	return st.Write(text[:n]) + st.Flush() + "…"
 }
 
-// maskMessages returns msgs with every content masked; msgs itself when
-// nothing changed (it is never modified: it may be the history's output).
-func (s *Session) maskMessages(msgs []llm.Message) []llm.Message {
+// maskMessages returns msgs with every content masked but those of clean,
+// messages known to hold aliases only (what History gave out, say): a
+// message whose content is that of clean's message at the same place is
+// left alone. It returns msgs itself when nothing changed (it is never
+// modified: it may be the history's output).
+func (s *Session) maskMessages(msgs, clean []llm.Message) []llm.Message {
 	if s.cfg.Secrets == nil {
 		return msgs
 	}
 	var out []llm.Message
 	for i, m := range msgs {
+		if i < len(clean) && m.Content == clean[i].Content { // the same string: compared in O(1)
+			continue
+		}
 		if c := s.mask(m.Content); c != m.Content {
 			if out == nil {
 				out = slices.Clone(msgs)
@@ -106,6 +112,27 @@ func (s *Session) maskMessages(msgs []llm.Message) []llm.Message {
 		return msgs
 	}
 	return out
+}
+
+// join returns a+sep+b for a and b that hold aliases only, masked again
+// only when a value may straddle sep (see [secrets.Set.Straddles]).
+func (s *Session) join(a, sep, b string) string {
+	if set := s.cfg.Secrets; set != nil && set.Straddles(a, sep, b) {
+		return s.mask(a + sep + b)
+	}
+	return a + sep + b
+}
+
+// maskSystem masks the system prompt, once per text: it is the same turn
+// after turn, and long.
+func (a *Agent) maskSystem(system string) string {
+	if a.session.cfg.Secrets == nil {
+		return system
+	}
+	if system != a.sysMasked.text {
+		a.sysMasked.text, a.sysMasked.masked = system, a.session.mask(system)
+	}
+	return a.sysMasked.masked
 }
 
 // maskEvent masks every text field of e.
@@ -182,6 +209,49 @@ func (s *Session) maskResult(res *ToolResult) {
 	}
 	res.Text = s.mask(res.Text)
 	res.Diffs = s.maskDiffs(res.Diffs)
+}
+
+// resultSnapshot is a masked ToolResult as it was before extensions could
+// change it: remask masks only what they changed.
+type resultSnapshot struct {
+	text  string
+	diffs []FileDiff
+	old   []string // *diffs[i].OldText, which an extension may change in place
+}
+
+func snapshotResult(res *ToolResult) resultSnapshot {
+	sn := resultSnapshot{text: res.Text, diffs: slices.Clone(res.Diffs), old: make([]string, len(res.Diffs))}
+	for i, d := range res.Diffs {
+		if d.OldText != nil {
+			sn.old[i] = *d.OldText
+		}
+	}
+	return sn
+}
+
+// remask masks what of res differs from the snapshot sn taken of it.
+func (s *Session) remask(res *ToolResult, sn resultSnapshot) {
+	if s.cfg.Secrets == nil {
+		return
+	}
+	if res.Text != sn.text {
+		res.Text = s.mask(res.Text)
+	}
+	var out []FileDiff
+	for i, d := range res.Diffs {
+		if i < len(sn.diffs) && d == sn.diffs[i] && (d.OldText == nil || *d.OldText == sn.old[i]) {
+			continue
+		}
+		if m := s.maskDiffs([]FileDiff{d})[0]; m != d {
+			if out == nil {
+				out = slices.Clone(res.Diffs)
+			}
+			out[i] = m
+		}
+	}
+	if out != nil {
+		res.Diffs = out
+	}
 }
 
 // maskedError is an error whose text held a secret: Error is the masked

@@ -102,7 +102,10 @@ func TestNilSecretsAllocateNothing(t *testing.T) {
 	call := &ToolCall{Agent: a, ID: "tool-1"}
 	if n := testing.AllocsPerRun(100, func() {
 		_ = s.mask("some text")
-		_ = s.maskMessages(msgs)
+		_ = s.maskMessages(msgs, nil)
+		_ = a.maskSystem("system")
+		s.remask(&res, resultSnapshot{})
+		_ = call.maskedOutput()
 		_ = s.maskError(err)
 		s.maskResult(&res)
 		if got, refused := a.expandArgs(args); refused != "" || got["cmd"] != args["cmd"] {

@@ -344,7 +344,9 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 		a.warn(item, fmt.Sprintf("message not delivered, the run had ended: %q", m))
 	}
 	a.emit(end)
-	return s.mask(answer), s.maskError(err)
+	// The answer is the response tool's result, masked as it returned;
+	// an error may come from anywhere (a model client quoting a key).
+	return answer, s.maskError(err)
 }
 
 // Warn reports a warning (for example a failing extension script) as an
