@@ -19,25 +19,68 @@ import (
 // alias in a tool's arguments just before the tool runs, after the
 // tool_execute_before extensions and the approval gate, which see aliases
 // only (an unknown alias refuses the call, before the gate is asked).
-// Going the other way, every text that comes back is masked:
 //
-//   - a tool's live output through a [secrets.Stream] per call (a value
-//     split across Progress chunks is masked whole), before the
-//     tool_output_update extensions, the kept output and the
-//     tool_output_delta events; its result, diffs and error before
-//     tool_execute_after and history;
-//   - the model's reasoning and answer through a Stream each, before the
-//     *_stream_chunk extensions, the kept reply and the parser, so the tool
-//     request, its thoughts and the history hold aliases;
-//   - every history message and summary, before hist_add_before, and in
-//     History itself (a tool's own History.Add, a restored state);
-//   - what the utility model is asked and answers.
+// Going the other way, a text is masked once: where it leaves the engine,
+// or earlier, where it enters the loop, when the loop itself must hold
+// aliases. What the engine masked is not masked again; what an extension
+// changed is (each point compares the text it gave with the one it got
+// back), and two masked texts joined are masked again only when a value
+// may straddle the join ([secrets.Set.Straddles]: the history's merged
+// messages, the extras added to the last one).
 //
-// And, as backstops whatever the path: every message sent to the chat
-// model, the arguments the gate sees, every event ([Session.emit]), every
-// payload given to an extension script, the answer and the error Run
-// returns, and every log line (the session's logger is wrapped in
-// [secrets.NewHandler]).
+// Where data leaves the engine, once each:
+//
+//   - the event sink: every field of every event, in [Session.emit];
+//   - the chat model's request, in preparePrompt: the system prompt (once
+//     per text: it is the same turn after turn), the extras, and what an
+//     extension changed there or at chat_model_call_before. The history's
+//     messages go as the history holds them, masked already (below);
+//   - the utility model ([Agent.CallUtilityModel]): the question and the
+//     answer;
+//   - the store: the history masks what enters it, so what it gives out
+//     (the journal, [History.State], Output) is not masked again;
+//   - the logs: the session's logger is wrapped in [secrets.NewHandler];
+//   - extension scripts: the payload on a script's stdin (scriptInput);
+//   - the approval gate: the tool's arguments, which it may show a person
+//     (an extension at tool_execute_before may have put a value there);
+//   - what Run returns: its error, which may come from anywhere (a model
+//     client quoting a key). Its answer is the response tool's result,
+//     masked as the tool returned. And [Agent.SystemPrompt].
+//
+// Where data enters the loop, because the loop must hold aliases (so the
+// built-in extensions, which are handed the loop's own data, see aliases
+// too):
+//
+//   - a tool's live output, through a [secrets.Stream] per call, before
+//     the tool_output_update extensions, the kept output and the
+//     tool_output_delta events: a value split across Progress chunks is
+//     masked whole, which the sink, seeing one event at a time, cannot do;
+//   - the model's reasoning and answer, through a Stream each, before the
+//     *_stream_chunk extensions and the parser: the tool request, its
+//     thoughts and headline hold aliases, so the gate sees aliases, a tool
+//     that echoes its arguments gets the value from the alias and not from
+//     the model, and the reply the history keeps needs no second mask;
+//   - a tool's result, diffs and error, as the tool returns, before
+//     tool_execute_after: a value a tool prints reaches neither the
+//     extensions nor the history in clear;
+//   - the history: every message and summary as it enters it (histAdd,
+//     before the hist_add_before extensions; History.Add, for a tool's own
+//     add; a summary; a restored state, which may have been stored before
+//     a secret was known). This one mask serves every later request to the
+//     model, the store and the extensions;
+//   - the user's message for the extensions (LoopData.UserMessage), apart
+//     from the history's copy, which is the message inside its template;
+//     and the error texts given to the error_format extensions.
+//
+// A user's message is thus masked once on its way to the model (as it
+// enters the history), once at the event sink (run_started) and once for
+// LoopData.UserMessage (maskcount_internal_test.go counts the passes).
+//
+// A chunk a *_stream_chunk extension rewrote is masked alone: a value it
+// completes with the model's next text is whole only in the reply, which
+// the history masks again before keeping it or sending it back; the chunk
+// extensions and the events' deltas may show it. Only an extension of the
+// engine's own, which holds the value, can do that.
 //
 // A tool that keeps its arguments and never uses a value (the memory
 // tools, behaviour_adjustment) implements [AliasKeeper] and gets the
