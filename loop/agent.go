@@ -36,6 +36,9 @@ type Agent struct {
 	}
 	// sysMasked is the last system prompt masked, and its text (maskSystem).
 	sysMasked struct{ text, masked string }
+	// histCopy is the copy of the history's output the extensions get
+	// this turn (see preparePrompt).
+	histCopy []llm.Message
 	// maskedReply is the last reply of the model known to hold aliases
 	// only: it went through the reply's secrets streams and no extension
 	// rewrote a chunk of it (see histAddAI).

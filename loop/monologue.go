@@ -325,11 +325,16 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 	ld.HistoryOutput = a.History.Output()
 	// What History gave out holds aliases only: its messages are not
 	// masked again below unless an extension changed them. The extensions
-	// get a copy, so one that writes into it in place changes neither the
-	// history nor what is known to be masked.
+	// get a copy (the agent's, reused turn after turn), so one that writes
+	// into it in place changes neither the history nor what is known to be
+	// masked.
 	var hist []llm.Message
 	if s.cfg.Secrets != nil {
-		hist, ld.HistoryOutput = ld.HistoryOutput, slices.Clone(ld.HistoryOutput)
+		if cap(a.histCopy) < len(ld.HistoryOutput) { // room for the turns to come
+			a.histCopy = make([]llm.Message, 0, 2*len(ld.HistoryOutput)+32)
+		}
+		a.histCopy = append(a.histCopy[:0], ld.HistoryOutput...)
+		hist, ld.HistoryOutput = ld.HistoryOutput, a.histCopy[:len(a.histCopy):len(a.histCopy)]
 	}
 	if err := a.call(ctx, hooks.MessageLoopPromptsAfter, &LoopPayload{Agent: a, Loop: ld}); err != nil {
 		return nil, err
