@@ -39,7 +39,9 @@ import (
 //     answer;
 //   - the store: the history masks what enters it, so what it gives out
 //     (the journal, [History.State], Output) is not masked again;
-//   - the logs: the session's logger is wrapped in [secrets.NewHandler];
+//   - the logs: the session's logger is wrapped in [secrets.NewHandler]
+//     (over a logger that masks with the same Set already, as cmd/zero's
+//     does, the record is left to that one: a line is masked once);
 //   - extension scripts: the payload on a script's stdin (scriptInput);
 //   - the approval gate: the tool's arguments, which it may show a person
 //     (an extension at tool_execute_before may have put a value there);

@@ -136,3 +136,23 @@ func TestClipMasked(t *testing.T) {
 		t.Error("without secrets clipMasked is not Clip")
 	}
 }
+
+// A logger that masks with the session's own Set already (the process's,
+// as cmd/zero gives it) is not wrapped to mask again: a log line is masked
+// once. (A Set with a value inside another's alias tells once from twice.)
+func TestLoggerMasksOnce(t *testing.T) {
+	t.Parallel()
+	var set *secrets.Set
+	set = set.With("A", internalValue).With("B", "secret(A)")
+	var buf strings.Builder
+	process := slog.New(secrets.NewHandler(slog.NewTextHandler(&buf, nil), func() *secrets.Set { return set }))
+	s := NewSession("s", Config{
+		Setup:   Setup{Model: nopModel{}, Prompts: nopPrompts{}},
+		Secrets: set,
+		Logger:  process.With("component", "loop"),
+	}, nil)
+	s.cfg.Logger.Warn("failed with " + internalValue)
+	if got := buf.String(); !strings.Contains(got, "failed with §§secret(A)") {
+		t.Errorf("log: %s", got)
+	}
+}
