@@ -64,7 +64,10 @@ import (
 //     the model, and the reply the history keeps needs no second mask;
 //   - a tool's result, diffs and error, as the tool returns, before
 //     tool_execute_after: a value a tool prints reaches neither the
-//     extensions nor the history in clear;
+//     extensions nor the history in clear. (The result is masked a second
+//     time inside its history message, the JSON object that holds it: that
+//     object, not the result, is what enters the history, and JSON's
+//     escapes can spell a value that holds a backslash);
 //   - the history: every message and summary as it enters it (histAdd,
 //     before the hist_add_before extensions; History.Add, for a tool's own
 //     add; a summary; a restored state, which may have been stored before
@@ -72,7 +75,8 @@ import (
 //     model, the store and the extensions;
 //   - the user's message for the extensions (LoopData.UserMessage), apart
 //     from the history's copy, which is the message inside its template;
-//     and the error texts given to the error_format extensions.
+//     and the error texts given to the error_format extensions (masked
+//     again inside the warning that enters the history).
 //
 // A user's message is thus masked once on its way to the model (as it
 // enters the history), once at the event sink (run_started) and once for
@@ -81,8 +85,8 @@ import (
 // A chunk a *_stream_chunk extension rewrote is masked alone: a value it
 // completes with the model's next text is whole only in the reply, which
 // the history masks again before keeping it or sending it back; the chunk
-// extensions and the events' deltas may show it. Only an extension of the
-// engine's own, which holds the value, can do that.
+// extensions and the events' deltas may show it. Only an extension that
+// knows the value can do that.
 //
 // A tool that keeps its arguments and never uses a value (the memory
 // tools, behaviour_adjustment) implements [AliasKeeper] and gets the
