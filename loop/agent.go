@@ -34,6 +34,15 @@ type Agent struct {
 		text string
 		n    int
 	}
+	// sysMasked is the last system prompt masked, and its text (maskSystem).
+	sysMasked struct{ text, masked string }
+	// histCopy is the copy of the history's output the extensions get
+	// this turn (see preparePrompt).
+	histCopy []llm.Message
+	// maskedReply is the last reply of the model known to hold aliases
+	// only: it went through the reply's secrets streams and no extension
+	// rewrote a chunk of it (see histAddAI).
+	maskedReply string
 	// compression is the agent's history compression (compress.go).
 	compression compressState
 	// finalTurn is set, for message_loop_end, on the turn that ends the
@@ -75,7 +84,7 @@ func (s *Session) newAgent(number int, superior *Agent, setup *agentSetup) *Agen
 		session:  s,
 		setup:    setup,
 	}
-	a.History.mask = s.maskFunc()
+	a.History.mask, a.History.set = s.maskFunc(), s.cfg.Secrets
 	if a.hooks().Has(hooks.AgentInit) {
 		if err := a.hooks().Call(context.Background(), hooks.AgentInit, &AgentPayload{Agent: a}); err != nil {
 			a.warn("", fmt.Sprintf("agent_init: %v", err))
@@ -154,21 +163,26 @@ func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // histAdd adds a message to the history after hist_add_before extensions.
 // A failing extension is reported and the content kept as it was: history
-// never loses a message. Secrets are masked before the extensions see the
-// content (and again by History.Add, after them).
+// never loses a message. This is where a message enters the history, so
+// secrets are masked here, once, before the extensions see the content;
+// what an extension changed is masked again.
 func (a *Agent) histAdd(ctx context.Context, ai bool, content string) {
-	content = a.session.mask(content)
+	a.histAddMasked(ctx, ai, a.session.mask(content))
+}
+
+// histAddMasked is histAdd for content that holds aliases only.
+func (a *Agent) histAddMasked(ctx context.Context, ai bool, content string) {
 	if a.hooks().Has(hooks.HistAddBefore) {
 		p := &HistAddPayload{Agent: a, AI: ai, Content: content}
 		hctx, cancel := cleanupCtx(ctx)
 		defer cancel()
 		if err := a.hooks().Call(hctx, hooks.HistAddBefore, p); err != nil {
 			a.warn("", fmt.Sprintf("hist_add_before: %v", err))
-		} else {
-			content = p.Content
+		} else if p.Content != content {
+			content = a.session.mask(p.Content) // what an extension put there
 		}
 	}
-	a.History.Add(ai, content)
+	a.History.addMasked(ai, content)
 }
 
 func (a *Agent) histAddUser(ctx context.Context, msg string, intervention bool) {
@@ -182,6 +196,8 @@ func (a *Agent) histAddUser(ctx context.Context, msg string, intervention bool) 
 	a.histAdd(ctx, false, a.mustRender(name, map[string]any{
 		"message": msg, "system_message": []string{}, "attachments": []string{},
 	}))
+	// LoopData.UserMessage: the extensions' own copy, masked apart from
+	// the history's (which is the template's text around it).
 	a.lastUserMessage = a.session.mask(msg)
 }
 
@@ -203,12 +219,17 @@ func (a *Agent) toolNotFound(ctx context.Context, ld *LoopData, name string) str
 	return a.mustRender("fw.tool_not_found.md", vars)
 }
 
+// histAddAI adds what the model said. A reply that went through the
+// secrets streams whole (maskedReply) holds aliases only and is not masked
+// again; one an extension rewrote a chunk of is.
 func (a *Agent) histAddAI(ctx context.Context, text string) {
-	text = a.session.mask(text)
+	if text != a.maskedReply {
+		text = a.session.mask(text)
+	}
 	if a.loop != nil {
 		a.loop.LastResponse = text
 	}
-	a.histAdd(ctx, true, text)
+	a.histAddMasked(ctx, true, text)
 }
 
 func (a *Agent) histAddWarning(ctx context.Context, msg string) {
@@ -216,9 +237,12 @@ func (a *Agent) histAddWarning(ctx context.Context, msg string) {
 }
 
 // histAddToolResult adds a tool result, capped to Limits.ToolResult (head
-// and tail kept), as the JSON object Agent Zero stores.
+// and tail kept), as the JSON object Agent Zero stores. result must hold
+// aliases only (the callers mask what a tool returned once, as it returns):
+// the hist_add_tool_result extensions and Config.Spill get it as it is. The
+// JSON object is masked as any message entering the history is.
 func (a *Agent) histAddToolResult(ctx context.Context, tool, result string) {
-	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: a.boundResult(tool, a.session.mask(result))}
+	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: a.boundResult(tool, result)}
 	if a.hooks().Has(hooks.HistAddToolResult) {
 		hctx, cancel := cleanupCtx(ctx)
 		defer cancel()
@@ -270,26 +294,37 @@ func (a *Agent) boundResult(tool, result string) string {
 
 // CallUtilityModel asks the utility model (summaries, memory) a one-off
 // question, around the util_model_call_before/after extension points.
-// Secrets are masked in what is sent (before the extensions see it, and
-// again after them) and in the answer.
+// Secrets are masked once in what is sent, before the extensions see it
+// (what they change is masked again), and once in the answer.
 func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (string, error) {
 	s := a.session
-	p := &UtilModelCallPayload{Agent: a, System: s.mask(system), Message: s.mask(message)}
+	system, message = s.mask(system), s.mask(message)
+	p := &UtilModelCallPayload{Agent: a, System: system, Message: message}
 	if err := a.call(ctx, hooks.UtilModelCallBefore, p); err != nil {
 		return "", s.maskError(err)
 	}
-	res, err := a.setup.UtilityModel.Stream(ctx, llm.Request{Messages: s.maskMessages([]llm.Message{
+	if p.System != system { // what an extension put there
+		p.System = s.mask(p.System)
+	}
+	if p.Message != message {
+		p.Message = s.mask(p.Message)
+	}
+	res, err := a.setup.UtilityModel.Stream(ctx, llm.Request{Messages: []llm.Message{
 		{Role: llm.System, Content: p.System},
 		{Role: llm.User, Content: p.Message},
-	})}, func(llm.Delta) error { return nil })
+	}}, func(llm.Delta) error { return nil })
 	if err != nil {
 		return "", s.maskError(fmt.Errorf("utility model: %w", err))
 	}
-	p.Response, p.after = s.mask(res.Content), true
+	answer := s.mask(res.Content)
+	p.Response, p.after = answer, true
 	if err := a.call(ctx, hooks.UtilModelCallAfter, p); err != nil {
 		return "", s.maskError(err)
 	}
-	return s.mask(p.Response), nil
+	if p.Response != answer {
+		return s.mask(p.Response), nil // what an extension put there
+	}
+	return answer, nil
 }
 
 // IterationNo is the agent's total number of message-loop turns, across

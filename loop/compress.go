@@ -636,6 +636,8 @@ func (a *Agent) systemTokens(system string) int {
 // overhead, but first bounds them by their bytes (a token is at least a
 // byte), so a prompt far from the limit is not counted at all, and the
 // system prompt and the history's messages are counted once each.
+//
+// system and extras are masked (the request's own, see preparePrompt).
 func (a *Agent) checkFits(system, extras string, messages int) error {
 	window := a.session.cfg.Limits.ContextTokens
 	overhead := messages * messageOverhead
@@ -650,7 +652,7 @@ func (a *Agent) checkFits(system, extras string, messages int) error {
 	if total <= window {
 		return nil
 	}
-	e := &ContextFullError{Window: window, Prompt: total, System: sys, Role: "system", Start: quote(a.session.mask(system)), Tokens: sys}
+	e := &ContextFullError{Window: window, Prompt: total, System: sys, Role: "system", Start: quote(system), Tokens: sys}
 	units, _ := a.History.countedView()
 	for _, u := range units {
 		if u.kind != SummaryDropped && u.tokens > e.Tokens {

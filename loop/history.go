@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/secrets"
 )
 
 // Message is one history entry as the model will see it.
@@ -38,9 +39,13 @@ type History struct {
 	agent   int
 	count   func(string) int
 	journal HistoryJournal
-	// mask, when set, masks secrets in every message and summary added
-	// or restored (Config.Secrets).
+	// mask, when set, masks secrets in every message and summary as it
+	// enters the history (Add, a summary, a restored state), once: what
+	// the history holds and gives out (Output, State, the journal) holds
+	// aliases only and is not masked again. set is Config.Secrets, for
+	// the joins of merged messages (appendOut).
 	mask func(string) string
+	set  *secrets.Set
 
 	mu     sync.Mutex
 	msgs   []HistoryMessage
@@ -65,11 +70,17 @@ func newHistory(agent int, count func(string) int, journal HistoryJournal) *Hist
 
 // Add appends a message to the current topic.
 func (h *History) Add(ai bool, content string) {
-	if content == "" {
-		content = "empty" // some providers reject empty messages
-	}
 	if h.mask != nil {
 		content = h.mask(content)
+	}
+	h.addMasked(ai, content)
+}
+
+// addMasked is Add for content that holds aliases only (the agent's own
+// adds, which masked it before the hist_add_before extensions saw it).
+func (h *History) addMasked(ai bool, content string) {
+	if content == "" {
+		content = "empty" // some providers reject empty messages
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -87,14 +98,20 @@ func (h *History) Add(ai bool, content string) {
 }
 
 // appendOut adds a message to the output, merging it into the last one
-// when both have the same role.
+// when both have the same role. Both hold aliases only; the merged message
+// is masked again only when a value may straddle the join.
 func (h *History) appendOut(ai bool, content string) {
 	role := llm.User
 	if ai {
 		role = llm.Assistant
 	}
 	if n := len(h.out); n > 0 && h.out[n-1].Role == role {
-		h.out[n-1].Content += "\n\n" + content
+		last := &h.out[n-1].Content
+		if h.set != nil && h.set.Straddles(*last, "\n\n", content) {
+			*last = h.mask(*last + "\n\n" + content)
+			return
+		}
+		*last += "\n\n" + content
 		return
 	}
 	h.out = append(h.out, llm.Message{Role: role, Content: content})
@@ -413,6 +430,7 @@ var ErrHistoryState = errors.New("invalid history state")
 // journaling it: st came from the journal.
 func (h *History) restore(st HistoryState) error {
 	r := newHistory(h.agent, h.count, nil)
+	r.mask, r.set = h.mask, h.set
 	for i, m := range st.Messages {
 		switch {
 		case m.N != i:

@@ -167,7 +167,7 @@ func (a *Agent) checkIntervention(ctx context.Context, progress string) error {
 
 func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
 	if tool := a.loop.CurrentTool; tool != nil {
-		if out := strings.TrimSpace(tool.Output()); out != "" {
+		if out := strings.TrimSpace(tool.maskedOutput()); out != "" {
 			a.histAddToolResult(ctx, tool.Name, out)
 		}
 	}
@@ -308,7 +308,13 @@ func (a *Agent) unusable(ctx context.Context, st *monologueState, item, reply, w
 
 // preparePrompt is Agent Zero's prepare_prompt: system prompt, history,
 // and extras appended as a last user message.
+//
+// This is where the request to the chat model is made, so it is where
+// secrets are masked for it, once: the system prompt (once per text), the
+// extras, and whatever an extension changed; the history's messages hold
+// aliases already.
 func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message, error) {
+	s := a.session
 	if err := a.call(ctx, hooks.MessageLoopPromptsBefore, &LoopPayload{Agent: a, Loop: ld}); err != nil {
 		return nil, err
 	}
@@ -317,19 +323,32 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 		return nil, err
 	}
 	ld.HistoryOutput = a.History.Output()
+	// What History gave out holds aliases only: its messages are not
+	// masked again below unless an extension changed them. The extensions
+	// get a copy (the agent's, reused turn after turn), so one that writes
+	// into it in place changes neither the history nor what is known to be
+	// masked.
+	var hist []llm.Message
+	if s.cfg.Secrets != nil {
+		if cap(a.histCopy) < len(ld.HistoryOutput) { // room for the turns to come
+			a.histCopy = make([]llm.Message, 0, 2*len(ld.HistoryOutput)+32)
+		}
+		a.histCopy = append(a.histCopy[:0], ld.HistoryOutput...)
+		hist, ld.HistoryOutput = ld.HistoryOutput, a.histCopy[:len(a.histCopy):len(a.histCopy)]
+	}
 	if err := a.call(ctx, hooks.MessageLoopPromptsAfter, &LoopPayload{Agent: a, Loop: ld}); err != nil {
 		return nil, err
 	}
 	msgs := make([]llm.Message, 0, len(ld.HistoryOutput)+2)
-	msgs = append(msgs, llm.Message{Role: llm.System, Content: strings.Join(ld.System, "\n\n")})
-	msgs = append(msgs, ld.HistoryOutput...)
+	msgs = append(msgs, llm.Message{Role: llm.System, Content: a.maskSystem(strings.Join(ld.System, "\n\n"))})
+	msgs = append(msgs, s.maskMessages(ld.HistoryOutput, hist)...)
 	var extras string
 	if ld.ExtrasPersistent.Len()+ld.ExtrasTemporary.Len() > 0 {
-		extras = a.mustRender("agent.context.extras.md", map[string]any{
+		extras = s.mask(a.mustRender("agent.context.extras.md", map[string]any{
 			"extras": renderExtras(ld.ExtrasPersistent, ld.ExtrasTemporary),
-		})
+		}))
 		if last := &msgs[len(msgs)-1]; last.Role == llm.User {
-			last.Content += "\n\n" + extras // merged like consecutive history messages
+			last.Content = s.join(last.Content, "\n\n", extras) // merged like consecutive history messages
 		} else {
 			msgs = append(msgs, llm.Message{Role: llm.User, Content: extras})
 		}
@@ -374,12 +393,16 @@ type modelReply struct {
 // first complete, valid tool request.
 func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message, item string) (modelReply, error) {
 	s := a.session
-	cp := &ModelCallPayload{Agent: a, Messages: s.maskMessages(msgs)}
+	cp := &ModelCallPayload{Agent: a, Messages: msgs} // masked by preparePrompt
 	if a.hooks().Has(hooks.ChatModelCallBefore) {
+		var clean []llm.Message
+		if s.cfg.Secrets != nil {
+			clean = slices.Clone(msgs) // an extension may change them in place
+		}
 		if err := a.call(ctx, hooks.ChatModelCallBefore, cp); err != nil {
 			return modelReply{}, err
 		}
-		cp.Messages = s.maskMessages(cp.Messages) // what an extension put there
+		cp.Messages = s.maskMessages(cp.Messages, clean) // what an extension put there
 	}
 	r := &replyStream{a: a, ld: ld, h: a.hooks(), parser: dirtyjson.NewParser(), view: streamView{item: item}}
 	if set := s.cfg.Secrets; set != nil {
@@ -405,6 +428,9 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 	if parser.Done() {
 		reply = parser.Consumed()
 	}
+	if r.contentMask != nil && !r.rewritten {
+		a.maskedReply = reply // what the streams gave: aliases only (a part of it too)
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil: // cancelled: keep what the model said
@@ -419,13 +445,16 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		return modelReply{}, fmt.Errorf("model call: %w", err)
 	}
 	a.emitUsage(item, cp.Messages, res)
-	cp.Response, cp.Reasoning, cp.after = s.mask(res.Content), s.mask(res.Reasoning), true
-	if err := a.call(ctx, hooks.ChatModelCallAfter, cp); err != nil {
-		return modelReply{}, err
+	if a.hooks().Has(hooks.ChatModelCallAfter) { // the whole reply, as the model sent it, masked for them
+		cp.Response, cp.Reasoning, cp.after = s.mask(res.Content), s.mask(res.Reasoning), true
+		if err := a.call(ctx, hooks.ChatModelCallAfter, cp); err != nil {
+			return modelReply{}, err
+		}
 	}
 	if reply == "" && res.Content != "" {
 		reply = s.mask(res.Content) // a model that streamed nothing but answered
 		parser.Feed(reply)
+		a.maskedReply = reply
 	}
 	return modelReply{text: reply, parsed: parser.Value(), done: parser.Done(), finish: res.FinishReason}, nil
 }
@@ -443,6 +472,11 @@ type replyStream struct {
 	// streams (Config.Secrets; nil without): a hostile or confused model
 	// may write a value, even split across deltas.
 	reasoningMask, contentMask *secrets.Stream
+	// rewritten is set when a response_stream_chunk extension changed a
+	// chunk: its text is masked alone, so a value it joins with the
+	// model's text may be whole only in the answer, which history then
+	// masks again (see histAddAI).
+	rewritten bool
 }
 
 // delta takes one streamed delta: masked first, then the extensions, the
@@ -498,7 +532,9 @@ func (r *replyStream) onReasoning(ctx context.Context, chunk string) error {
 		if err := h.Call(ctx, hooks.ReasoningStreamChunk, p); err != nil {
 			return err
 		}
-		chunk = p.Chunk
+		if p.Chunk != chunk {
+			chunk = a.session.mask(p.Chunk) // what an extension put there
+		}
 	}
 	r.reasoning.WriteString(chunk)
 	if chunk != "" {
@@ -519,7 +555,9 @@ func (r *replyStream) onContent(ctx context.Context, chunk string) error {
 		if err := h.Call(ctx, hooks.ResponseStreamChunk, p); err != nil {
 			return err
 		}
-		chunk = p.Chunk
+		if p.Chunk != chunk { // what an extension put there
+			r.rewritten, chunk = true, a.session.mask(p.Chunk)
+		}
 	}
 	r.full.WriteString(chunk)
 	parser.Feed(chunk)
@@ -656,14 +694,14 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	}
 	if bp.Block != "" {
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: bp.Block})
-		a.histAddToolResult(ctx, req.Raw, bp.Block)
+		a.histAddToolResult(ctx, req.Raw, a.session.mask(bp.Block)) // an extension's or the gate's words
 		st.lastResult = bp.Block
 		return "", false, nil
 	}
 	if ctx.Err() != nil { // cancelled while extensions ran: do not start anything
 		why := CancelReason(context.Cause(ctx))
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: "not run: " + why})
-		a.histAddToolResult(ctx, req.Raw, "[not run: "+why+"]")
+		a.histAddToolResult(ctx, req.Raw, a.session.mask("[not run: "+why+"]"))
 		return "", false, context.Cause(ctx)
 	}
 
@@ -686,7 +724,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		if text == "" {
 			text = call.Output()
 		}
-		text = strings.TrimSpace(text + "\n[" + CancelReason(context.Cause(ctx)) + "]")
+		text = a.session.mask(strings.TrimSpace(text + "\n[" + CancelReason(context.Cause(ctx)) + "]")) // the cause's words too
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: text})
 		if !res.BreakLoop {
 			a.histAddToolResult(ctx, req.Raw, text)
@@ -701,7 +739,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: err.Error(), Error: runErr.Error()})
 		var rep *RepairableError
 		if !errors.As(err, &rep) { // a repairable error reaches the model as a warning instead
-			a.histAddToolResult(ctx, req.Raw, "error: "+err.Error())
+			a.histAddToolResult(ctx, req.Raw, a.session.join("error:", " ", err.Error()))
 		}
 		return "", false, &shownError{runErr}
 	}
@@ -709,14 +747,18 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		// Interrupted by the user's message: what the tool did so far, or
 		// that it did not finish (never an empty result the model would
 		// take for a silent success).
-		res.Text = cmp.Or(call.Output(), "[not finished: "+err.Error()+"]")
+		res.Text = cmp.Or(call.maskedOutput(), a.session.mask("[not finished: "+err.Error()+"]"))
 	}
 	ap := &ToolAfterPayload{Agent: a, ToolName: req.Name, Result: &res}
 	if a.hooks().Has(hooks.ToolExecuteAfter) {
+		var sn resultSnapshot
+		if a.session.cfg.Secrets != nil {
+			sn = snapshotResult(&res)
+		}
 		if err := a.call(ctx, hooks.ToolExecuteAfter, ap); err != nil {
 			return "", false, err
 		}
-		a.session.maskResult(&res) // what an extension put there
+		a.session.remask(&res, sn) // what an extension put there
 	}
 	status := ToolCompleted
 	if res.IsError {

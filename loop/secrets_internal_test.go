@@ -85,7 +85,7 @@ func TestMaskJSON(t *testing.T) {
 		{`{"n":123456789,"s":"123456789"}`, `{"n":123456789,"s":"§§secret(PIN)"}`},
 		{`{"a":1}`, `{"a":1}`},
 	} {
-		if got := string(maskJSON(set, json.RawMessage(tc.in))); got != tc.want {
+		if got := string(internalSession(set).maskJSON(json.RawMessage(tc.in))); got != tc.want {
 			t.Errorf("maskJSON(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
@@ -102,7 +102,10 @@ func TestNilSecretsAllocateNothing(t *testing.T) {
 	call := &ToolCall{Agent: a, ID: "tool-1"}
 	if n := testing.AllocsPerRun(100, func() {
 		_ = s.mask("some text")
-		_ = s.maskMessages(msgs)
+		_ = s.maskMessages(msgs, nil)
+		_ = a.maskSystem("system")
+		s.remask(&res, resultSnapshot{})
+		_ = call.maskedOutput()
 		_ = s.maskError(err)
 		s.maskResult(&res)
 		if got, refused := a.expandArgs(args); refused != "" || got["cmd"] != args["cmd"] {
@@ -131,5 +134,25 @@ func TestClipMasked(t *testing.T) {
 	}
 	if got := internalSession(nil).clipMasked(text, 4096); got != cut.Clip(text, 4096) {
 		t.Error("without secrets clipMasked is not Clip")
+	}
+}
+
+// A logger that masks with the session's own Set already (the process's,
+// as cmd/zero gives it) is not wrapped to mask again: a log line is masked
+// once. (A Set with a value inside another's alias tells once from twice.)
+func TestLoggerMasksOnce(t *testing.T) {
+	t.Parallel()
+	var set *secrets.Set
+	set = set.With("A", internalValue).With("B", "secret(A)")
+	var buf strings.Builder
+	process := slog.New(secrets.NewHandler(slog.NewTextHandler(&buf, nil), func() *secrets.Set { return set }))
+	s := NewSession("s", Config{
+		Setup:   Setup{Model: nopModel{}, Prompts: nopPrompts{}},
+		Secrets: set,
+		Logger:  process.With("component", "loop"),
+	}, nil)
+	s.cfg.Logger.Warn("failed with " + internalValue)
+	if got := buf.String(); !strings.Contains(got, "failed with §§secret(A)") {
+		t.Errorf("log: %s", got)
 	}
 }

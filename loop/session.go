@@ -172,6 +172,10 @@ type Session struct {
 	active  *Agent        // the agent whose monologue runs now
 	resume  chan struct{} // non-nil while paused; closed by Resume
 	gate    Gate
+
+	// maskHook, when set (by tests, before the session is used), sees
+	// every text the session masks (see mask).
+	maskHook func(text string)
 }
 
 // NewSession creates a session. sink gets every event, in order, from the
@@ -355,7 +359,9 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 		a.warn(item, fmt.Sprintf("message not delivered, the run had ended: %q", m))
 	}
 	a.emit(end)
-	return s.mask(answer), s.maskError(err)
+	// The answer is the response tool's result, masked as it returned;
+	// an error may come from anywhere (a model client quoting a key).
+	return answer, s.maskError(err)
 }
 
 // Warn reports a warning (for example a failing extension script) as an
@@ -473,8 +479,8 @@ func (s *Session) newItem(kind string) string {
 }
 
 func (s *Session) emit(e Event) {
-	if set := s.cfg.Secrets; set != nil {
-		maskEvent(set, &e)
+	if s.cfg.Secrets != nil {
+		s.maskEvent(&e)
 	}
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()

@@ -88,9 +88,17 @@ type ToolCall struct {
 	// read meanwhile (an extension at tool_output_update, say).
 	order    sync.Mutex
 	mu       sync.Mutex
-	progress headTail        // what the tool printed, bounded
-	streamed int             // bytes sent as tool_output_delta
-	secrets  *secrets.Stream // masks the output (Config.Secrets), made on first use
+	progress headTail  // what the tool printed, bounded
+	streamed int       // bytes sent as tool_output_delta
+	secrets  *callMask // masks the output (Config.Secrets), made on first use (under order and mu)
+}
+
+// callMask masks a tool's live output. rewritten (guarded by the call's mu)
+// is set when a tool_output_update extension changed a chunk: the kept
+// output may then hold what the stream did not mask (see maskedOutput).
+type callMask struct {
+	stream    *secrets.Stream
+	rewritten bool
 }
 
 // Progress reports live output of the tool: secrets are masked (a value
@@ -109,9 +117,12 @@ func (c *ToolCall) Progress(ctx context.Context, text string) {
 	defer c.order.Unlock()
 	if set := c.Agent.session.cfg.Secrets; set != nil {
 		if c.secrets == nil {
-			c.secrets = set.NewStream()
+			m := &callMask{stream: set.NewStream()}
+			c.mu.Lock() // maskedOutput reads it under mu alone
+			c.secrets = m
+			c.mu.Unlock()
 		}
-		if text = c.secrets.Write(text); text == "" {
+		if text = c.secrets.stream.Write(text); text == "" {
 			return
 		}
 	}
@@ -126,7 +137,7 @@ func (c *ToolCall) flushOutput(ctx context.Context) {
 	if c.secrets == nil {
 		return
 	}
-	if text := c.secrets.Flush(); text != "" {
+	if text := c.secrets.stream.Flush(); text != "" {
 		c.show(ctx, text)
 	}
 }
@@ -134,6 +145,7 @@ func (c *ToolCall) flushOutput(ctx context.Context) {
 // show is Progress after masking.
 func (c *ToolCall) show(ctx context.Context, text string) {
 	a := c.Agent
+	rewritten := false
 	if a.hooks().Has(hooks.ToolOutputUpdate) {
 		p := &ToolOutputPayload{Agent: a, ToolName: c.Name, Content: text}
 		if err := a.hooks().Call(ctx, hooks.ToolOutputUpdate, p); err != nil {
@@ -141,10 +153,14 @@ func (c *ToolCall) show(ctx context.Context, text string) {
 				a.warn(c.ID, fmt.Sprintf("tool_output_update: %v", err))
 			}
 		} else {
+			rewritten = p.Content != text
 			text = p.Content
 		}
 	}
 	c.mu.Lock()
+	if rewritten && c.secrets != nil {
+		c.secrets.rewritten = true
+	}
 	if c.progress.max == 0 {
 		c.progress.max = a.session.cfg.Limits.ToolResult
 	}
@@ -165,6 +181,18 @@ func (c *ToolCall) Output() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.progress.String()
+}
+
+// maskedOutput is Output holding aliases only: as the secrets stream gave
+// it, or masked again when an extension rewrote some of it.
+func (c *ToolCall) maskedOutput() string {
+	c.mu.Lock()
+	out, rewritten := c.progress.String(), c.secrets != nil && c.secrets.rewritten
+	c.mu.Unlock()
+	if rewritten {
+		return c.Agent.session.mask(out)
+	}
+	return out
 }
 
 // shownOutput is what Progress showed the faces as tool_output_delta:

@@ -267,6 +267,28 @@ func (s *Set) Mask(text string) string {
 	return b.String()
 }
 
+// Straddles reports whether a value of the Set may occur in a+sep+b other
+// than wholly inside a or wholly inside b: whether two texts already masked
+// need masking again once joined by sep (a value written half at the end
+// of one message and half at the start of the next). It reads only sep and
+// the bytes of a and b within reach of it (the longest form of a value less
+// one byte), so it costs the same however long a and b are, and allocates
+// nothing when it reports false. It may report true for a value wholly
+// inside those bytes of a or b, which a masked text does not hold; masking
+// the joined text is then merely redundant.
+func (s *Set) Straddles(a, sep, b string) bool {
+	m := s.matcher()
+	if m == nil {
+		return false
+	}
+	n := m.maxLen - 1
+	sc := scan{m: m}
+	sc.feed(a[len(a)-min(len(a), n):])
+	sc.feed(sep)
+	sc.feed(b[:min(len(b), n)])
+	return len(sc.spans) > 0
+}
+
 // MaskValue returns a deep copy of v with [Set.Mask] applied to every
 // string, map keys included. v is JSON-like, as for [Set.Expand]; a
 // json.RawMessage is masked as text (its JSON-escaped values are found, see

@@ -16,6 +16,10 @@ import (
 // set is called once per record and per WithAttrs, so the Set may be
 // replaced later (pass an atomic.Pointer[Set]'s Load); it may return nil.
 // Attributes given to WithAttrs are masked with the Set of that moment.
+//
+// A record is masked once: when next is itself such a handler and masks
+// with the same Set at that moment (a session's logger wrapped again over
+// the process's), the record is passed on for next to mask.
 func NewHandler(next slog.Handler, set func() *Set) slog.Handler {
 	return &handler{next: next, set: set}
 }
@@ -31,6 +35,9 @@ func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 	s := h.set()
 	if s.matcher() == nil {
 		return h.next.Handle(ctx, r)
+	}
+	if inner, ok := h.next.(*handler); ok && inner.set() == s {
+		return h.next.Handle(ctx, r) // it masks the record with s
 	}
 	nr := slog.NewRecord(r.Time, r.Level, s.Mask(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {

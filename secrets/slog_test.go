@@ -76,3 +76,33 @@ func TestHandlerEnabled(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A handler wrapped over another that masks with the same Set leaves the
+// record to it: masked once, as well as by two.
+func TestHandlerNestedMasksOnce(t *testing.T) {
+	t.Parallel()
+	const key = "sk-nested-0123456789"
+	set := maskOnly("K", key)
+	other := maskOnly("OTHER", "other-value-123")
+	var buf bytes.Buffer
+	inner := NewHandler(slog.NewTextHandler(&buf, nil), func() *Set { return set })
+	same := slog.New(NewHandler(inner.WithAttrs([]slog.Attr{slog.String("component", "loop")}), func() *Set { return set }))
+	diff := slog.New(NewHandler(inner, func() *Set { return other }))
+	same.Info("with "+key, "err", fmt.Errorf("no %s", key))
+	diff.Info("with "+key+" and other-value-123", "k", key)
+	out := buf.String()
+	if strings.Contains(out, key) || strings.Contains(out, "other-value-123") ||
+		strings.Count(out, "§§secret(K)") != 4 || strings.Count(out, "§§secret(OTHER)") != 1 {
+		t.Errorf("log:\n%s", out)
+	}
+
+	// Masked once: a Set one of whose values is inside another's alias
+	// tells a record masked twice from one masked once.
+	twice := maskOnly("A", "key-1234", "B", "secret(A)")
+	buf.Reset()
+	log := slog.New(NewHandler(NewHandler(slog.NewTextHandler(&buf, nil), func() *Set { return twice }), func() *Set { return twice }))
+	log.Info("with key-1234")
+	if out := buf.String(); !strings.Contains(out, "with §§secret(A)") {
+		t.Errorf("the record was masked twice: %s", out)
+	}
+}
