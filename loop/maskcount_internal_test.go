@@ -116,7 +116,7 @@ func userMessageMaskPasses(t *testing.T, ext bool) {
 	s := NewSession("s", Config{
 		Setup:   Setup{Model: model, Prompts: profiles.New(), Hooks: h},
 		Secrets: set,
-		Limits:  Limits{CriticalRetries: -1},
+		Limits:  Limits{CriticalRetries: new(0)},
 	}, nil)
 	s.maskHook = passes.hook
 	if _, err := s.Run(context.Background(), "please use "+internalValue+" for "+maskMarker); err == nil {
