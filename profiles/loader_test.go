@@ -257,13 +257,13 @@ func TestSpecErrors(t *testing.T) {
 		{"unknown-key", []string{":2: descripton: unknown key (known keys: title, description, context, models, tools, sandbox)"}},
 		{"unknown-nested", []string{":4: models.chat.modle: unknown key (known keys: model, base_url, api_key_env)"}},
 		{"unknown-role", []string{":2: models.chta: unknown model role (known roles: chat, utility, embedding)"}},
-		{"title-list", []string{":1: title: want a string, got a list"}},
-		{"allow-string", []string{`:2: tools.allow: want a list, got str "response"`}},
-		{"sandbox-scalar", []string{`:1: sandbox: want a mapping, got str "root"`}},
-		{"root-list", []string{":1: document: want a mapping, got a list"}},
+		{"title-list", []string{":1: title: must be a single value, got a list"}},
+		{"allow-string", []string{`:2: tools.allow: must be a list, got "response"`}},
+		{"sandbox-scalar", []string{`:1: sandbox: must be a mapping, got "root"`}},
+		{"root-list", []string{":1: document: must be a mapping, got a list"}},
 		{"syntax", []string{":2: title.context: malformed YAML: mapping values are not allowed in this context"}},
-		{"two-problems", []string{":3: tools.deny: want a list, got a mapping", ":5: sandbox.uid: unknown key (known keys: user, backend)"}},
-		{"sandbox-backend", []string{`:3: sandbox.backend: want docker or local, got "kali"`}},
+		{"two-problems", []string{":3: tools.deny: must be a list, got a mapping", ":5: sandbox.uid: unknown key (known keys: user, backend)"}},
+		{"sandbox-backend", []string{`:3: sandbox.backend: must be docker or local, got "kali"`}},
 	}
 	l := NewLoader("", "testdata/bad")
 	for _, tt := range tests {

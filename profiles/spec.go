@@ -175,7 +175,7 @@ func checkNode(w *yamlwalk.Walker, n *yaml.Node, t reflect.Type, key string) {
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			report(n, key, "want a mapping, got "+describe(n))
+			report(n, key, "must be a mapping, got "+yamlwalk.Describe(n))
 			return
 		}
 		fields := map[string]reflect.Type{}
@@ -195,7 +195,7 @@ func checkNode(w *yamlwalk.Walker, n *yaml.Node, t reflect.Type, key string) {
 		})
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			report(n, key, "want a mapping, got "+describe(n))
+			report(n, key, "must be a mapping, got "+yamlwalk.Describe(n))
 			return
 		}
 		w.Mapping(n, key, func(k, v *yaml.Node, sub string) {
@@ -207,13 +207,13 @@ func checkNode(w *yamlwalk.Walker, n *yaml.Node, t reflect.Type, key string) {
 		})
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			report(n, key, "want a list, got "+describe(n))
+			report(n, key, "must be a list, got "+yamlwalk.Describe(n))
 			return
 		}
 		for i, v := range n.Content {
 			item := fmt.Sprintf("%s[%d]", key, i)
 			if yamlwalk.IsNull(v) { // an empty entry would match no tool, silently
-				report(v, item, "want a string, got null")
+				report(v, item, "must be a single value, got null")
 				continue
 			}
 			checkNode(w, v, t.Elem(), item)
@@ -221,29 +221,16 @@ func checkNode(w *yamlwalk.Walker, n *yaml.Node, t reflect.Type, key string) {
 	case reflect.String:
 		// Any scalar reads as text, so "user: 1000" works; only structure is a type error.
 		if n.Kind != yaml.ScalarNode {
-			report(n, key, "want a string, got "+describe(n))
+			report(n, key, "must be a single value, got "+yamlwalk.Describe(n))
 			return
 		}
 		if key == "sandbox.backend" {
 			switch n.Value {
 			case "", BackendDocker, BackendLocal:
 			default:
-				report(n, key, fmt.Sprintf("want %s or %s, got %q", BackendDocker, BackendLocal, n.Value))
+				report(n, key, fmt.Sprintf("must be %s or %s, got %q", BackendDocker, BackendLocal, n.Value))
 			}
 		}
-	}
-}
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("%s %q", strings.TrimPrefix(n.ShortTag(), "!!"), n.Value)
-	default:
-		return "an unexpected node"
 	}
 }
 

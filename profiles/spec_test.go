@@ -37,7 +37,7 @@ func TestSpecWalkerProblems(t *testing.T) {
 	for src, want := range map[string]string{
 		"title: a\ntitle: b\n":                   "agent.yaml:2: title: duplicate key (first set on line 1)",
 		"title: !!null x\n":                      `agent.yaml:1: !!null tags a value that is not null ("x")`,
-		"tools:\n  allow: [response, ~]\n":       "agent.yaml:2: tools.allow[1]: want a string, got null",
+		"tools:\n  allow: [response, ~]\n":       "agent.yaml:2: tools.allow[1]: must be a single value, got null",
 		"title: a\n---\ntitle: b\n":              "agent.yaml:2: holds a second YAML document",
 		"models:\n  chat: {model: *nope}\n":      "agent.yaml:2: models.chat: malformed YAML: unknown anchor 'nope' referenced",
 		"sandbox:\n  <<: {user: root, uid: 1}\n": "agent.yaml:2: sandbox.uid: unknown key (known keys: user, backend)",

@@ -190,10 +190,10 @@ func TestParseErrorLines(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]string{
 		"\n---\nname: a\nname: b\ndescription: d\n---\n":       "malformed front matter: line 4: name: duplicate key (first set on line 3)",
-		"---\nname: a\ndescription: [d]\n---\n":                "malformed front matter: line 3: description: want text, got a list",
-		"---\nname: a\ndescription: d\ntags: [{x: 1}]\n---\n":  "malformed front matter: line 4: tags[0]: want text, got a mapping",
+		"---\nname: a\ndescription: [d]\n---\n":                "malformed front matter: line 3: description: must be a single value, got a list",
+		"---\nname: a\ndescription: d\ntags: [{x: 1}]\n---\n":  "malformed front matter: line 4: tags[0]: must be a single value, got a mapping",
 		"---\nname: a\ndescription: d\nmeta:\n  k: [1,\n---\n": "malformed front matter: line 5: meta.k: malformed YAML",
-		"---\n- a\n---\n": "malformed front matter: line 2: not a mapping of keys to values",
+		"---\n- a\n---\n": "malformed front matter: line 2: must be a mapping of keys to values, got a list",
 		"---\nbase: &b {name: a}\n<<: *b\ndescription: d\n---\nx": "",
 	} {
 		_, _, err := parse([]byte(src))

@@ -183,7 +183,7 @@ func decodeFrontMatter(src string, offset int) (frontMatter, error) {
 	if root := w.Parse([]byte(src)); root == nil {
 		// empty, only comments, or a problem the walker recorded
 	} else if root.Kind != yaml.MappingNode {
-		w.Fail(root.Line, "", "not a mapping of keys to values")
+		w.Fail(root.Line, "", "must be a mapping of keys to values, got "+yamlwalk.Describe(root))
 	} else {
 		w.Mapping(root, "", func(_, v *yaml.Node, key string) {
 			switch key {
@@ -214,7 +214,7 @@ func text(w *yamlwalk.Walker, v *yaml.Node, key string) string {
 	case yamlwalk.IsNull(v):
 		return ""
 	case v.Kind != yaml.ScalarNode:
-		w.Fail(v.Line, key, "want text, got "+yamlwalk.Describe(v))
+		w.Fail(v.Line, key, "must be a single value, got "+yamlwalk.Describe(v))
 		return ""
 	}
 	return v.Value
@@ -237,7 +237,7 @@ func tags(w *yamlwalk.Walker, v *yaml.Node, key string) []string {
 			parts = append(parts, text(w, yamlwalk.Resolve(it), fmt.Sprintf("%s[%d]", key, i)))
 		}
 	default:
-		w.Fail(v.Line, key, "want a list of tags or a text of them, got "+yamlwalk.Describe(v))
+		w.Fail(v.Line, key, "must be a list of tags or a text of them, got "+yamlwalk.Describe(v))
 		return nil
 	}
 	out := make([]string, 0, len(parts))
