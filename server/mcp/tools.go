@@ -523,6 +523,11 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return toolError(err), nil
 	}
+	// The run's state is read before its events: a run's run_ended is in
+	// the log before it stops running, so a status that says the run is
+	// over holds its end, and the cursor it gives has nothing after it.
+	running := s.Running()
+	last, ended := s.Last()
 	evs, next := s.Events(a.Since)
 	if a.Since > next {
 		// A made-up cursor would wait past every event to come.
@@ -530,10 +535,13 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	if len(evs) == 0 && a.Wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, time.Duration(min(a.Wait, maxWait)*float64(time.Second)))
-		evs, next, _ = s.Wait(wctx, a.Since) // a timeout just means no news
+		_, _, _ = s.Wait(wctx, a.Since) // a timeout just means no news
 		cancel()
+		running = s.Running()
+		last, ended = s.Last()
+		evs, next = s.Events(a.Since)
 	}
-	out := statusOut{Session: s.ID(), Cursor: next, Running: s.Running(), Pending: []approval{}}
+	out := statusOut{Session: s.ID(), Cursor: next, Running: running, Pending: []approval{}}
 	out.Events, out.Cursor, out.More = compactEvents(evs, out.Cursor)
 	out.Events = answerOnce(out.Events)
 	if ap := f.mgr.Approvals(); ap != nil {
@@ -541,7 +549,7 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 			out.Pending = append(out.Pending, approval{ID: r.ID, Tool: r.Tool, Title: r.Title, Subject: r.Subject})
 		}
 	}
-	if last, ok := s.Last(); ok && !out.Running {
+	if ended && !out.Running {
 		out.Result = &lastResult{Run: last.Run, StopReason: last.StopReason, Response: last.Response}
 		if last.Err != nil && last.StopReason == loop.StopError {
 			out.Result.Error = last.Err.Error()
