@@ -920,7 +920,7 @@ func (a *App) startMemory() {
 	a.syncKnowledge()
 }
 
-// promptVars are the prompt variables cmd/zero supplies: the profiles a
+// promptVars are the prompt variables app supplies: the profiles a
 // subordinate may use, and on the Docker backend the image (and user) the
 // commands run in, which the environment prompts name.
 func (a *App) promptVars(backend string, infos []profiles.Info) map[string]any {

@@ -156,7 +156,7 @@ func (h *Host) App(roots []string) (*App, error) {
 	}
 	a.observe = h.opts.Observe
 	a.Warn.Logger = h.Logger
-	a.InitMemory(h.Store) // nil while newHost builds the first app: init does it
+	a.InitMemory(h.Store) // nil while NewHost builds the first app: init does it
 	a.startMemory()
 	h.apps[key] = a
 	return a, nil
