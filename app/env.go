@@ -3,13 +3,13 @@ package app
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/zeroagent/zero/store"
 	"golang.org/x/term"
 )
 
@@ -109,13 +109,7 @@ func (e Env) StorePath() (string, error) {
 }
 
 func (e Env) defaultStorePath() (string, error) {
-	if dir := e.Get("XDG_DATA_HOME"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "zero", "zero.db"), nil
-	}
-	if home := e.Home(); home != "" {
-		return filepath.Join(home, ".local", "share", "zero", "zero.db"), nil
-	}
-	return "", errors.New("store path: no home directory")
+	return store.DefaultPathIn(e.Get("XDG_DATA_HOME"), e.Home())
 }
 
 // UserConfigDir is the process's Env.UserConfigDir.

@@ -26,12 +26,18 @@ const DefaultBusyTimeout = 5 * time.Second
 // else ~/.local/share/zero/zero.db, on every system (like the config
 // directory). A relative XDG_DATA_HOME is ignored, as the XDG spec says.
 func DefaultPath() (string, error) {
-	if dir := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "zero", "zero.db"), nil
+	home, _ := os.UserHomeDir()
+	return DefaultPathIn(os.Getenv("XDG_DATA_HOME"), home)
+}
+
+// DefaultPathIn is DefaultPath for an environment given as its
+// XDG_DATA_HOME and home directory ("" when there is none).
+func DefaultPathIn(dataHome, home string) (string, error) {
+	if filepath.IsAbs(dataHome) {
+		return filepath.Join(dataHome, "zero", "zero.db"), nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("store path: %w", err)
+	if home == "" {
+		return "", errors.New("store path: no home directory")
 	}
 	return filepath.Join(home, ".local", "share", "zero", "zero.db"), nil
 }
