@@ -26,11 +26,9 @@ import (
 // sandbox, model clients) per workspace, built when a session first asks
 // for it, and the session manager with its approval broker.
 type Host struct {
-	flags     map[string]string // configuration set by flags
-	env       Env
-	opts      Options
-	Workspace string // the default workspace: --workspace or the current directory
-	named     string // the folder the user named with --workspace (realPath), "" if none: it may be as broad as it likes
+	opts      Options // what it was built from
+	Workspace string  // the default workspace: --workspace or the current directory
+	named     string  // the folder the user named with --workspace (realPath), "" if none: it may be as broad as it likes
 	Logger    *slog.Logger
 
 	broker  *server.Broker
@@ -76,7 +74,7 @@ type Options struct {
 // reported at start, not at the first session) and builds the manager;
 // ctx bounds its background work.
 func NewHost(ctx context.Context, o Options) (*Host, error) {
-	h := &Host{flags: o.Flags, env: o.Env, opts: o, Workspace: o.Workspace, Logger: o.Logger, apps: map[string]*App{}}
+	h := &Host{opts: o, Workspace: o.Workspace, Logger: o.Logger, apps: map[string]*App{}}
 	logger, ws := o.Logger, o.Workspace
 	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: logger.With("component", "approval")})
 	a, err := h.App([]string{ws})
@@ -96,7 +94,7 @@ func NewHost(ctx context.Context, o Options) (*Host, error) {
 func (h *Host) init(ctx context.Context, a *App) {
 	logger := h.Logger
 	h.Catalog = newCatalog(ctx, a)
-	h.Store = openStore(h.env, logger, a.Warn.warn)
+	h.Store = openStore(h.opts.Env, logger, a.Warn.warn)
 	a.InitMemory(h.Store)
 	a.startMemory()
 	h.Manager = server.NewManager(server.Options{
@@ -136,7 +134,7 @@ func (h *Host) trust() server.Trust {
 // NewHostWith is the host of one command's app (zero run, zero chat): its
 // sessions are stored like the editor faces', so each can continue them.
 func NewHostWith(ctx context.Context, a *App) *Host {
-	h := &Host{env: a.env, Workspace: a.Workspace, Logger: a.Logger, apps: map[string]*App{a.Workspace: a}}
+	h := &Host{opts: Options{Workspace: a.Workspace, Logger: a.Logger, Env: a.env}, Workspace: a.Workspace, Logger: a.Logger, apps: map[string]*App{a.Workspace: a}}
 	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: a.Logger.With("component", "approval")})
 	h.init(ctx, a)
 	return h
@@ -150,7 +148,7 @@ func (h *Host) App(roots []string) (*App, error) {
 	if a := h.apps[key]; a != nil {
 		return a, nil
 	}
-	a, err := NewAppAt(roots[0], slices.Clone(roots[1:]), h.flags, h.Logger, h.env)
+	a, err := NewAppAt(roots[0], slices.Clone(roots[1:]), h.opts.Flags, h.Logger, h.opts.Env)
 	if err != nil {
 		return nil, err
 	}
