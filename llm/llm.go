@@ -10,6 +10,7 @@ package llm
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -27,17 +28,46 @@ const (
 	System    Role = "system"
 	User      Role = "user"
 	Assistant Role = "assistant"
+	// Tool is the result of a native tool call: its ToolCallID names the
+	// call of the assistant message before it.
+	Tool Role = "tool"
 )
 
 // Message is one entry of the conversation sent to the model.
 type Message struct {
 	Role    Role   `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are the native tool calls of an assistant message.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is the call a Tool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is one native tool call of the model: its id, the function's
+// name and its arguments as the JSON text the model wrote.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec is a function offered to the model for native tool calls.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments, an object schema.
+	Parameters json.RawMessage
 }
 
 // Request is one model call.
 type Request struct {
 	Messages []Message
+	// Tools are offered as native tool calls; none: the request has no
+	// "tools" and the model answers in text.
+	Tools []ToolSpec
+	// MaxOutputTokens caps the answer's tokens (reasoning included); 0
+	// sends no cap.
+	MaxOutputTokens int
 }
 
 // DeltaKind tells reasoning text from answer text.
@@ -78,6 +108,12 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CachedTokens is the part of PromptTokens the provider served from
+	// its prompt cache (prompt_tokens_details.cached_tokens).
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	// Cost is what the endpoint says the call cost, in its currency
+	// (OpenRouter's usage.cost); 0 when it says nothing.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // Result is what a call received. On error it holds the partial text.
@@ -87,6 +123,8 @@ type Result struct {
 	Usage        Usage  // zero when the server sent none
 	Stopped      bool   // true when the StreamFunc returned ErrStop
 	FinishReason string
+	// ToolCalls are the native tool calls of the answer, in order.
+	ToolCalls []ToolCall
 }
 
 // Defaults applied by [New] for zero [Options] fields.

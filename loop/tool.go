@@ -42,6 +42,26 @@ func KindOf(tool Tool, method string) string {
 	return "other"
 }
 
+// ToolSpec is one callable of a tool as native tool calls offer it: the
+// tool itself (Method "") or one of its methods (text_editor's "read"),
+// with the JSON Schema of its arguments.
+type ToolSpec struct {
+	Method string
+	// Description, when set, is the function's description; else it comes
+	// from the tool's prompt file, without the JSON-format examples.
+	Description string
+	// Parameters is a JSON Schema of an object: the tool_args.
+	Parameters json.RawMessage
+}
+
+// Specified is implemented by a tool that declares the JSON Schemas of its
+// arguments, one ToolSpec per method it offers (or one with Method "" for
+// a tool without methods). A tool without it is offered as one function
+// that takes any object.
+type Specified interface {
+	Specs() []ToolSpec
+}
+
 // AliasKeeper is implemented by a tool that gets its arguments with the
 // secrets' aliases (§§secret(NAME)) as the model wrote them, not the
 // values: a tool that keeps what it is given (a memory, behaviour rules)
