@@ -436,6 +436,8 @@ func (col *collector) chunk(ch *openai.ChatCompletionChunk) error {
 			PromptTokens:     int(ch.Usage.PromptTokens),
 			CompletionTokens: int(ch.Usage.CompletionTokens),
 			TotalTokens:      int(ch.Usage.TotalTokens),
+			CachedTokens:     int(ch.Usage.PromptTokensDetails.CachedTokens),
+			Cost:             usageCost(&ch.Usage),
 		}
 	}
 	for i := range ch.Choices {
@@ -501,6 +503,17 @@ func (col *collector) result() Result {
 		Stopped:      col.stopped,
 		FinishReason: col.finish,
 	}
+}
+
+// usageCost reads the cost OpenRouter (and LiteLLM's proxy) put in usage:
+// a number in the endpoint's currency, credits for OpenRouter (US dollars).
+func usageCost(u *openai.CompletionUsage) float64 {
+	raw := u.JSON.ExtraFields["cost"].Raw()
+	var cost float64
+	if raw == "" || json.Unmarshal([]byte(raw), &cost) != nil || cost < 0 {
+		return 0
+	}
+	return cost
 }
 
 // reasoningField reads the reasoning text that OpenAI-compatible servers put

@@ -94,7 +94,19 @@ type Setup struct {
 	// Hooks are the resolved extensions (see Builtins); nil runs the
 	// built-ins only.
 	Hooks *hooks.Set
+	// ToolProtocol is how the model calls tools: ProtocolJSON (Agent
+	// Zero's JSON object in the reply's text), ProtocolNative (the API's
+	// tool calls), or ProtocolAuto ("" too): native where the endpoint
+	// takes tools, else JSON.
+	ToolProtocol string
 }
+
+// The tool protocols of [Setup].ToolProtocol.
+const (
+	ProtocolAuto   = "auto"
+	ProtocolNative = "native"
+	ProtocolJSON   = "json"
+)
 
 // ToolSource provides tools discovered while the session runs. Tools is
 // called at the start of every monologue of an agent; it may start what
