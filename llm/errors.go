@@ -52,8 +52,13 @@ var (
 	ErrStop = errors.New("llm: stop stream")
 
 	// ErrUnknownRole is returned when a [Message] has a role other than
-	// [System], [User] or [Assistant].
+	// [System], [User], [Assistant] or [Tool].
 	ErrUnknownRole = errors.New("llm: unknown message role")
+
+	// ErrBadToolCall is returned for a request whose tools or tool calls
+	// the API would refuse: a function name it does not allow, parameters
+	// that are not JSON, a call without an id, a result without its call.
+	ErrBadToolCall = errors.New("llm: invalid tool call or tool")
 
 	// ErrUnreachable means nothing answers at the model's address: the
 	// connection was refused (no server listens there), the host name does
@@ -199,4 +204,9 @@ func redact(s, key string) string {
 		s = strings.ReplaceAll(s, key, "[redacted]")
 	}
 	return keyLike.ReplaceAllString(s, "sk-[redacted]")
+}
+
+// asAPIError finds the *APIError in err's chain.
+func asAPIError(err error) (*APIError, bool) {
+	return errors.AsType[*APIError](err)
 }

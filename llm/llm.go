@@ -77,6 +77,10 @@ type DeltaKind int
 const (
 	Reasoning DeltaKind = iota // model reasoning (reasoning_content / reasoning deltas, or a leading <think>…</think>)
 	Content                    // the answer text
+	// ToolCallArgs is a piece of a native tool call: Call is its place in
+	// the answer (from 0), ID and Name come with its first piece (when the
+	// server sends them), Text is the next piece of its arguments.
+	ToolCallArgs
 )
 
 // String returns "reasoning" or "content".
@@ -86,6 +90,8 @@ func (k DeltaKind) String() string {
 		return "reasoning"
 	case Content:
 		return "content"
+	case ToolCallArgs:
+		return "tool_call"
 	}
 	return fmt.Sprintf("DeltaKind(%d)", int(k))
 }
@@ -94,6 +100,9 @@ func (k DeltaKind) String() string {
 type Delta struct {
 	Kind DeltaKind
 	Text string
+	// Call, ID and Name: a ToolCallArgs delta's call (see [ToolCallArgs]).
+	Call     int
+	ID, Name string
 }
 
 // StreamFunc is called for every delta, in order, on the caller's goroutine.

@@ -398,22 +398,21 @@ func (c *Client) safe(err error) error {
 }
 
 func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
-	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
+	msgs := make([]openai.ChatCompletionMessageParamUnion, len(req.Messages))
 	for i, m := range req.Messages {
-		switch m.Role {
-		case System:
-			msgs = append(msgs, openai.SystemMessage(m.Content))
-		case User:
-			msgs = append(msgs, openai.UserMessage(m.Content))
-		case Assistant:
-			msgs = append(msgs, openai.AssistantMessage(m.Content))
-		default:
-			return openai.ChatCompletionNewParams{}, fmt.Errorf("model request: message %d has role %q: %w", i, m.Role, ErrUnknownRole)
+		var err error
+		if msgs[i], err = message(i, m); err != nil {
+			return openai.ChatCompletionNewParams{}, err
 		}
+	}
+	fns, err := tools(req.Tools)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
 	}
 	return openai.ChatCompletionNewParams{
 		Model:         c.opts.Model,
 		Messages:      msgs,
+		Tools:         fns,
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}, nil
 }
@@ -424,10 +423,11 @@ type collector struct {
 	content   strings.Builder
 	reasoning strings.Builder
 	split     thinkSplitter
+	calls     callBuilder
 	finish    string
 	usage     Usage
 	stopped   bool
-	max       int64 // bytes of content and reasoning together; 0 = no limit
+	max       int64 // bytes of content, reasoning and tool calls together; 0 = no limit
 }
 
 func (col *collector) chunk(ch *openai.ChatCompletionChunk) error {
@@ -459,6 +459,11 @@ func (col *collector) chunk(ch *openai.ChatCompletionChunk) error {
 				return err
 			}
 		}
+		for j := range choice.Delta.ToolCalls {
+			if err := col.toolCall(&choice.Delta.ToolCalls[j]); err != nil {
+				return err
+			}
+		}
 		if choice.FinishReason != "" {
 			col.finish = choice.FinishReason
 		}
@@ -476,8 +481,25 @@ func (col *collector) emit(k DeltaKind, text string) error {
 	return col.fn(Delta{Kind: k, Text: text})
 }
 
+// toolCall takes one piece of a native tool call. Text the think splitter
+// holds comes first: it was said before the call.
+func (col *collector) toolCall(tc *openai.ChatCompletionChunkChoiceDeltaToolCall) error {
+	if err := col.flush(); err != nil {
+		return err
+	}
+	if col.max > 0 && int64(col.content.Len()+col.reasoning.Len()+col.calls.size()+len(tc.Function.Arguments)) > col.max {
+		return &replyTooLargeError{limit: col.max}
+	}
+	at := col.calls.piece(tc)
+	if col.fn == nil {
+		return nil
+	}
+	c := col.calls.calls[at]
+	return col.fn(Delta{Kind: ToolCallArgs, Call: at, ID: c.ID, Name: c.Name, Text: tc.Function.Arguments})
+}
+
 func (col *collector) write(k DeltaKind, text string) error {
-	if col.max > 0 && int64(col.content.Len()+col.reasoning.Len()+len(text)) > col.max {
+	if col.max > 0 && int64(col.content.Len()+col.reasoning.Len()+col.calls.size()+len(text)) > col.max {
 		return &replyTooLargeError{limit: col.max}
 	}
 	if k == Reasoning {
@@ -502,6 +524,7 @@ func (col *collector) result() Result {
 		Usage:        col.usage,
 		Stopped:      col.stopped,
 		FinishReason: col.finish,
+		ToolCalls:    col.calls.result(),
 	}
 }
 

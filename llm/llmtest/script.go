@@ -37,6 +37,23 @@ type Reply struct {
 	Hangup         bool     `json:"hangup,omitempty"`       // abort the connection before any response, like a reset
 	Usage          *Usage   `json:"usage,omitempty"`        // usage in the final chunk; nil = estimated from lengths
 
+	// ToolCalls are native tool calls, streamed after the content as
+	// OpenAI does (the first piece of each with its index, id, type and
+	// name, then its arguments in ChunkSize pieces) and ending with
+	// finish_reason "tool_calls". ToolCallStyle sends them as other
+	// servers do.
+	ToolCalls []ScriptedCall `json:"tool_calls,omitempty"`
+	// ToolCallStyle: "" (OpenAI's), "whole" (each call in one piece, as
+	// Ollama and llama.cpp send them), "no_index" (no index field, every
+	// call its own id, as Gemini's OpenAI endpoint), "null_arguments" (the
+	// first piece carries "arguments": null), "name_pieces" (the name too
+	// comes in two pieces).
+	ToolCallStyle string `json:"tool_call_style,omitempty"`
+	// ToolCallsInText sends the calls the way a server that does not parse
+	// them does: as <tool_call>{"name":…,"arguments":…}</tool_call> text in
+	// the content (Qwen's and Hermes' template), with finish_reason "stop".
+	ToolCallsInText bool `json:"tool_calls_in_text,omitempty"`
+
 	// Trickle is written every TrickleEvery while the stream waits
 	// (FirstDelay, each Delay, a stall; with Status, during FirstDelay before
 	// the error body): keep-alive bytes that carry no chunk, such as " ",
@@ -93,6 +110,8 @@ func (r Reply) validate() error {
 		return fmt.Errorf("reasoning_field %q is neither reasoning_content nor reasoning", r.ReasoningField)
 	case r.Status != 0 && (r.Status < 400 || r.Status > 599):
 		return fmt.Errorf("status %d is not an HTTP error status", r.Status)
+	case r.ToolCallStyle != "" && r.ToolCallStyle != "whole" && r.ToolCallStyle != "no_index" && r.ToolCallStyle != "null_arguments" && r.ToolCallStyle != "name_pieces":
+		return fmt.Errorf("tool_call_style %q is none of whole, no_index, null_arguments and name_pieces", r.ToolCallStyle)
 	case r.ChunkSize < 0, r.CutAfter < 0, r.StallAfter < 0, r.Delay < 0, r.FirstDelay < 0, r.HeaderDelay < 0, r.TrickleEvery < 0,
 		r.Flood < 0, r.FloodLine < 0:
 		return errors.New("chunk_size, cut_after, stall_after, delay, first_delay, header_delay, trickle_every, flood and flood_line must not be negative")

@@ -38,8 +38,11 @@ var ErrNotLoopback = errors.New("llmtest: address is not loopback")
 
 // Recorded is one request the server received.
 type Recorded struct {
-	Model         string
-	Messages      []llm.Message
+	Model    string
+	Messages []llm.Message // with their tool calls and tool_call_ids
+	// Tools are the names of the functions the request offered (native
+	// tool calls), in order; none for a request without "tools".
+	Tools         []string
 	Authorization string // the raw header, so tests can assert the key is sent but never leaked elsewhere
 	Body          []byte
 	ChunksSent    int  // reasoning+content chunks written
@@ -256,9 +259,22 @@ type chatRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID string          `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
 	} `json:"messages"`
+	Tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
 }
 
 // contentText reads a message content that is either a string or a list of
@@ -300,13 +316,23 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		rec.Model = req.Model
+		for _, t := range req.Tools {
+			rec.Tools = append(rec.Tools, t.Function.Name)
+		}
 		for i, m := range req.Messages {
 			c := contentText(m.Content)
-			rec.Messages = append(rec.Messages, llm.Message{Role: llm.Role(m.Role), Content: c})
+			msg := llm.Message{Role: llm.Role(m.Role), Content: c, ToolCallID: m.ToolCallID}
+			for _, tc := range m.ToolCalls {
+				msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			}
+			rec.Messages = append(rec.Messages, msg)
 			if i > 0 {
 				text.WriteByte('\n')
 			}
 			text.WriteString(c)
+			for _, tc := range msg.ToolCalls {
+				text.WriteString("\n" + tc.Name + " " + tc.Arguments)
+			}
 		}
 	}
 
@@ -514,7 +540,14 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 		out.clientClosed = true
 		return
 	}
+	if err = streamCalls(reply, piece); err != nil {
+		out.clientClosed = true
+		return
+	}
 	stop := "stop"
+	if len(reply.ToolCalls) > 0 && !reply.ToolCallsInText {
+		stop = "tool_calls"
+	}
 	err = send(map[string]any{}, &stop)
 	if err == nil && req.StreamOptions.IncludeUsage {
 		u, _ := json.Marshal(usageFor(reply, prompt))
@@ -574,6 +607,10 @@ func floodBlock(lineLen int) []byte {
 // complete answers a non-streaming request (handy for curl in demos).
 func (s *Server) complete(w http.ResponseWriter, req chatRequest, reply Reply, prompt string) {
 	msg := map[string]any{"role": "assistant", "content": reply.Content, "refusal": nil}
+	finish := "stop"
+	if calls := callsOf(reply); len(calls) > 0 {
+		msg["tool_calls"], finish = calls, "tool_calls"
+	}
 	if reply.Reasoning != "" {
 		msg[cmp.Or(reply.ReasoningField, "reasoning_content")] = reply.Reasoning
 	}
@@ -583,7 +620,7 @@ func (s *Server) complete(w http.ResponseWriter, req chatRequest, reply Reply, p
 		"created":            time.Now().Unix(),
 		"model":              cmp.Or(req.Model, ModelName),
 		"system_fingerprint": "fp_llmtest",
-		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": "stop"}},
+		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
 		"usage":              usageFor(reply, prompt),
 	})
 }
