@@ -716,7 +716,7 @@ func TestNewAndRequestErrors(t *testing.T) {
 	if c.Model() != "test-model" {
 		t.Errorf("Model() = %q", c.Model())
 	}
-	_, err := c.Stream(testCtx(t), llm.Request{Messages: []llm.Message{{Role: "tool", Content: "x"}}}, nil)
+	_, err := c.Stream(testCtx(t), llm.Request{Messages: []llm.Message{{Role: "function", Content: "x"}}}, nil)
 	if !errors.Is(err, llm.ErrUnknownRole) {
 		t.Errorf("unknown role: err = %v, want ErrUnknownRole", err)
 	}
