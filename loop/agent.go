@@ -52,10 +52,17 @@ type Agent struct {
 	// monologue's start (see refreshTools); found names are sorted.
 	found      map[string]Tool
 	foundNames []string
+	// native is set for a turn whose request offers native tool calls;
+	// table is what it offers, descs the tools' prompt files rendered,
+	// both made once per monologue (native.go).
+	native bool
+	table  *toolTable
+	descs  map[string]string
 }
 
 // refreshTools takes the ToolSource's tools for the monologue to come.
 func (a *Agent) refreshTools(ctx context.Context) {
+	a.table, a.descs = nil, nil
 	src := a.setup.ToolSource
 	if src == nil {
 		return
@@ -172,6 +179,12 @@ func (a *Agent) histAdd(ctx context.Context, ai bool, content string) {
 
 // histAddMasked is histAdd for content that holds aliases only.
 func (a *Agent) histAddMasked(ctx context.Context, ai bool, content string) {
+	a.History.addMasked(ai, a.histAddBefore(ctx, ai, content))
+}
+
+// histAddBefore runs the hist_add_before extensions on content (aliases
+// only) and returns what is to be added.
+func (a *Agent) histAddBefore(ctx context.Context, ai bool, content string) string {
 	if a.hooks().Has(hooks.HistAddBefore) {
 		p := &HistAddPayload{Agent: a, AI: ai, Content: content}
 		hctx, cancel := cleanupCtx(ctx)
@@ -182,7 +195,7 @@ func (a *Agent) histAddMasked(ctx context.Context, ai bool, content string) {
 			content = a.session.mask(p.Content) // what an extension put there
 		}
 	}
-	a.History.addMasked(ai, content)
+	return content
 }
 
 func (a *Agent) histAddUser(ctx context.Context, msg string, intervention bool) {
@@ -241,7 +254,10 @@ func (a *Agent) histAddWarning(ctx context.Context, msg string) {
 // aliases only (the callers mask what a tool returned once, as it returns):
 // the hist_add_tool_result extensions and Config.Spill get it as it is. The
 // JSON object is masked as any message entering the history is.
-func (a *Agent) histAddToolResult(ctx context.Context, tool, result string) {
+//
+// The result of a native call (req.CallID) answers its call by id.
+func (a *Agent) histAddToolResult(ctx context.Context, req toolRequest, result string) {
+	tool := req.Raw
 	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: a.boundResult(tool, result)}
 	if a.hooks().Has(hooks.HistAddToolResult) {
 		hctx, cancel := cleanupCtx(ctx)
@@ -269,7 +285,12 @@ func (a *Agent) histAddToolResult(ctx context.Context, tool, result string) {
 		b.WriteString(enc(p.Data[k]))
 	}
 	b.WriteByte('}')
-	a.histAdd(ctx, false, b.String())
+	if req.CallID == "" {
+		a.histAdd(ctx, false, b.String())
+		return
+	}
+	content := a.histAddBefore(ctx, false, a.session.mask(b.String()))
+	a.History.addEntry(HistoryMessage{Content: content, CallID: req.CallID})
 }
 
 // boundResult caps a tool result for history (head and tail kept). The

@@ -67,7 +67,7 @@ func TestAgentZeroBasePrompts(t *testing.T) {
 		{content: respond("done")},
 	}}
 	sess := loop.NewSession("az", loop.Config{
-		Setup:     loop.Setup{Model: model, Prompts: agentZeroPrompts(), Tools: zeroTools(t, ws, nil)},
+		Setup:     loop.Setup{Model: model, Prompts: agentZeroPrompts(), Tools: zeroTools(t, ws, nil), ToolProtocol: loop.ProtocolJSON},
 		Vars:      map[string]any{"agent_profiles": profileList(t)},
 		Workspace: ws,
 		Sandbox:   "local",

@@ -42,7 +42,7 @@ func mainPrompt(_ context.Context, p hooks.Payload) error {
 	if !ok {
 		return nil
 	}
-	text, err := cached(sp.Loop, "main", func() (string, error) { return sp.Agent.Render("agent.system.main.md", nil) })
+	text, err := cached(sp.Loop, "main:"+sp.Agent.protocol(), func() (string, error) { return sp.Agent.Render("agent.system.main.md", nil) })
 	if err != nil {
 		return fmt.Errorf("main prompt: %w", err)
 	}
@@ -72,6 +72,9 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 		return nil
 	}
 	a := sp.Agent
+	if a.native {
+		return nil // the request offers them as functions, each with its prompt as its description
+	}
 	text, err := cached(sp.Loop, "tools", func() (string, error) {
 		files := a.setup.Prompts.Names("agent.system.tool.*.md")
 		var wanted []string

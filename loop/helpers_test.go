@@ -1,6 +1,7 @@
 package loop_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -185,6 +186,9 @@ type setup struct {
 	logger      *slog.Logger
 	utility     loop.Model   // nil: the chat model
 	prompts     loop.Prompts // nil: the default set
+	// protocol is the tool protocol; "": Agent Zero's JSON protocol, which
+	// the fake model's replies speak (native_test.go sets the others).
+	protocol string
 }
 
 // newSession builds a session over the fake model and the real default
@@ -222,6 +226,7 @@ func newSession(t testing.TB, s setup) (*loop.Session, *recorder) {
 			Prompts:      prompts,
 			Tools:        tools,
 			Hooks:        set,
+			ToolProtocol: cmp.Or(s.protocol, loop.ProtocolJSON),
 		},
 		Secrets:     s.secrets,
 		Logger:      s.logger,

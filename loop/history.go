@@ -79,33 +79,57 @@ func (h *History) Add(ai bool, content string) {
 // addMasked is Add for content that holds aliases only (the agent's own
 // adds, which masked it before the hist_add_before extensions saw it).
 func (h *History) addMasked(ai bool, content string) {
-	if content == "" {
-		content = "empty" // some providers reject empty messages
+	h.addEntry(HistoryMessage{AI: ai, Content: content})
+}
+
+// addEntry appends m (its content, calls and call id holding aliases
+// only), numbered and in the current topic.
+func (h *History) addEntry(m HistoryMessage) {
+	if m.Content == "" && len(m.Calls) == 0 {
+		m.Content = "empty" // some providers reject empty messages
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	m := HistoryMessage{N: len(h.msgs), Topic: h.topic, AI: ai, Content: content}
+	m.N, m.Topic, m.Tokens = len(h.msgs), h.topic, 0
 	if n := len(h.msgs); n == 0 || h.msgs[n-1].Topic != m.Topic {
 		h.topics++
 	}
 	h.msgs = append(h.msgs, m)
 	h.counts = append(h.counts, m.N)
-	h.uncounted += len(content)
-	h.appendOut(ai, content)
+	h.uncounted += len(m.text())
+	h.appendMessage(&h.msgs[len(h.msgs)-1])
 	if h.journal != nil {
 		h.journal.AddMessage(h.agent, m)
 	}
 }
 
+// appendMessage adds a raw message to the output: a native tool call or
+// result as a message of its own, anything else as appendOut does.
+func (h *History) appendMessage(m *HistoryMessage) {
+	switch {
+	case len(m.Calls) > 0:
+		calls := make([]llm.ToolCall, len(m.Calls))
+		for i, c := range m.Calls {
+			calls[i] = llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Args}
+		}
+		h.out = append(h.out, llm.Message{Role: llm.Assistant, Content: m.Content, ToolCalls: calls})
+	case m.CallID != "":
+		h.out = append(h.out, llm.Message{Role: llm.Tool, Content: m.Content, ToolCallID: m.CallID})
+	default:
+		h.appendOut(m.AI, m.Content)
+	}
+}
+
 // appendOut adds a message to the output, merging it into the last one
-// when both have the same role. Both hold aliases only; the merged message
-// is masked again only when a value may straddle the join.
+// when both have the same role and neither is a native tool call or
+// result. Both hold aliases only; the merged message is masked again only
+// when a value may straddle the join.
 func (h *History) appendOut(ai bool, content string) {
 	role := llm.User
 	if ai {
 		role = llm.Assistant
 	}
-	if n := len(h.out); n > 0 && h.out[n-1].Role == role {
+	if n := len(h.out); n > 0 && h.out[n-1].Role == role && len(h.out[n-1].ToolCalls) == 0 {
 		last := &h.out[n-1].Content
 		if h.set != nil && h.set.Straddles(*last, "\n\n", content) {
 			*last = h.mask(*last + "\n\n" + content)
@@ -145,6 +169,16 @@ func (h *History) Messages() []Message {
 		out[i] = Message{AI: m.AI, Content: m.Content}
 	}
 	return out
+}
+
+// since returns a copy of the raw messages from number from on.
+func (h *History) since(from int) []HistoryMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if from >= len(h.msgs) {
+		return nil
+	}
+	return slices.Clone(h.msgs[max(from, 0):])
 }
 
 // size identifies the history's state: it grows with every message and
@@ -195,7 +229,7 @@ func (h *History) Tokens() int {
 		idx := slices.Clone(h.counts)
 		texts := make([]string, len(idx))
 		for i, n := range idx {
-			texts[i] = h.msgs[n].Content
+			texts[i] = h.msgs[n].text()
 		}
 		h.mu.Unlock()
 		counts := make([]int, len(idx))
@@ -232,7 +266,7 @@ func (h *History) record(idx, counts []int) {
 	for _, n := range h.counts {
 		if t := h.msgs[n].Tokens; t > 0 {
 			h.tokens += t
-			h.uncounted -= len(h.msgs[n].Content)
+			h.uncounted -= len(h.msgs[n].text())
 		} else {
 			kept = append(kept, n)
 		}
@@ -277,9 +311,9 @@ func (h *History) rebuild() {
 			h.tokens += m.Tokens
 		} else {
 			h.counts = append(h.counts, i)
-			h.uncounted += len(m.Content)
+			h.uncounted += len(m.text())
 		}
-		h.appendOut(m.AI, m.Content)
+		h.appendMessage(m)
 		i++
 	}
 }
@@ -377,7 +411,7 @@ func (h *History) view() ([]histUnit, int) {
 			continue
 		}
 		m := &h.msgs[i]
-		units = append(units, histUnit{from: i, to: i, ai: m.AI, topic: m.Topic, tokens: m.Tokens, content: m.Content})
+		units = append(units, histUnit{from: i, to: i, ai: m.AI, topic: m.Topic, tokens: m.Tokens, content: m.text()})
 		i++
 	}
 	return units, h.topic
@@ -439,6 +473,13 @@ func (h *History) restore(st HistoryState) error {
 			return fmt.Errorf("%w: message %d has topic %d after topic %d (topics never go back)", ErrHistoryState, i, m.Topic, st.Messages[max(i-1, 0)].Topic)
 		case m.Tokens < 0:
 			return fmt.Errorf("%w: message %d has a negative token count", ErrHistoryState, i)
+		case len(m.Calls) > 0 && !m.AI, m.CallID != "" && m.AI:
+			return fmt.Errorf("%w: message %d: only the model's messages make tool calls, and only results answer them", ErrHistoryState, i)
+		}
+		for j, c := range m.Calls {
+			if c.ID == "" || c.Name == "" {
+				return fmt.Errorf("%w: message %d: tool call %d has no id or name", ErrHistoryState, i, j)
+			}
 		}
 		if i == 0 || st.Messages[i-1].Topic != m.Topic {
 			r.topics++
@@ -449,7 +490,14 @@ func (h *History) restore(st HistoryState) error {
 	sums := slices.Clone(st.Summaries)
 	if h.mask != nil { // stored before a secret was known, say
 		for i := range r.msgs {
-			r.msgs[i].Content = h.mask(r.msgs[i].Content)
+			m := &r.msgs[i]
+			m.Content = h.mask(m.Content)
+			if len(m.Calls) > 0 {
+				m.Calls = slices.Clone(m.Calls)
+				for j := range m.Calls {
+					m.Calls[j].Args = h.mask(m.Calls[j].Args)
+				}
+			}
 		}
 		for i := range sums {
 			sums[i].Content = h.mask(sums[i].Content)

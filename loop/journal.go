@@ -17,6 +17,28 @@ type HistoryMessage struct {
 	Content string `json:"content"`
 	// Tokens is the message's token count, 0 while it was not counted.
 	Tokens int `json:"tokens,omitempty"`
+	// Calls are the native tool calls of an AI message, in order; Content
+	// is then what the model said before them.
+	Calls []HistoryCall `json:"calls,omitempty"`
+	// CallID is set on the result of a native tool call: the call's id.
+	CallID string `json:"call_id,omitempty"`
+}
+
+// HistoryCall is one native tool call the model made.
+type HistoryCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"` // the tool as Zero names it: "text_editor:read"
+	Args string `json:"args"` // the arguments, a JSON object (aliases only)
+}
+
+// text is the message as one text, its calls written as Agent Zero's tool
+// requests: what is counted, summarised and shown to a model that does
+// not take native calls.
+func (m *HistoryMessage) text() string {
+	if len(m.Calls) == 0 {
+		return m.Content
+	}
+	return callsText(m.Content, m.Calls)
 }
 
 // Summary kinds.

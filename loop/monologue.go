@@ -168,7 +168,7 @@ func (a *Agent) checkIntervention(ctx context.Context, progress string) error {
 func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
 	if tool := a.loop.CurrentTool; tool != nil {
 		if out := strings.TrimSpace(tool.maskedOutput()); out != "" {
-			a.histAddToolResult(ctx, tool.Name, out)
+			a.histAddToolResult(ctx, toolRequest{Raw: tool.Name, CallID: tool.callID}, out)
 		}
 	}
 	if strings.TrimSpace(progress) != "" {
@@ -183,6 +183,7 @@ func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
 // turn is one message-loop iteration: build the prompt, stream the model's
 // reply, and run the tool it asks for.
 func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item string) (string, bool, error) {
+	a.native = a.nativeCalls()
 	msgs, err := a.preparePrompt(ctx, ld)
 	if err != nil {
 		return "", false, err
@@ -197,6 +198,15 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 		return "", false, err
 	}
 	r, err := a.callModel(ctx, ld, msgs, item)
+	if errors.Is(err, errToolsRefused) {
+		// The endpoint refused native calls: this turn again, in Agent
+		// Zero's JSON protocol (nativeCalls no longer picks native).
+		a.native = false
+		if msgs, err = a.preparePrompt(ctx, ld); err != nil {
+			return "", false, err
+		}
+		r, err = a.callModel(ctx, ld, msgs, item)
+	}
 	if err != nil {
 		return "", false, err
 	}
@@ -209,6 +219,9 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 		}
 	}
 
+	if r.native && (len(r.calls) > 0 || r.mode != modeJSON) {
+		return a.nativeTurn(ctx, ld, st, item, r)
+	}
 	a.histAddAI(ctx, r.text) // whatever the model said stays in history
 	req, verr := validateToolRequest(r.parsed)
 	switch {
@@ -236,11 +249,15 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 			fmt.Sprintf("it asked for a tool it does not have (%q)", req.Raw))
 	}
 	st.unusable = 0
+	return a.runRequest(ctx, ld, st, item, tool, req, dirtyjson.Canonical(r.parsed), r.text)
+}
 
-	canonical := dirtyjson.Canonical(r.parsed)
+// runRequest runs a usable tool request, unless it repeats the last one
+// (canonical is the request as canonical JSON, reply what the model said).
+func (a *Agent) runRequest(ctx context.Context, ld *LoopData, st *monologueState, item string, tool Tool, req toolRequest, canonical, reply string) (string, bool, error) {
 	repeat := canonical == st.lastCanonical
 	if repeat && !repeatSafe(tool, req) {
-		return "", false, a.repeated(ctx, st, item, req, r.text)
+		return "", false, a.repeated(ctx, st, item, req, reply)
 	}
 	if !repeat {
 		st.repeats = 0
@@ -250,7 +267,7 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 	answer, done, err := a.runTool(ctx, ld, st, tool, req)
 	if err == nil && !done && repeat {
 		if st.lastResult == prev { // polling that shows no change any more
-			return "", false, a.repeated(ctx, st, item, req, r.text)
+			return "", false, a.repeated(ctx, st, item, req, reply)
 		}
 		st.repeats = 0
 	}
@@ -341,7 +358,11 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 	}
 	msgs := make([]llm.Message, 0, len(ld.HistoryOutput)+2)
 	msgs = append(msgs, llm.Message{Role: llm.System, Content: a.maskSystem(strings.Join(ld.System, "\n\n"))})
-	msgs = append(msgs, s.maskMessages(ld.HistoryOutput, hist)...)
+	if a.native {
+		msgs = append(msgs, forNative(s.maskMessages(ld.HistoryOutput, hist), a.tools(), s.join)...)
+	} else {
+		msgs = append(msgs, forJSON(s.maskMessages(ld.HistoryOutput, hist), s.join)...)
+	}
 	var extras string
 	if ld.ExtrasPersistent.Len()+ld.ExtrasTemporary.Len() > 0 {
 		extras = s.mask(a.mustRender("agent.context.extras.md", map[string]any{
@@ -386,6 +407,11 @@ type modelReply struct {
 	parsed any
 	done   bool   // the request object was closed
 	finish string // the model's finish reason ("stop", "length", ...)
+	// native: the request offered native calls; calls are the answer's,
+	// mode what its text turned out to be (see replyStream.mode).
+	native bool
+	calls  []llm.ToolCall
+	mode   int
 }
 
 // callModel streams the model's reply, emitting reasoning, thoughts,
@@ -404,12 +430,16 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		}
 		cp.Messages = s.maskMessages(cp.Messages, clean) // what an extension put there
 	}
-	r := &replyStream{a: a, ld: ld, h: a.hooks(), parser: dirtyjson.NewParser(), view: streamView{item: item}}
+	r := &replyStream{a: a, ld: ld, h: a.hooks(), parser: dirtyjson.NewParser(), view: streamView{item: item}, native: a.native}
+	req := llm.Request{Messages: cp.Messages}
+	if a.native {
+		req.Tools = a.tools().specs
+	}
 	if set := s.cfg.Secrets; set != nil {
 		r.reasoningMask, r.contentMask = set.NewStream(), set.NewStream()
 	}
 	pctx, endPhase := s.beginPhase(ctx)
-	res, err := a.setup.Model.Stream(pctx, llm.Request{Messages: cp.Messages}, func(d llm.Delta) error {
+	res, err := a.setup.Model.Stream(pctx, req, func(d llm.Delta) error {
 		if err := context.Cause(pctx); err != nil {
 			return err
 		}
@@ -441,6 +471,12 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		case intervened:
 			a.deliver(ctx, reply, s.takeIntervention())
 			return modelReply{}, ErrIntervened
+		case a.native && a.setup.ToolProtocol != ProtocolNative && llm.RefusesTools(err):
+			if ts, ok := a.setup.Model.(modelToolSupport); ok {
+				ts.RefuseTools()
+				a.warn(item, fmt.Sprintf("the model's endpoint refused native tool calls (%v): using Agent Zero's JSON protocol with this model from now on", err))
+				return modelReply{}, errToolsRefused
+			}
 		}
 		return modelReply{}, fmt.Errorf("model call: %w", err)
 	}
@@ -455,8 +491,12 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		reply = s.mask(res.Content) // a model that streamed nothing but answered
 		parser.Feed(reply)
 		a.maskedReply = reply
+		if r.mode == modeUndecided {
+			r.mode = textMode(reply)
+		}
 	}
-	return modelReply{text: reply, parsed: parser.Value(), done: parser.Done(), finish: res.FinishReason}, nil
+	return modelReply{text: reply, parsed: parser.Value(), done: parser.Done(), finish: res.FinishReason,
+		native: a.native, calls: res.ToolCalls, mode: r.mode}, nil
 }
 
 // replyStream is the state of one streamed model reply.
@@ -477,12 +517,18 @@ type replyStream struct {
 	// model's text may be whole only in the answer, which history then
 	// masks again (see histAddAI).
 	rewritten bool
+	// native is set when the request offered native calls (nativestream.go).
+	native bool
+	nativeStream
 }
 
 // delta takes one streamed delta: masked first, then the extensions, the
 // events and the parser see it.
 func (r *replyStream) delta(ctx context.Context, d llm.Delta) error {
 	chunk := d.Text
+	if d.Kind == llm.ToolCallArgs {
+		return r.onCall(ctx, d)
+	}
 	if d.Kind == llm.Reasoning {
 		if r.reasoningMask != nil {
 			if chunk = r.reasoningMask.Write(chunk); chunk == "" {
@@ -495,6 +541,14 @@ func (r *replyStream) delta(ctx context.Context, d llm.Delta) error {
 		if chunk = r.contentMask.Write(chunk); chunk == "" {
 			return nil
 		}
+	}
+	return r.content(ctx, chunk)
+}
+
+// content takes a masked chunk of the answer's text.
+func (r *replyStream) content(ctx context.Context, chunk string) error {
+	if r.native {
+		return r.onNativeContent(ctx, chunk)
 	}
 	return r.onContent(ctx, chunk)
 }
@@ -518,7 +572,7 @@ func (r *replyStream) flush(ctx context.Context, live bool) error {
 		}
 	}
 	if content != "" && !r.parser.Done() { // after the request it is not needed
-		if err := r.onContent(ctx, content); err != nil && !errors.Is(err, llm.ErrStop) {
+		if err := r.content(ctx, content); err != nil && !errors.Is(err, llm.ErrStop) {
 			return err
 		}
 	}
@@ -650,7 +704,7 @@ func (a *Agent) emitStreamed(root map[string]any, v *streamView) {
 // approval gate; its output, result and error are masked before anything
 // else sees them (see secrets.go).
 func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, tool Tool, req toolRequest) (string, bool, error) {
-	call := &ToolCall{ID: a.session.newItem("tool"), Name: req.Name, Method: req.Method, Args: req.Args, Agent: a, Loop: ld}
+	call := &ToolCall{ID: a.session.newItem("tool"), Name: req.Name, Method: req.Method, Args: req.Args, Agent: a, Loop: ld, callID: req.CallID}
 	ld.CurrentTool = call
 	defer func() { ld.CurrentTool = nil }()
 	if err := a.checkIntervention(ctx, ""); err != nil {
@@ -694,14 +748,14 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	}
 	if bp.Block != "" {
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: bp.Block})
-		a.histAddToolResult(ctx, req.Raw, a.session.mask(bp.Block)) // an extension's or the gate's words
+		a.histAddToolResult(ctx, req, a.session.mask(bp.Block)) // an extension's or the gate's words
 		st.lastResult = bp.Block
 		return "", false, nil
 	}
 	if ctx.Err() != nil { // cancelled while extensions ran: do not start anything
 		why := CancelReason(context.Cause(ctx))
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: "not run: " + why})
-		a.histAddToolResult(ctx, req.Raw, a.session.mask("[not run: "+why+"]"))
+		a.histAddToolResult(ctx, req, a.session.mask("[not run: "+why+"]"))
 		return "", false, context.Cause(ctx)
 	}
 
@@ -727,7 +781,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		text = a.session.mask(strings.TrimSpace(text + "\n[" + CancelReason(context.Cause(ctx)) + "]")) // the cause's words too
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: text})
 		if !res.BreakLoop {
-			a.histAddToolResult(ctx, req.Raw, text)
+			a.histAddToolResult(ctx, req, text)
 		}
 		return "", false, context.Cause(ctx)
 	}
@@ -739,7 +793,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolFailed, Text: err.Error(), Error: runErr.Error()})
 		var rep *RepairableError
 		if !errors.As(err, &rep) { // a repairable error reaches the model as a warning instead
-			a.histAddToolResult(ctx, req.Raw, a.session.join("error:", " ", err.Error()))
+			a.histAddToolResult(ctx, req, a.session.join("error:", " ", err.Error()))
 		}
 		return "", false, &shownError{runErr}
 	}
@@ -774,7 +828,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})
 		return res.Text, true, nil
 	}
-	a.histAddToolResult(ctx, req.Raw, res.Text)
+	a.histAddToolResult(ctx, req, res.Text)
 	if intervened {
 		a.deliver(ctx, "", a.session.takeIntervention())
 		return "", false, ErrIntervened
@@ -828,6 +882,11 @@ type toolRequest struct {
 	Method   string
 	Args     map[string]any
 	Headline string
+	// CallID is the id of a native call, whose result answers it by id.
+	CallID string
+	// bad says why a native call cannot run, to the model, and badSaid to
+	// the user.
+	bad, badSaid string
 }
 
 // validateToolRequest checks a parsed reply: tool_name a non-empty string,

@@ -525,6 +525,10 @@ func (s *Session) vars(a *Agent) map[string]any {
 	maps.Copy(v, map[string]any{
 		"agent_name":   fmt.Sprintf("A%d", a.Number),
 		"agent_number": a.Number,
+		// tool_protocol is "native" when the model calls tools as the API's
+		// functions, "json" when it writes Agent Zero's tool requests: the
+		// default agent.system.main.md tells it how by that.
+		"tool_protocol": a.protocol(),
 		"profile":      a.Profile,
 		"workdir_path": s.cfg.Workspace,
 		"sandbox":      s.cfg.Sandbox,

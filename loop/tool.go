@@ -102,6 +102,8 @@ type ToolCall struct {
 	Args   map[string]any
 	Agent  *Agent
 	Loop   *LoopData
+	// callID is the native call's id, for its result.
+	callID string
 
 	// order serialises Progress, so its output keeps the calls' order
 	// (the secrets stream needs it); mu guards progress, which Output may

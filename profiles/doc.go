@@ -95,10 +95,13 @@
 //     agent_number), agent.system.main.environment.md (sandbox, os, workdir_path),
 //     agent.system.main.communication.md (the JSON reply format, with an example; it includes
 //     agent.system.main.communication_additions.md, the "closing brace ends the turn" rules, as
-//     Agent Zero's does, so profiles replacing it keep them), agent.system.main.solving.md,
+//     Agent Zero's does, so profiles replacing it keep them) or, when tool_protocol is "native"
+//     (the model calls tools as the API's functions), agent.system.main.communication_native.md
+//     (how to call them, and that a reply without a call is the answer), agent.system.main.solving.md,
 //     agent.system.main.tips.md (workdir_path) and agent.system.main.specifics.md (empty here;
 //     profiles override it).
-//   - agent.system.tools.md (tools: the rendered tool prompts, concatenated).
+//   - agent.system.tools.md (tools: the rendered tool prompts, concatenated); left out with native
+//     tool calls, where each tool's prompt, without its JSON examples, is its function's description.
 //   - agent.system.tool.response.md (workdir_path; includes agent.system.response_tool_tips.md),
 //     agent.system.tool.code_exe.md, agent.system.tool.input.md,
 //     agent.system.tool.text_editor.md and agent.system.tool.call_sub.md (workdir_path,

@@ -498,7 +498,7 @@ func TestDocumentQueryInLoop(t *testing.T) {
 	if !strings.Contains(last.String(), "Friday [1].") || !strings.Contains(last.String(), "notes.md, chunk 1 of 1, lines 1-3") {
 		t.Errorf("the model did not get the answer:\n%s", clipped(last.String()))
 	}
-	if !strings.Contains(reqs[0].Messages[0].Content, "### document_query") {
+	if !reqs[0].Teaches("document_query") {
 		t.Error("the system prompt lacks the tool's prompt")
 	}
 }

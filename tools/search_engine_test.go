@@ -332,7 +332,7 @@ func TestSearchEngineInLoop(t *testing.T) {
 	if !strings.Contains(text.String(), "Result 3") || !strings.Contains(text.String(), "https://example.com/2") {
 		t.Errorf("the model did not get the results:\n%s", clipped(text.String()))
 	}
-	if sys := reqs[0].Messages[0].Content; !strings.Contains(sys, "### search_engine") {
+	if !reqs[0].Teaches("search_engine") {
 		t.Errorf("the system prompt lacks the tool's prompt")
 	}
 }

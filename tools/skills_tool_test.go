@@ -238,7 +238,10 @@ func TestSkillsEndToEnd(t *testing.T) {
 		t.Fatalf("%d requests, want 3", len(reqs))
 	}
 	system := reqs[0].Messages[0].Content
-	for _, want := range []string{"### skills_tool", "## skills", "**deploy** Deploy the service safely.", "**pdf** Fill and merge PDF forms."} {
+	if !reqs[0].Teaches("skills_tool") {
+		t.Error("the request does not teach skills_tool")
+	}
+	for _, want := range []string{"## skills", "**deploy** Deploy the service safely.", "**pdf** Fill and merge PDF forms."} {
 		if !strings.Contains(system, want) {
 			t.Errorf("system prompt lacks %q", want)
 		}

@@ -327,7 +327,7 @@ func TestRunDelegatesToResearcher(t *testing.T) {
 		t.Fatalf("model got %d requests, want 4", len(reqs))
 	}
 	sys0, sys1 := reqs[0].Messages[0].Content, reqs[1].Messages[0].Content
-	if !strings.Contains(sys0, "call_subordinate") || !strings.Contains(sys0, "- researcher:") {
+	if !reqs[0].Teaches("call_subordinate") || !strings.Contains(string(reqs[0].Body), "- researcher:") {
 		t.Error("agent 0's prompt should offer call_subordinate and list the profiles")
 	}
 	if !strings.Contains(sys1, "PROJECT RESEARCHER RULES") || !strings.Contains(sys1, "researcher and analyst") {

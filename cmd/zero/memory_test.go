@@ -67,10 +67,9 @@ func TestMemoryAcrossProcesses(t *testing.T) {
 			if mem := srv.MemoryRequests(); len(mem) < 2 {
 				t.Fatalf("the run's end asked the utility model to memorize %d times, want fragments and solutions", len(mem))
 			}
-			sys := srv.Requests()[0].Messages[0].Content
 			for _, want := range []string{"memory_load", "memory_save", "memory_forget"} {
-				if !strings.Contains(sys, want) {
-					t.Errorf("the system prompt does not teach %s", want)
+				if !srv.Requests()[0].Teaches(want) {
+					t.Errorf("the request does not teach %s", want)
 				}
 			}
 

@@ -52,9 +52,8 @@ func TestUserTools(t *testing.T) {
 		return string(out), srv.Requests()
 	}
 	out, reqs := run("UT-1: greet Ada")
-	sys := reqs[len(reqs)-2].Messages[0].Content
-	if !strings.Contains(sys, "### greet") || strings.Contains(sys, "### wstool") {
-		t.Errorf("the system prompt's tools (greet, and not the untrusted wstool):\n%s", sys)
+	if first := reqs[len(reqs)-2]; !first.Teaches("greet") || first.Teaches("wstool") {
+		t.Errorf("the request's tools (greet, and not the untrusted wstool): %v\n%s", first.Tools, first.Messages[0].Content)
 	}
 	got := chatText(reqs, len(reqs)-1)
 	if !strings.Contains(got, "greeted:") || !strings.Contains(got, "name : Ada") || !strings.Contains(got, "tool : greet") {

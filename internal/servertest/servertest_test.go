@@ -1,7 +1,6 @@
 package servertest_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/zeroagent/zero/internal/servertest"
@@ -39,10 +38,9 @@ func toolsOffered(t *testing.T, opts servertest.Options, want ...string) {
 	if len(reqs) == 0 || len(reqs[0].Messages) == 0 {
 		t.Fatal("the model was not asked")
 	}
-	system := reqs[0].Messages[0].Content
 	for _, tool := range want {
-		if !strings.Contains(system, tool) {
-			t.Errorf("the system prompt names no %s tool", tool)
+		if !reqs[0].Teaches(tool) {
+			t.Errorf("the request teaches no %s tool", tool)
 		}
 	}
 }

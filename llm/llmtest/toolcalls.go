@@ -111,3 +111,19 @@ func streamCalls(reply Reply, piece func(map[string]any) error) error {
 	}
 	return nil
 }
+
+// Teaches reports whether the request taught the model the tool named
+// name: its "### name" part of the system prompt (Agent Zero's JSON
+// protocol), or a function of that name or of one of its methods
+// ("text_editor_read") among the request's tools (native calls).
+func (r Recorded) Teaches(name string) bool {
+	if len(r.Messages) > 0 && r.Messages[0].Role == "system" && strings.Contains(r.Messages[0].Content, "### "+name) {
+		return true
+	}
+	for _, t := range r.Tools {
+		if t == name || strings.HasPrefix(t, name+"_") {
+			return true
+		}
+	}
+	return false
+}
