@@ -54,6 +54,12 @@ func (a agentTool) Name() string { return a.t.FullName() }
 // Kind is "other": what a server's tool does is the server's business.
 func (agentTool) Kind(string) string { return "other" }
 
+// Specs: the server's input schema (checked when listed: a schema that
+// cannot be offered is any object) and its description.
+func (a agentTool) Specs() []loop.ToolSpec {
+	return []loop.ToolSpec{{Description: a.t.Description, Parameters: a.t.InputSchema}}
+}
+
 func (a agentTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	res, err := a.pool.Call(ctx, a.t.Server, a.t.Name, call.Args)
 	if err != nil {

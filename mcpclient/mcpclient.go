@@ -50,7 +50,7 @@ type Options struct {
 const (
 	MaxToolsPerServer = 200
 	MaxDescription    = 4 << 10  // bytes of a tool's description
-	MaxSchema         = 16 << 10 // bytes of a tool's input schema
+	MaxSchema         = 16 << 10 // bytes of a tool's input schema; a larger one is any object
 	MaxResult         = 4 << 20  // bytes of a result's text
 )
 
@@ -59,7 +59,11 @@ type Tool struct {
 	Server      string          // the server's name
 	Name        string          // the tool's name on the server
 	Description string          // as the server describes it
-	InputSchema json.RawMessage // the JSON schema of its arguments
+	InputSchema json.RawMessage // the JSON schema of its arguments: the server's, or any object
+	// SchemaProblem says why InputSchema is any object and not the
+	// server's (too large, not a JSON Schema of an object...); "" when it
+	// is the server's.
+	SchemaProblem string
 }
 
 // FullName is the tool's name for the agent: server.tool.
@@ -267,10 +271,12 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 			if len(t.RawInputSchema) > 0 {
 				schema = t.RawInputSchema
 			}
-			if len(schema) > MaxSchema {
-				schema = json.RawMessage(`{"type": "object", "description": "(the server's schema is too large to show)"}`)
+			schema, problem := checkSchema(schema)
+			if problem != "" {
+				p.opts.Logger.Warn("mcp tool's input schema replaced by any object", "server", s.Name, "tool", t.Name, "reason", problem)
 			}
-			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: cut.Clip(t.Description, MaxDescription), InputSchema: schema})
+			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: cut.Clip(t.Description, MaxDescription),
+				InputSchema: schema, SchemaProblem: problem})
 		}
 		if res.NextCursor == "" || res.NextCursor == cursor || len(tools) == MaxToolsPerServer {
 			break

@@ -2,9 +2,12 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	mcpc "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -123,6 +126,49 @@ type resourceTool struct{ pool *Pool }
 func (resourceTool) Name() string       { return "mcp_resources" }
 func (resourceTool) Kind(string) string { return "read" }
 func (resourceTool) PromptFile() string { return "agent.system.tool.mcp_resources.md" }
+
+// The arguments of mcp_resources' methods.
+type (
+	resourcesListArgs struct {
+		Server string `json:"server" jsonschema:"the MCP server"`
+	}
+	resourcesReadArgs struct {
+		Server string `json:"server" jsonschema:"the MCP server"`
+		URI    string `json:"uri" jsonschema:"the resource, as mcp_resources:list names it"`
+	}
+	resourcesPromptArgs struct {
+		Server    string         `json:"server" jsonschema:"the MCP server"`
+		Name      string         `json:"name" jsonschema:"the prompt, as mcp_resources:list names it"`
+		Arguments map[string]any `json:"arguments,omitempty" jsonschema:"the prompt's arguments by name"`
+	}
+)
+
+var resourceSpecs = sync.OnceValue(func() []loop.ToolSpec {
+	return []loop.ToolSpec{
+		{Method: "list", Parameters: argsSchema[resourcesListArgs]()},
+		{Method: "read", Parameters: argsSchema[resourcesReadArgs]()},
+		{Method: "prompt", Parameters: argsSchema[resourcesPromptArgs]()},
+	}
+})
+
+// Specs are the schemas of list, read and prompt.
+func (resourceTool) Specs() []loop.ToolSpec { return resourceSpecs() }
+
+// argsSchema is the schema jsonschema-go generates for arguments of type
+// T (a field without omitempty is required), allowing other properties:
+// the tool ignores them. A type it cannot describe is a programmer error.
+func argsSchema[T any]() json.RawMessage {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err)
+	}
+	s.AdditionalProperties = nil
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
 
 func (t resourceTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	str := func(k string) string { s, _ := call.Args[k].(string); return s }

@@ -27,6 +27,16 @@ func (Behaviour) PromptFile() string { return "agent.system.tool.behaviour.md" }
 // adjustment keeps §§secret(NAME) as written (loop.AliasKeeper).
 func (Behaviour) KeepsAliases() bool { return true }
 
+type behaviourArgs struct {
+	Adjustments string `json:"adjustments" jsonschema:"what to add to or remove from your rules"`
+}
+
+var behaviourSpecs = specOf[behaviourArgs](nil)
+
+// Specs: adjustments is a string, as the prompt says, though Execute
+// takes any value as its text.
+func (Behaviour) Specs() []loop.ToolSpec { return behaviourSpecs() }
+
 func (t Behaviour) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	var text string
 	switch v := call.Args["adjustments"].(type) {

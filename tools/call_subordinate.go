@@ -17,13 +17,19 @@ var _ loop.Tool = CallSubordinate{}
 func (CallSubordinate) Name() string       { return "call_subordinate" }
 func (CallSubordinate) Kind(string) string { return "think" }
 
+type subordinateArgs struct {
+	Message      *string      `json:"message" jsonschema:"the subtask with everything needed to do it: goal, facts, files, constraints and what to return"`
+	Profile      string       `json:"profile,omitempty" jsonschema:"the profile the subordinate uses; optional"`
+	AgentProfile string       `json:"agent_profile,omitempty" jsonschema:"another name of profile"`
+	Reset        boolOrString `json:"reset,omitempty" jsonschema:"true (or \"true\") starts a new subordinate; false sends a follow-up to the current one"`
+}
+
+var subordinateSpecs = specOf[subordinateArgs](nil)
+
+func (CallSubordinate) Specs() []loop.ToolSpec { return subordinateSpecs() }
+
 func (CallSubordinate) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
-	var args struct {
-		Message      *string `json:"message"`
-		Profile      string  `json:"profile"`
-		AgentProfile string  `json:"agent_profile"` // Agent Zero's older name
-		Reset        any     `json:"reset"`         // Agent Zero's prompts pass "true" as a string
-	}
+	var args subordinateArgs
 	if err := call.DecodeArgs(&args); err != nil {
 		return loop.ToolResult{IsError: true, Text: err.Error()}, nil
 	}

@@ -73,12 +73,17 @@ func (*CodeExecution) Name() string       { return "code_execution_tool" }
 func (*CodeExecution) Kind(string) string { return "execute" }
 
 type codeArgs struct {
-	Runtime      string `json:"runtime"`
-	Code         string `json:"code"`
-	Session      *int   `json:"session"`
-	AllowRunning bool   `json:"allow_running"`
-	Reset        bool   `json:"reset"`
+	Runtime      string `json:"runtime,omitempty" jsonschema:"terminal (a shell command line, the default), python (a Python script), nodejs (a JavaScript script), output (wait for more output of what is still running) or reset (kill and restart the session)"`
+	Code         string `json:"code,omitempty" jsonschema:"the command or script; not needed for output and reset"`
+	Session      *int   `json:"session,omitempty" jsonschema:"session number, default 0; another number runs things in parallel"`
+	AllowRunning bool   `json:"allow_running,omitempty" jsonschema:"true to send code even though the session's previous command has not finished"`
+	Reset        bool   `json:"reset,omitempty" jsonschema:"true to restart the session before running code"`
 }
+
+var codeSpecs = specOf[codeArgs](nil)
+
+// Specs: runtime is any string, not an enum: the tool takes "Python" too.
+func (*CodeExecution) Specs() []loop.ToolSpec { return codeSpecs() }
 
 // Execute runs one request of the model.
 func (ce *CodeExecution) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
@@ -379,11 +384,17 @@ var _ loop.Tool = Input{}
 func (Input) Name() string       { return "input" }
 func (Input) Kind(string) string { return "execute" }
 
+type inputArgs struct {
+	Keyboard *string `json:"keyboard" jsonschema:"the text to type; Enter is sent after it"`
+	Session  *int    `json:"session,omitempty" jsonschema:"session number, default 0"`
+}
+
+var inputSpecs = specOf[inputArgs](nil)
+
+func (Input) Specs() []loop.ToolSpec { return inputSpecs() }
+
 func (in Input) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
-	var args struct {
-		Keyboard *string `json:"keyboard"`
-		Session  *int    `json:"session"`
-	}
+	var args inputArgs
 	if err := call.DecodeArgs(&args); err != nil {
 		return loop.ToolResult{IsError: true, Text: err.Error()}, nil
 	}

@@ -178,6 +178,18 @@ type docChunk struct {
 	line2  int
 }
 
+// documentArgs are the arguments documentQueryArgs reads.
+type documentArgs struct {
+	Document  stringOrList `json:"document,omitempty" jsonschema:"the document: a file path in the workspace or an http(s) URL, or a list of them (required, or documents)"`
+	Documents stringOrList `json:"documents,omitempty" jsonschema:"another name of document"`
+	Queries   stringOrList `json:"queries,omitempty" jsonschema:"questions to answer from the documents; without queries or query the tool returns their text"`
+	Query     string       `json:"query,omitempty" jsonschema:"one question, when not given as queries"`
+}
+
+var documentSpecs = specOf[documentArgs](nil)
+
+func (*DocumentQuery) Specs() []loop.ToolSpec { return documentSpecs() }
+
 // Execute reads the documents and answers the queries, or returns the text.
 func (d *DocumentQuery) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	docs, queries, msg := documentQueryArgs(call.Args)

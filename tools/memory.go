@@ -67,6 +67,41 @@ func (memoryLoad) PromptFile() string   { return "agent.system.tool.memory.md" }
 func (memoryDelete) PromptFile() string { return "agent.system.tool.memory.md" }
 func (memoryForget) PromptFile() string { return "agent.system.tool.memory.md" }
 
+// The memory tools' arguments, as their Execute read them from call.Args.
+type (
+	memorySaveArgs struct {
+		Text string `json:"text" jsonschema:"what to remember"`
+		Area string `json:"area,omitempty" jsonschema:"the memory area: main (the default), fragments, solutions or another short name"`
+		// Further arguments are kept as the memory's metadata.
+	}
+	memoryLoadArgs struct {
+		Query     string         `json:"query" jsonschema:"what to look for"`
+		Threshold numberOrString `json:"threshold,omitempty" jsonschema:"the least similarity, from 0 to 1"`
+		Limit     numberOrString `json:"limit,omitempty" jsonschema:"the most memories returned"`
+		Filter    string         `json:"filter,omitempty" jsonschema:"a python expression over metadata, such as area=='solutions'"`
+	}
+	memoryDeleteArgs struct {
+		IDs stringOrList `json:"ids" jsonschema:"the ids to delete, separated by commas, or a list of them"`
+	}
+	memoryForgetArgs struct {
+		Query     string         `json:"query" jsonschema:"what the memories to forget are about"`
+		Threshold numberOrString `json:"threshold,omitempty" jsonschema:"the least similarity, from 0 to 1"`
+		Filter    string         `json:"filter,omitempty" jsonschema:"a python expression over metadata, such as area=='solutions'"`
+	}
+)
+
+var (
+	memorySaveSpecs   = specOf[memorySaveArgs](nil)
+	memoryLoadSpecs   = specOf[memoryLoadArgs](nil)
+	memoryDeleteSpecs = specOf[memoryDeleteArgs](nil)
+	memoryForgetSpecs = specOf[memoryForgetArgs](nil)
+)
+
+func (memorySave) Specs() []loop.ToolSpec   { return memorySaveSpecs() }
+func (memoryLoad) Specs() []loop.ToolSpec   { return memoryLoadSpecs() }
+func (memoryDelete) Specs() []loop.ToolSpec { return memoryDeleteSpecs() }
+func (memoryForget) Specs() []loop.ToolSpec { return memoryForgetSpecs() }
+
 func failed(format string, a ...any) (loop.ToolResult, error) {
 	return loop.ToolResult{IsError: true, Text: fmt.Sprintf(format, a...)}, nil
 }

@@ -19,11 +19,19 @@ var _ loop.Tool = Response{}
 func (Response) Name() string       { return "response" }
 func (Response) Kind(string) string { return "think" }
 
+// responseArgs: the answer is text, or message as Agent Zero also takes it.
+type responseArgs struct {
+	Text    *string `json:"text,omitempty" jsonschema:"the answer in Markdown: results first, then file paths and anything left open"`
+	Message *string `json:"message,omitempty" jsonschema:"the answer, when not given as text (another name of text)"`
+}
+
+var responseSpecs = specOf[responseArgs](nil)
+
+// Specs: text or message is the answer.
+func (Response) Specs() []loop.ToolSpec { return responseSpecs() }
+
 func (Response) Execute(_ context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
-	var args struct {
-		Text    *string `json:"text"`
-		Message *string `json:"message"`
-	}
+	var args responseArgs
 	if err := call.DecodeArgs(&args); err != nil {
 		return loop.ToolResult{IsError: true, Text: err.Error()}, nil
 	}

@@ -119,6 +119,16 @@ type searchResult struct {
 	Content string `json:"content"`
 }
 
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"the text to search the web for: a few words"`
+}
+
+var searchSpecs = specOf[searchArgs](nil)
+
+// Specs: query is a string, as the prompt says, though Execute takes a
+// number or a boolean as its text.
+func (*SearchEngine) Specs() []loop.ToolSpec { return searchSpecs() }
+
 // Execute runs one search.
 func (s *SearchEngine) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	query := ""

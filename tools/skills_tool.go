@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
@@ -43,13 +44,28 @@ func (*SkillsTool) PromptFile() string { return "agent.system.tool.skills.md" }
 // skillListDescription caps a description in the list (Agent Zero's 200 characters).
 const skillListDescription = 200
 
+// skillsLoadArgs are the arguments of skills_tool:load.
+type skillsLoadArgs struct {
+	SkillName *string `json:"skill_name,omitempty" jsonschema:"the skill to load, as skills_tool:list names it"`
+	Name      *string `json:"name,omitempty" jsonschema:"another name of skill_name"`
+}
+
+// skillsSpecs: list takes no arguments, load the skill's name.
+var skillsSpecs = sync.OnceValue(func() []loop.ToolSpec {
+	return []loop.ToolSpec{
+		{Method: "list", Parameters: argsSchema[struct{}](nil)},
+		{Method: "load", Parameters: argsSchema[skillsLoadArgs](nil)},
+	}
+})
+
+func (*SkillsTool) Specs() []loop.ToolSpec { return skillsSpecs() }
+
 // Execute runs skills_tool:list or skills_tool:load; the method may also come as tool_args.method,
 // as Agent Zero accepts it. Every mistake of the model is an error result, never a Go error.
 func (t *SkillsTool) Execute(_ context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
 	var args struct {
-		Method    *string `json:"method"`
-		SkillName *string `json:"skill_name"`
-		Name      *string `json:"name"`
+		Method *string `json:"method"`
+		skillsLoadArgs
 	}
 	if err := call.DecodeArgs(&args); err != nil {
 		return loop.ToolResult{IsError: true, Text: err.Error()}, nil

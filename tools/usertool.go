@@ -95,6 +95,12 @@ func (t *UserTool) Name() string { return t.name }
 // Kind is "execute": it runs a program.
 func (*UserTool) Kind(string) string { return "execute" }
 
+// Specs: any object. A user's tool is an executable and its prompt, which
+// declare no schema; its arguments go to it as the model wrote them.
+func (*UserTool) Specs() []loop.ToolSpec {
+	return []loop.ToolSpec{{Parameters: json.RawMessage(`{"type":"object"}`)}}
+}
+
 // Path is the executable.
 func (t *UserTool) Path() string { return t.exe }
 

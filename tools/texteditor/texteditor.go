@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -158,27 +159,40 @@ func (*Tool) PromptVars() map[string]any {
 	return map[string]any{"default_line_count": readLines}
 }
 
+// The methods' arguments; the schemas are generated from them (Specs).
 type readArgs struct {
-	Path     string `json:"path"`
-	LineFrom *int   `json:"line_from"`
-	LineTo   *int   `json:"line_to"`
+	Path     string `json:"path" jsonschema:"the file, relative to the workspace or absolute inside it"`
+	LineFrom *int   `json:"line_from,omitempty" jsonschema:"the first line to show, from 1; default 1"`
+	LineTo   *int   `json:"line_to,omitempty" jsonschema:"the last line to show, inclusive; default 200 lines on"`
 }
 
 type writeArgs struct {
-	Path    string  `json:"path"`
-	Content *string `json:"content"`
+	Path    string  `json:"path" jsonschema:"the file, relative to the workspace or absolute inside it; its folders are made"`
+	Content *string `json:"content" jsonschema:"the whole text of the file"`
 }
 
 type edit struct {
-	From    *int    `json:"from"`
-	To      *int    `json:"to"`
-	Content *string `json:"content"`
+	From    *int    `json:"from" jsonschema:"the first line the edit replaces, numbered as your last read; the line it inserts before when to is missing"`
+	To      *int    `json:"to,omitempty" jsonschema:"the last line the edit replaces, inclusive; without it the content is inserted before from"`
+	Content *string `json:"content,omitempty" jsonschema:"the new lines; without it the lines from-to are deleted"`
 }
 
 type patchArgs struct {
-	Path  string `json:"path"`
-	Edits []edit `json:"edits"`
+	Path  string `json:"path" jsonschema:"the file, relative to the workspace or absolute inside it"`
+	Edits []edit `json:"edits" jsonschema:"line edits numbered as your last read of the file, not overlapping"`
 }
+
+// specs are the methods' schemas, computed once.
+var specs = sync.OnceValue(func() []loop.ToolSpec {
+	return []loop.ToolSpec{
+		{Method: "read", Parameters: argsSchema[readArgs]()},
+		{Method: "write", Parameters: argsSchema[writeArgs]()},
+		{Method: "patch", Parameters: argsSchema[patchArgs]()},
+	}
+})
+
+// Specs are the schemas of read, write and patch.
+func (*Tool) Specs() []loop.ToolSpec { return specs() }
 
 // Execute runs text_editor:read, :write or :patch. ctx bounds the calls to
 // the editor's Files.
