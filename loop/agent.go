@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroagent/zero/hooks"
@@ -55,7 +56,8 @@ type Agent struct {
 	// native is set for a turn whose request offers native tool calls;
 	// table is what it offers, descs the tools' prompt files rendered,
 	// both made once per monologue (native.go).
-	native bool
+	// native is read by the background compression too (prompt vars).
+	native atomic.Bool
 	table  *toolTable
 	descs  map[string]string
 }

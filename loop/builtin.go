@@ -72,7 +72,7 @@ func toolsPrompt(_ context.Context, p hooks.Payload) error {
 		return nil
 	}
 	a := sp.Agent
-	if a.native {
+	if a.native.Load() {
 		return nil // the request offers them as functions, each with its prompt as its description
 	}
 	text, err := cached(sp.Loop, "tools", func() (string, error) {

@@ -183,7 +183,7 @@ func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
 // turn is one message-loop iteration: build the prompt, stream the model's
 // reply, and run the tool it asks for.
 func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item string) (string, bool, error) {
-	a.native = a.nativeCalls()
+	a.native.Store(a.nativeCalls())
 	msgs, err := a.preparePrompt(ctx, ld)
 	if err != nil {
 		return "", false, err
@@ -201,7 +201,7 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 	if errors.Is(err, errToolsRefused) {
 		// The endpoint refused native calls: this turn again, in Agent
 		// Zero's JSON protocol (nativeCalls no longer picks native).
-		a.native = false
+		a.native.Store(false)
 		if msgs, err = a.preparePrompt(ctx, ld); err != nil {
 			return "", false, err
 		}
@@ -300,6 +300,10 @@ func (a *Agent) repeated(ctx context.Context, st *monologueState, item string, r
 	}
 	a.warn(item, fmt.Sprintf("the model asked for the same %s call again, so it was not run; told it to do something else (%d of %d)",
 		req.Raw, st.repeats+1, limit))
+	if req.CallID != "" { // a native call is answered by its result
+		a.histAddToolResult(ctx, req, a.mustRender("fw.msg_repeat.md", nil))
+		return nil
+	}
 	a.histAddWarning(ctx, a.mustRender("fw.msg_repeat.md", nil))
 	return nil
 }
@@ -358,7 +362,7 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 	}
 	msgs := make([]llm.Message, 0, len(ld.HistoryOutput)+2)
 	msgs = append(msgs, llm.Message{Role: llm.System, Content: a.maskSystem(strings.Join(ld.System, "\n\n"))})
-	if a.native {
+	if a.native.Load() {
 		msgs = append(msgs, forNative(s.maskMessages(ld.HistoryOutput, hist), a.tools(), s.join)...)
 	} else {
 		msgs = append(msgs, forJSON(s.maskMessages(ld.HistoryOutput, hist), s.join)...)
@@ -430,9 +434,9 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		}
 		cp.Messages = s.maskMessages(cp.Messages, clean) // what an extension put there
 	}
-	r := &replyStream{a: a, ld: ld, h: a.hooks(), parser: dirtyjson.NewParser(), view: streamView{item: item}, native: a.native}
+	r := &replyStream{a: a, ld: ld, h: a.hooks(), parser: dirtyjson.NewParser(), view: streamView{item: item}, native: a.native.Load()}
 	req := llm.Request{Messages: cp.Messages}
-	if a.native {
+	if a.native.Load() {
 		req.Tools = a.tools().specs
 	}
 	if set := s.cfg.Secrets; set != nil {
@@ -471,7 +475,7 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		case intervened:
 			a.deliver(ctx, reply, s.takeIntervention())
 			return modelReply{}, ErrIntervened
-		case a.native && a.setup.ToolProtocol != ProtocolNative && llm.RefusesTools(err):
+		case a.native.Load() && a.setup.ToolProtocol != ProtocolNative && llm.RefusesTools(err):
 			if ts, ok := a.setup.Model.(modelToolSupport); ok {
 				ts.RefuseTools()
 				a.warn(item, fmt.Sprintf("the model's endpoint refused native tool calls (%v): using Agent Zero's JSON protocol with this model from now on", err))
@@ -496,7 +500,7 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		}
 	}
 	return modelReply{text: reply, parsed: parser.Value(), done: parser.Done(), finish: res.FinishReason,
-		native: a.native, calls: res.ToolCalls, mode: r.mode}, nil
+		native: a.native.Load(), calls: res.ToolCalls, mode: r.mode}, nil
 }
 
 // replyStream is the state of one streamed model reply.

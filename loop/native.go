@@ -43,9 +43,14 @@ func (a *Agent) nativeCalls() bool {
 	return true
 }
 
+// NativeCalls reports whether the agent's turn offers the model native
+// tool calls; its tools are then described in the request's functions, not
+// in the system prompt.
+func (a *Agent) NativeCalls() bool { return a.native.Load() }
+
 // protocol is the tool_protocol prompt var of the agent's turn.
 func (a *Agent) protocol() string {
-	if a.native {
+	if a.native.Load() {
 		return ProtocolNative
 	}
 	return ProtocolJSON

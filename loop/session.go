@@ -529,11 +529,11 @@ func (s *Session) vars(a *Agent) map[string]any {
 		// functions, "json" when it writes Agent Zero's tool requests: the
 		// default agent.system.main.md tells it how by that.
 		"tool_protocol": a.protocol(),
-		"profile":      a.Profile,
-		"workdir_path": s.cfg.Workspace,
-		"sandbox":      s.cfg.Sandbox,
-		"os":           goos,
-		"date_time":    s.cfg.Now().Format("2006-01-02 15:04:05 -07:00"),
+		"profile":       a.Profile,
+		"workdir_path":  s.cfg.Workspace,
+		"sandbox":       s.cfg.Sandbox,
+		"os":            goos,
+		"date_time":     s.cfg.Now().Format("2006-01-02 15:04:05 -07:00"),
 	})
 	return v
 }

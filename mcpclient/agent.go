@@ -82,8 +82,8 @@ func Register(r *hooks.Registry) {
 
 func mcpPrompt(_ context.Context, p hooks.Payload) error {
 	sp, ok := p.(*loop.SystemPromptPayload)
-	if !ok || sp.Agent == nil {
-		return nil
+	if !ok || sp.Agent == nil || sp.Agent.NativeCalls() {
+		return nil // with native calls the request offers them as functions
 	}
 	var b strings.Builder
 	server := ""
