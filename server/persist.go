@@ -134,7 +134,15 @@ func infoOf(rec store.Session) Info {
 func HistoryState(h store.History) loop.HistoryState {
 	var out loop.HistoryState
 	for _, m := range h.Messages {
-		out.Messages = append(out.Messages, loop.HistoryMessage{N: m.N, Topic: m.Topic, AI: m.AI, Content: m.Content, Tokens: m.Tokens})
+		hm := loop.HistoryMessage{N: m.N, Topic: m.Topic, AI: m.AI, Content: m.Content, Tokens: m.Tokens, CallID: m.CallID}
+		if m.Calls != "" {
+			if err := json.Unmarshal([]byte(m.Calls), &hm.Calls); err != nil || !m.AI {
+				// Damaged: the message is kept as text, and its results
+				// are shown to the model as text too.
+				hm.Calls, hm.Content = nil, m.Content+"\n[its tool calls could not be read from the store]"
+			}
+		}
+		out.Messages = append(out.Messages, hm)
 	}
 	for _, s := range h.Summaries {
 		out.Summaries = append(out.Summaries, loop.HistorySummary{ID: s.ID, Kind: s.Kind, From: s.From, To: s.To, Content: s.Content, Tokens: s.Tokens})
@@ -154,7 +162,12 @@ func (j journal) AddMessage(agent int, m loop.HistoryMessage) {
 		// agent 0 after a reset): the one stored before goes.
 		j.st.ClearAgentHistory(j.id, agent)
 	}
-	j.st.AddMessage(j.id, agent, store.Message{N: m.N, Topic: m.Topic, AI: m.AI, Content: m.Content, Tokens: m.Tokens})
+	sm := store.Message{N: m.N, Topic: m.Topic, AI: m.AI, Content: m.Content, Tokens: m.Tokens, CallID: m.CallID}
+	if len(m.Calls) > 0 {
+		raw, _ := json.Marshal(m.Calls) // strings only: cannot fail
+		sm.Calls = string(raw)
+	}
+	j.st.AddMessage(j.id, agent, sm)
 }
 
 func (j journal) AddSummary(agent int, s loop.HistorySummary) {

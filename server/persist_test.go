@@ -516,3 +516,49 @@ func TestLoadedSessionItemsStayUnique(t *testing.T) {
 		firstOf[e.Item] = run
 	}
 }
+
+// Native tool calls and the results answering them are stored with their
+// ids and come back as they were; calls the store cannot read come back as
+// text, their results too, and nothing else is lost.
+func TestJournalKeepsNativeCalls(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "zero.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateSession(store.Session{ID: "s", Workspace: "/ws", Roots: []string{"/ws"}}); err != nil {
+		t.Fatal(err)
+	}
+	j := journal{st: st, id: "s"}
+	msgs := []loop.HistoryMessage{
+		{N: 0, Content: "read a"},
+		{N: 1, AI: true, Content: "Reading.", Calls: []loop.HistoryCall{{ID: "c1", Name: "text_editor:read", Args: `{"path":"a"}`}}},
+		{N: 2, Content: `{"tool_name": "text_editor:read", "tool_result": "alpha"}`, CallID: "c1"},
+	}
+	for _, m := range msgs {
+		j.AddMessage(0, m)
+	}
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := st.History("s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := HistoryState(h).Messages
+	if !slices.EqualFunc(got, msgs, func(a, b loop.HistoryMessage) bool {
+		return a.Content == b.Content && a.CallID == b.CallID && slices.Equal(a.Calls, b.Calls)
+	}) {
+		t.Errorf("restored %+v\nwant %+v", got, msgs)
+	}
+
+	h.Messages[1].Calls = `[{"id": "c1", "name":` // damaged
+	got = HistoryState(h).Messages
+	if len(got[1].Calls) != 0 || !strings.Contains(got[1].Content, "Reading.") || !strings.Contains(got[1].Content, "could not be read") {
+		t.Errorf("damaged calls: %+v", got[1])
+	}
+	sess := loop.NewSession("s", loop.Config{Setup: loop.Setup{Model: &fakeModel{}, Prompts: profiles.New()}}, func(loop.Event) {})
+	if err := sess.RestoreHistory(0, HistoryState(h)); err != nil {
+		t.Errorf("a history with damaged calls is not restored: %v", err)
+	}
+}

@@ -15,6 +15,11 @@ type Message struct {
 	Content string
 	// Tokens is the message's token count, 0 while it was not counted.
 	Tokens int
+	// Calls are the native tool calls of a model's message, as the engine
+	// encodes them (JSON); "" for none.
+	Calls string
+	// CallID is the native call a tool result answers; "" for none.
+	CallID string
 }
 
 // Summary stands for the raw messages From..To (inclusive) of an agent's
@@ -36,7 +41,7 @@ type History struct {
 }
 
 const (
-	qInsertMessage = `INSERT INTO messages (session, agent, n, topic, ai, content, tokens) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qInsertMessage = `INSERT INTO messages (session, agent, n, topic, ai, content, tokens, calls, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qInsertSummary = `INSERT INTO summaries (session, agent, id, kind, from_n, to_n, content, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	qSetTokens     = `UPDATE messages SET tokens = ? WHERE session = ? AND agent = ? AND n = ?`
 )
@@ -45,7 +50,7 @@ const (
 // message N already stored is an error reported by Flush.
 func (s *Store) AddMessage(session string, agent int, m Message) {
 	s.write("add message", session, false, func(b *batch) error {
-		_, err := b.exec(qInsertMessage, session, agent, m.N, m.Topic, m.AI, m.Content, m.Tokens)
+		_, err := b.exec(qInsertMessage, session, agent, m.N, m.Topic, m.AI, m.Content, m.Tokens, m.Calls, m.CallID)
 		return err
 	})
 }
@@ -86,14 +91,14 @@ func (s *Store) history(session string, agent int) (History, error) {
 	}
 	defer tx.Rollback()
 	var h History
-	rows, err := tx.Query(`SELECT n, topic, ai, content, tokens FROM messages
+	rows, err := tx.Query(`SELECT n, topic, ai, content, tokens, calls, call_id FROM messages
 		WHERE session = ? AND agent = ? ORDER BY n`, session, agent)
 	if err != nil {
 		return History{}, err
 	}
 	for rows.Next() {
 		var m Message
-		if err := rows.Scan(&m.N, &m.Topic, &m.AI, &m.Content, &m.Tokens); err != nil {
+		if err := rows.Scan(&m.N, &m.Topic, &m.AI, &m.Content, &m.Tokens, &m.Calls, &m.CallID); err != nil {
 			rows.Close()
 			return History{}, err
 		}

@@ -117,6 +117,12 @@ var migrations = [][]string{
 			PRIMARY KEY (scope, path)
 		)`,
 	},
+	{
+		// A model's native tool calls (JSON, as the engine writes them) and
+		// the call a result answers.
+		`ALTER TABLE messages ADD COLUMN calls TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE messages ADD COLUMN call_id TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // migrate brings the schema of db up to version upto, each step in its own
