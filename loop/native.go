@@ -289,13 +289,20 @@ func forJSON(msgs []llm.Message, join func(a, sep, b string) string) []llm.Messa
 // each follows it, and a result only right after its call; what a
 // summary, a cancel or the JSON protocol left apart is written as text, so
 // the API never sees a call without its result or a result without its
-// call.
+// call. Messages that need no change are not copied: a history whose calls
+// need no renaming is returned as it is.
 func forNative(msgs []llm.Message, t *toolTable, join func(a, sep, b string) string) []llm.Message {
-	if !slices.ContainsFunc(msgs, func(m llm.Message) bool { return len(m.ToolCalls) > 0 || m.Role == llm.Tool }) {
-		return msgs
-	}
-	out := make([]llm.Message, 0, len(msgs))
-	add := func(m llm.Message) {
+	var out []llm.Message
+	copied := false
+	// put emits msgs[i] as m; changed says m is not msgs[i] as it is.
+	put := func(i int, m llm.Message, changed bool) {
+		if !copied {
+			if !changed {
+				return // out is msgs[:i+1]
+			}
+			out = append(make([]llm.Message, 0, len(msgs)), msgs[:i]...)
+			copied = true
+		}
 		if n := len(out); n > 0 && out[n-1].Role == m.Role && len(out[n-1].ToolCalls) == 0 && len(m.ToolCalls) == 0 &&
 			m.Role != llm.Tool && m.Role != llm.System {
 			out[n-1].Content = join(out[n-1].Content, "\n\n", m.Content)
@@ -307,38 +314,58 @@ func forNative(msgs []llm.Message, t *toolTable, join func(a, sep, b string) str
 		m := msgs[i]
 		switch {
 		case len(m.ToolCalls) > 0:
-			// The results that follow, one per call, in any order.
-			want := map[string]bool{}
-			for _, c := range m.ToolCalls {
-				want[c.ID] = true
-			}
-			j := i + 1
-			for j < len(msgs) && msgs[j].Role == llm.Tool && want[msgs[j].ToolCallID] {
-				delete(want, msgs[j].ToolCallID)
+			j := i + 1 // msgs[i+1:j] are results of its calls, each once
+			for j < len(msgs) && msgs[j].Role == llm.Tool && answers(m.ToolCalls, msgs[i+1:j], msgs[j].ToolCallID) {
 				j++
 			}
-			if len(want) > 0 || len(m.ToolCalls) != j-i-1 {
+			if j-i-1 != len(m.ToolCalls) {
 				calls := make([]HistoryCall, len(m.ToolCalls))
 				for k, c := range m.ToolCalls {
 					calls[k] = HistoryCall{ID: c.ID, Name: c.Name, Args: c.Arguments}
 				}
-				add(llm.Message{Role: llm.Assistant, Content: callsText(m.Content, calls)})
+				put(i, llm.Message{Role: llm.Assistant, Content: callsText(m.Content, calls)}, true)
 				continue // its results, if any, follow as text
 			}
-			calls := make([]llm.ToolCall, len(m.ToolCalls))
-			for k, c := range m.ToolCalls {
-				calls[k] = llm.ToolCall{ID: c.ID, Name: t.api(c.Name), Arguments: c.Arguments}
+			renamed := false
+			for _, c := range m.ToolCalls {
+				renamed = renamed || t.api(c.Name) != c.Name
 			}
-			add(llm.Message{Role: llm.Assistant, Content: m.Content, ToolCalls: calls})
+			if renamed {
+				calls := make([]llm.ToolCall, len(m.ToolCalls))
+				for k, c := range m.ToolCalls {
+					calls[k] = llm.ToolCall{ID: c.ID, Name: t.api(c.Name), Arguments: c.Arguments}
+				}
+				m = llm.Message{Role: llm.Assistant, Content: m.Content, ToolCalls: calls}
+			}
+			put(i, m, renamed)
 			for k := i + 1; k < j; k++ {
-				add(msgs[k])
+				put(k, msgs[k], false)
 			}
 			i = j - 1
 		case m.Role == llm.Tool:
-			add(llm.Message{Role: llm.User, Content: resultText(m)})
+			put(i, llm.Message{Role: llm.User, Content: resultText(m)}, true)
 		default:
-			add(m)
+			put(i, m, false)
 		}
 	}
+	if !copied {
+		return msgs
+	}
 	return out
+}
+
+// answers reports whether id is one of calls' ids that none of results
+// answered yet.
+func answers(calls []llm.ToolCall, results []llm.Message, id string) bool {
+	for _, r := range results {
+		if r.ToolCallID == id {
+			return false
+		}
+	}
+	for _, c := range calls {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
 }

@@ -72,6 +72,13 @@ func (m *mapper) event(e server.Event, replay bool, send func(sdk.SessionUpdate)
 	switch e.Type {
 	case loop.EventToolCall, loop.EventToolStarted, loop.EventToolOutputDelta, loop.EventToolResult:
 		if v, ok := m.tools.Tool(e); ok {
+			if e.Type == loop.EventToolCall && e.Agent == 0 {
+				// Text streamed as the answer before a call (a model with
+				// native calls says what it will do, then calls) was not
+				// the answer: the answer to come is compared with what
+				// follows the call only.
+				m.answer = ""
+			}
 			m.tool(e, v, send)
 		}
 	case server.EventSandboxPull, server.EventApprovalRequested, server.EventApprovalResolved:
