@@ -53,6 +53,10 @@ type Reply struct {
 	// them does: as <tool_call>{"name":…,"arguments":…}</tool_call> text in
 	// the content (Qwen's and Hermes' template), with finish_reason "stop".
 	ToolCallsInText bool `json:"tool_calls_in_text,omitempty"`
+	// Raw, when set, is the whole streamed body, sent as it is (a
+	// recorded answer: its data: lines, comments and [DONE]); the other
+	// fields but the delays are ignored.
+	Raw string `json:"raw,omitempty"`
 
 	// Trickle is written every TrickleEvery while the stream waits
 	// (FirstDelay, each Delay, a stall; with Status, during FirstDelay before

@@ -492,6 +492,13 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 			err = wait(d)
 		}
 	}
+	if err == nil && reply.Raw != "" {
+		if _, err = io.WriteString(w, reply.Raw); err == nil {
+			err = rc.Flush()
+		}
+		out.clientClosed = err != nil
+		return
+	}
 	if err == nil && reply.Flood > 0 && reply.FloodFirst {
 		flood(w, rc, reply, out) // does not return
 	}
