@@ -402,3 +402,68 @@ func TestNativeEmptyReplies(t *testing.T) {
 }
 
 var _ = json.Valid
+
+// capturingExec records the arguments code_execution_tool is run with.
+type capturingExec struct {
+	mu   sync.Mutex
+	args []map[string]any
+}
+
+func (*capturingExec) Name() string       { return "code_execution_tool" }
+func (*capturingExec) Kind(string) string { return "execute" }
+func (c *capturingExec) Execute(_ context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
+	c.mu.Lock()
+	c.args = append(c.args, call.Args)
+	c.mu.Unlock()
+	code, _ := call.Args["code"].(string)
+	return loop.ToolResult{Text: "ran: " + code}, nil
+}
+
+// TestNativeSecrets: a native call's arguments are masked and expanded as
+// the JSON protocol's are: an alias becomes its value for the tool only,
+// and a value the model writes out (a hostile model, split across pieces)
+// reaches no event, no history and no request as itself.
+func TestNativeSecrets(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{ChunkSize: 3, ToolCalls: []llmtest.ScriptedCall{
+			{ID: "s1", Name: "code_execution_tool", Arguments: `{"runtime": "terminal", "code": "deploy --token §§secret(API_TOKEN)"}`},
+			{ID: "s2", Name: "code_execution_tool", Arguments: `{"runtime": "terminal", "code": "echo ` + secretToken + `"}`},
+			{ID: "s3", Name: "response", Arguments: `{"text": "the token is ` + secretToken + `"}`},
+		}},
+	)
+	client, err := llm.New(llm.Options{Model: "m", BaseURL: srv.URL(), APIKey: "k", RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := &capturingExec{}
+	var j recordingJournal
+	rec := &recorder{}
+	sess := loop.NewSession("sec", loop.Config{
+		Setup:   loop.Setup{Model: client, Prompts: profiles.New(), ToolProtocol: loop.ProtocolNative, Tools: []loop.Tool{tools.Response{}, exec}},
+		Secrets: secretSet(t),
+		Journal: &j,
+		Limits:  loop.Limits{CriticalRetryDelay: time.Millisecond},
+	}, rec.sink)
+	answer, err := sess.Run(runCtx(t), "deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(answer, secretToken) {
+		t.Errorf("the answer holds the value: %q", answer)
+	}
+	if len(exec.args) != 2 || exec.args[0]["code"] != "deploy --token "+secretToken {
+		t.Fatalf("the tool got %v, want the value in place of the alias", exec.args)
+	}
+	for _, ev := range rec.all() {
+		raw, _ := json.Marshal(ev)
+		if strings.Contains(string(raw), secretToken) {
+			t.Errorf("event %s holds the value: %s", ev.Type, raw)
+		}
+	}
+	for _, m := range j.state().Messages {
+		raw, _ := json.Marshal(m)
+		if strings.Contains(string(raw), secretToken) {
+			t.Errorf("history holds the value: %s", raw)
+		}
+	}
+}
