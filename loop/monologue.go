@@ -110,6 +110,9 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
+	if overflow, err := a.recoverOverflow(ctx, item, err); overflow {
+		return err
+	}
 	var rep *RepairableError
 	var shown *shownError
 	said := errors.As(err, &shown) // a failed tool's tool_result said it
@@ -409,7 +412,7 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		r.reasoningMask, r.contentMask = set.NewStream(), set.NewStream()
 	}
 	pctx, endPhase := s.beginPhase(ctx)
-	res, err := a.setup.Model.Stream(pctx, llm.Request{Messages: cp.Messages}, func(d llm.Delta) error {
+	res, err := a.setup.Model.Stream(pctx, llm.Request{Messages: cp.Messages, MaxOutputTokens: a.outputCap(cp.Messages)}, func(d llm.Delta) error {
 		if err := context.Cause(pctx); err != nil {
 			return err
 		}
@@ -578,6 +581,7 @@ func (r *replyStream) onContent(ctx context.Context, chunk string) error {
 }
 
 func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
+	a.session.fitted(a) // a call that went through ends a run of overflows
 	u := Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens, TotalTokens: res.Usage.TotalTokens}
 	if u == (Usage{}) {
 		count := a.session.cfg.CountTokens

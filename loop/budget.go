@@ -1,0 +1,60 @@
+package loop
+
+import "github.com/zeroagent/zero/llm"
+
+// The caps on the models' answers (Limits.MaxOutputTokens and
+// UtilityOutputTokens) when none is configured.
+const (
+	// defaultOutputShare: the chat model's answer may take a quarter of the
+	// window by default. An agent's answer is one tool request (a command,
+	// a file's text to write): a few thousand tokens at most; a quarter
+	// still leaves the history its 70 % of a small (8k) window, where a
+	// larger cap would make servers that count the cap against the window
+	// (vLLM, OpenAI) refuse the prompt.
+	defaultOutputShare = 4
+	// maxDefaultOutput bounds that quarter in large windows: 8192 tokens is
+	// the output limit of many models (the API refuses a larger cap), and
+	// well above what one tool request needs; a reasoning model's thinking
+	// counts too, which is why it is not less.
+	maxDefaultOutput = 8192
+	// defaultUtilityOutput caps a summary or a memory answer.
+	defaultUtilityOutput = 2048
+	// minOutput is the least cap sent when the prompt leaves little room:
+	// a smaller one would only make the model's answer unusable.
+	minOutput = 256
+)
+
+// outputCap is the cap on the chat model's answer for the prompt msgs:
+// Limits.MaxOutputTokens (or the default), but no more than the window
+// leaves beside the prompt, as counted (servers such as vLLM refuse a
+// prompt whose tokens and cap together exceed the window). 0 sends none.
+func (a *Agent) outputCap(msgs []llm.Message) int {
+	s := a.session
+	want := s.cfg.Limits.MaxOutputTokens
+	window := s.contextTokens()
+	switch {
+	case want < 0:
+		return 0
+	case want == 0:
+		want = min(window/defaultOutputShare, maxDefaultOutput)
+	}
+	if len(msgs) == 0 {
+		return want
+	}
+	// The system prompt and the history are counted already (cached); the
+	// extras are left to the reserve.
+	prompt := a.systemTokens(msgs[0].Content) + a.History.Tokens() + len(msgs)*messageOverhead + window/20
+	return max(min(want, window-prompt), min(want, minOutput))
+}
+
+// utilityCap is the cap on the utility model's answers.
+func (s *Session) utilityCap() int {
+	switch n := s.cfg.Limits.UtilityOutputTokens; {
+	case n < 0:
+		return 0
+	case n == 0:
+		return defaultUtilityOutput
+	default:
+		return n
+	}
+}
