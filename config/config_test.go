@@ -274,7 +274,7 @@ func TestErrors(t *testing.T) {
 		{"wrong type: list for string", "profile: [a, b]\n", nil, nil,
 			[]string{`$F:1: profile: must be a single value, got a list`}},
 		{"wrong type: value for section", "models:\n  chat: gpt-4\n", nil, nil,
-			[]string{`$F:2: models.chat: must be a mapping (base_url, model, api_key_env, context_length, rate_limit, timeouts), got "gpt-4"`}},
+			[]string{`$F:2: models.chat: must be a mapping (base_url, model, api_key_env, context_length, max_output_tokens, tool_protocol, rate_limit, timeouts), got "gpt-4"`}},
 		{"bad enum", "\nsandbox:\n  backend: podman\n", nil, nil,
 			[]string{`$F:3: sandbox.backend: must be one of "auto", "docker", "local", got "podman"`}},
 		{"bad enum with suggestion", "approval: asks\n", nil, nil,
@@ -319,6 +319,12 @@ func TestErrors(t *testing.T) {
 			[]string{
 				`flag --approval: approval: must be one of "sandbox", "auto", "ask", got "sometimes"`,
 				`flag --models.chat.context_length: models.chat.context_length: must be a number, got "big"`,
+			}},
+		{"bad tool protocol and output cap", "models:\n  chat:\n    tool_protocol: natve\n    max_output_tokens: -2\n  utility:\n    tool_protocol: JSON\n", nil, nil,
+			[]string{
+				`$F:3: models.chat.tool_protocol: must be one of "auto", "native", "json", got "natve" (did you mean "native"?)`,
+				`$F:4: models.chat.max_output_tokens: must be at least 0 (the default cap), or -1 to send no cap, got -2`,
+				`$F:6: models.utility.tool_protocol: must be one of "auto", "native", "json", got "JSON" (did you mean "json"?)`,
 			}},
 		{"unknown flag key", "", nil, map[string]string{"models.chat.modell": "x"},
 			[]string{`flag --models.chat.modell: models.chat.modell: unknown key (did you mean "models.chat.model"?)`}},

@@ -60,7 +60,9 @@
 //	    base_url: http://localhost:11434/v1   # "" = OpenAI
 //	    model: qwen3:32b
 //	    api_key_env: OPENAI_API_KEY           # the variable's NAME
-//	    context_length: 128000
+//	    context_length: 0                     # 0 = what the endpoint says, else 128000
+//	    max_output_tokens: 0                  # 0 = a quarter of the context, at most 8192; -1 = no cap
+//	    tool_protocol: auto                   # auto | native | json
 //	    rate_limit: {requests: 0, input_tokens: 0, output_tokens: 0}   # per minute, 0 = none
 //	  utility: {model: qwen3:8b}
 //	  embedding: {model: nomic-embed-text}

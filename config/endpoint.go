@@ -14,6 +14,8 @@ type ModelOverride struct {
 	Model, BaseURL string
 	// APIKeyEnv is the NAME of the variable holding the key, never the key.
 	APIKeyEnv string
+	// ToolProtocol is the profile's tool_protocol (native, json, auto).
+	ToolProtocol string
 
 	Profile, Path string // the profile's name and highest agent.yaml (profiles.Profile.Path), for origins, notes and errors
 	// Workspace is set when a workspace wrote the override (a profile in its .zero/agents):
@@ -74,7 +76,7 @@ func (e *Effective) Endpoint(role string, o ModelOverride, sessionModel string) 
 		return Endpoint{}, fmt.Errorf("config: unknown model role %q", role)
 	}
 	key := "models." + role + "."
-	for _, f := range []struct{ name, val string }{{"base_url", o.BaseURL}, {"api_key_env", o.APIKeyEnv}} {
+	for _, f := range []struct{ name, val string }{{"base_url", o.BaseURL}, {"api_key_env", o.APIKeyEnv}, {"tool_protocol", o.ToolProtocol}} {
 		if f.val == "" || f.name == "api_key_env" && o.Workspace { // a workspace's is ignored, and noted below
 			continue
 		}
@@ -100,6 +102,9 @@ func (e *Effective) Endpoint(role string, o ModelOverride, sessionModel string) 
 	}
 	if o.BaseURL != "" {
 		ep.Model.BaseURL, ep.URLOrigin, ep.FromWorkspace = o.BaseURL, o.origin(), o.Workspace
+	}
+	if o.ToolProtocol != "" {
+		ep.Model.ToolProtocol = o.ToolProtocol
 	}
 	if o.APIKeyEnv != "" {
 		if o.Workspace {

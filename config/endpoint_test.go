@@ -99,6 +99,7 @@ func TestEndpointChecksTheOverride(t *testing.T) {
 	for o, want := range map[ModelOverride]string{
 		{BaseURL: "localhost:11434", Profile: "dev", Path: "/u/agents/dev/agent.yaml"}: `/u/agents/dev/agent.yaml: models.chat.base_url: must be an http:// or https:// URL, got "localhost:11434" (profile dev)`,
 		{APIKeyEnv: "sk-pasted key", Profile: "dev", Path: "/u/agents/dev/agent.yaml"}: "/u/agents/dev/agent.yaml: models.chat.api_key_env: must be the NAME of the environment variable",
+		{ToolProtocol: "tools", Profile: "dev", Path: "/u/agents/dev/agent.yaml"}:      `/u/agents/dev/agent.yaml: models.chat.tool_protocol: must be one of "auto", "native", "json", got "tools"`,
 	} {
 		_, err := e.Endpoint("chat", o, "")
 		if !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "sk-pasted") {
@@ -109,6 +110,10 @@ func TestEndpointChecksTheOverride(t *testing.T) {
 	ep, err := e.Endpoint("chat", ModelOverride{APIKeyEnv: "sk-pasted key", BaseURL: "http://w/v1", Workspace: true}, "")
 	if err != nil || len(ep.Notes) != 1 || strings.Contains(ep.Notes[0], "sk-pasted") {
 		t.Errorf("a workspace's api_key_env: %v, notes %q", err, ep.Notes)
+	}
+	// A profile's tool_protocol wins over the configuration's.
+	if ep, err := e.Endpoint("chat", ModelOverride{ToolProtocol: "json", BaseURL: "http://localhost:11434/v1", Profile: "dev", Path: "/u/agents/dev/agent.yaml"}, ""); err != nil || ep.Model.ToolProtocol != "json" {
+		t.Errorf("a profile's tool_protocol: %v, %q", err, ep.Model.ToolProtocol)
 	}
 	if _, err := e.Endpoint("vision", ModelOverride{}, ""); err == nil {
 		t.Error("an unknown role resolved")

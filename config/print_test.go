@@ -34,6 +34,8 @@ models:
     model: gpt-4.1                      # user $USER:3
     api_key_env: OPENAI_API_KEY         # default; key <set>
     context_length: 128000              # default
+    max_output_tokens: 0                # default
+    tool_protocol: ""                   # default
     rate_limit:
       requests: 0                       # default
       input_tokens: 0                   # default
@@ -47,6 +49,8 @@ models:
     model: gpt-4.1                      # same as models.chat.model (user $USER:3)
     api_key_env: UTIL_KEY               # user $USER:5; key <not set>
     context_length: 128000              # same as models.chat.context_length (default)
+    max_output_tokens: 0                # same as models.chat.max_output_tokens (default)
+    tool_protocol: ""                   # same as models.chat.tool_protocol (default)
     rate_limit:
       requests: 0                       # same as models.chat.rate_limit.requests (default)
       input_tokens: 0                   # same as models.chat.rate_limit.input_tokens (default)
@@ -60,6 +64,8 @@ models:
     model: ""                           # default
     api_key_env: OPENAI_API_KEY         # same as models.chat.api_key_env (default); key <set>
     context_length: 0                   # default
+    max_output_tokens: 0                # default
+    tool_protocol: ""                   # default
     rate_limit:
       requests: 0                       # default
       input_tokens: 0                   # default

@@ -107,6 +107,10 @@ func rule(key string) (check func(any) string, secret bool) {
 		return checkEnvName, true
 	case strings.HasPrefix(key, "models.") && (last == "context_length" || strings.Contains(key, ".rate_limit.")):
 		return atLeast(0), false
+	case strings.HasPrefix(key, "models.") && last == "max_output_tokens":
+		return noneOrAtLeast0Count, false
+	case strings.HasPrefix(key, "models.") && last == "tool_protocol":
+		return checkToolProtocol, false
 	case strings.HasPrefix(key, "sandbox.timeouts.") || strings.HasPrefix(key, "sandbox.output_timeouts."):
 		return atLeast(1), false
 	case strings.HasPrefix(key, "models.") && strings.Contains(key, ".timeouts."):
@@ -166,6 +170,22 @@ func noneOrAtLeast0(v any) string {
 		return ""
 	}
 	return "must be at least 0, or -1 for no limit, got " + format(v)
+}
+
+// noneOrAtLeast0Count wants a count that is not negative, or -1: none.
+func noneOrAtLeast0Count(v any) string {
+	if n := v.(int); n >= 0 || n == -1 {
+		return ""
+	}
+	return "must be at least 0 (the default cap), or -1 to send no cap, got " + format(v)
+}
+
+// checkToolProtocol wants one of the tool protocols ("" is the default, auto).
+func checkToolProtocol(v any) string {
+	if v.(string) == "" {
+		return ""
+	}
+	return oneOf("auto", "native", "json")(v)
 }
 
 func oneOf(allowed ...string) func(any) string {

@@ -255,7 +255,7 @@ func TestSpecErrors(t *testing.T) {
 		want    []string // each must appear in the error
 	}{
 		{"unknown-key", []string{":2: descripton: unknown key (known keys: title, description, context, models, tools, sandbox)"}},
-		{"unknown-nested", []string{":4: models.chat.modle: unknown key (known keys: model, base_url, api_key_env)"}},
+		{"unknown-nested", []string{":4: models.chat.modle: unknown key (known keys: model, base_url, api_key_env, tool_protocol)"}},
 		{"unknown-role", []string{":2: models.chta: unknown model role (known roles: chat, utility, embedding)"}},
 		{"title-list", []string{":1: title: must be a single value, got a list"}},
 		{"allow-string", []string{`:2: tools.allow: must be a list, got "response"`}},

@@ -45,6 +45,9 @@ type ModelOverride struct {
 	// APIKeyEnv is the NAME of the environment variable holding the key, never the key itself,
 	// so profile folders can be shared without leaking secrets.
 	APIKeyEnv string `yaml:"api_key_env"`
+	// ToolProtocol is how this profile's model calls tools: native, json or auto (the
+	// configuration's models.<role>.tool_protocol); checked where the endpoint is resolved.
+	ToolProtocol string `yaml:"tool_protocol"`
 }
 
 // ToolFilter limits the tools an agent of the profile gets. Entries are tool names or path.Match
@@ -110,9 +113,10 @@ type rawSpec struct {
 }
 
 type rawModel struct {
-	Model     *string `yaml:"model"`
-	BaseURL   *string `yaml:"base_url"`
-	APIKeyEnv *string `yaml:"api_key_env"`
+	Model        *string `yaml:"model"`
+	BaseURL      *string `yaml:"base_url"`
+	APIKeyEnv    *string `yaml:"api_key_env"`
+	ToolProtocol *string `yaml:"tool_protocol"`
 }
 
 type rawTools struct {
@@ -249,6 +253,7 @@ func (s *Spec) merge(higher rawSpec, workspace bool) {
 		set(&o.Model, m.Model)
 		set(&o.BaseURL, m.BaseURL)
 		set(&o.APIKeyEnv, m.APIKeyEnv)
+		set(&o.ToolProtocol, m.ToolProtocol)
 		s.Models[role] = o
 	}
 	if t := higher.Tools; t != nil {

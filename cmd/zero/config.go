@@ -89,6 +89,19 @@ func inForce(key, value string) (string, bool) {
 			if role == "embedding" {
 				return "0 (not used: embeddings are sent as they are)", true
 			}
+		case "max_output_tokens":
+			switch role {
+			case "chat":
+				return "0 (a quarter of the context window, at most 8192)", true
+			case "utility":
+				return "0 (2048)", true
+			}
+			return "0 (not used)", true
+		case "tool_protocol":
+			if role == "embedding" {
+				return `"" (not used)`, true
+			}
+			return "auto (native tool calls where the endpoint takes them, else Agent Zero's JSON)", true
 		case "rate_limit.requests", "rate_limit.input_tokens", "rate_limit.output_tokens":
 			return "0 (no limit)", true
 		case "timeouts.header":
