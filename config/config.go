@@ -20,19 +20,19 @@ import (
 // Model configures one model role: which OpenAI-compatible endpoint and model to call, where its
 // key comes from, how much it can read and how fast it may be called.
 type Model struct {
-	BaseURL       string        `yaml:"base_url"`       // "" = OpenAI's
-	Model         string        `yaml:"model"`          // "" = not configured
-	APIKeyEnv     string        `yaml:"api_key_env"`    // NAME of the env var holding the key; "" = send no key
-	ContextLength int           `yaml:"context_length"` // tokens the model reads; default: what the endpoint says, else 128000
+	BaseURL       string `yaml:"base_url"`       // "" = OpenAI's
+	Model         string `yaml:"model"`          // "" = not configured
+	APIKeyEnv     string `yaml:"api_key_env"`    // NAME of the env var holding the key; "" = send no key
+	ContextLength int    `yaml:"context_length"` // tokens the model reads; default: what the endpoint says, else 128000
 	// MaxOutputTokens caps one answer of the model: 0 = the default (a quarter of the context, at
 	// most 8192, for chat; 2048 for utility), -1 = send no cap.
 	MaxOutputTokens int `yaml:"max_output_tokens"`
 	// ToolProtocol is how the model calls tools: "native" (the API's tool calls), "json" (Agent
 	// Zero's JSON object in the reply's text) or "auto" ("" too, the default: native where the
 	// endpoint takes tools, else JSON).
-	ToolProtocol string `yaml:"tool_protocol"`
-	RateLimit     RateLimit     `yaml:"rate_limit"`
-	Timeouts      ModelTimeouts `yaml:"timeouts"`
+	ToolProtocol string        `yaml:"tool_protocol"`
+	RateLimit    RateLimit     `yaml:"rate_limit"`
+	Timeouts     ModelTimeouts `yaml:"timeouts"`
 }
 
 // ModelTimeouts bound one model call: 0 = the default ([DefaultTimeouts]),
