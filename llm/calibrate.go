@@ -38,6 +38,20 @@ func Tokenizer(model string) string {
 	return string(tokenizer.Cl100kBase)
 }
 
+// ownTokenizer reports whether Zero carries model's own tokenizer (an
+// OpenAI model), rather than counting it with cl100k in its stead.
+func ownTokenizer(model string) bool {
+	name := strings.ToLower(model[strings.LastIndexByte(model, '/')+1:])
+	return Tokenizer(model) == string(tokenizer.O200kBase) || strings.HasPrefix(name, "gpt-4") || strings.HasPrefix(name, "gpt-3.5")
+}
+
+// UncalibratedRatio is the ratio a [Calibrator] starts from for a model
+// whose tokenizer Zero does not carry, until its endpoint reports a count:
+// cl100k undercounts the Llama 2 and Mistral families' tokenizers by 10 to
+// 25 %, and a count short of the server's sends prompts over the window,
+// where one over it only leaves a little of it unused.
+const UncalibratedRatio = 1.15
+
 // TokenCounter counts tokens with model's tokenizer (see [Tokenizer]).
 func TokenCounter(model string) func(string) int {
 	if Tokenizer(model) != string(tokenizer.O200kBase) {
@@ -64,11 +78,15 @@ type Calibration struct {
 	Samples int     `json:"samples"`
 }
 
-// The bounds of a calibration: an observed ratio outside them is a
-// prompt's oddity (a server that counts cached tokens apart, a broken
-// usage), not its tokenizer, and is clamped.
+// The bounds of a calibration: an observed ratio outside them is clamped.
+// Above, it is a prompt's oddity (a broken usage), not a tokenizer. Below
+// 1, the endpoint counts fewer tokens than Zero's tokenizer: Zero keeps its
+// own count then, as a count short of the server's would send prompts over
+// the window, and one over it only leaves some of the window unused (a
+// server's usage can also be an estimate, as a proxy's or a test
+// server's).
 const (
-	minRatio = 0.5
+	minRatio = 1.0
 	maxRatio = 3.0
 	// calibrationWeight is how much a new observation moves the ratio: the
 	// last few requests dominate, one odd request does not.
@@ -101,14 +119,18 @@ type Calibrator struct {
 	onChange func(Calibration)
 }
 
-// NewCalibrator counts model's tokens starting from start (the zero value,
-// or one not [Calibration.Valid], starts uncalibrated); onChange, when
-// set, gets every new calibration (to keep it across runs), on the
-// goroutine that observed it.
+// NewCalibrator counts model's tokens starting from start; the zero value,
+// or one not [Calibration.Valid], starts uncalibrated: at ratio 1 for a
+// model whose tokenizer Zero carries, else at [UncalibratedRatio].
+// onChange, when set, gets every new calibration (to keep it across runs),
+// on the goroutine that observed it.
 func NewCalibrator(model string, start Calibration, onChange func(Calibration)) *Calibrator {
 	c := &Calibrator{base: TokenCounter(model), onChange: onChange}
 	if !start.Valid() {
 		start = Calibration{Ratio: 1}
+		if !ownTokenizer(model) {
+			start.Ratio = UncalibratedRatio
+		}
 	}
 	c.cal = start
 	c.ratio.Store(math.Float64bits(start.Ratio))

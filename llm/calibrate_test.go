@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -34,8 +35,11 @@ func TestCalibratorLearns(t *testing.T) {
 	c := llm.NewCalibrator("llama3", llm.Calibration{}, func(cal llm.Calibration) { saved = append(saved, cal) })
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 100)
 	raw := llm.CountTokens(text)
-	if got := c.Count(text); got != raw {
-		t.Fatalf("uncalibrated count %d, want %d", got, raw)
+	if got, want := c.Count(text), int(math.Ceil(float64(raw)*llm.UncalibratedRatio)); got != want {
+		t.Fatalf("uncalibrated count %d, want %d (cl100k's with the prior for a tokenizer Zero does not carry)", got, want)
+	}
+	if got := llm.NewCalibrator("gpt-4", llm.Calibration{}, nil).Count(text); got != raw {
+		t.Fatalf("GPT-4's uncalibrated count %d, want its tokenizer's %d", got, raw)
 	}
 	msgs := []llm.Message{{Role: llm.System, Content: "You are Zero."}, {Role: llm.User, Content: text}}
 	counted := llm.CountTokens(msgs[0].Content) + raw + 3*3
@@ -57,6 +61,12 @@ func TestCalibratorLearns(t *testing.T) {
 	if r := c.Calibration().Ratio; r > 1.9 {
 		t.Errorf("one odd request moved the ratio to %.2f", r)
 	}
+	// An endpoint that counts fewer tokens than Zero does not lower the count.
+	low := llm.NewCalibrator("llama3", llm.Calibration{}, nil)
+	low.ObservePrompt(counted/2, msgs)
+	if got := low.Count(text); got != raw {
+		t.Errorf("after an endpoint that counts half: %d, want Zero's own %d", got, raw)
+	}
 	// Never more tokens than bytes.
 	if got := c.Count("a"); got != 1 {
 		t.Errorf("Count(a) = %d", got)
@@ -73,8 +83,8 @@ func TestCalibratorLearns(t *testing.T) {
 func TestCalibratorStart(t *testing.T) {
 	t.Parallel()
 	text := strings.Repeat("hello world ", 50)
-	for _, start := range []llm.Calibration{{Ratio: 50, Samples: 3}, {Ratio: -1, Samples: 3}, {Ratio: 1.5}} {
-		if got, want := llm.NewCalibrator("m", start, nil).Count(text), llm.CountTokens(text); got != want {
+	for _, start := range []llm.Calibration{{Ratio: 50, Samples: 3}, {Ratio: -1, Samples: 3}, {Ratio: 0.7, Samples: 3}, {Ratio: 1.5}} {
+		if got, want := llm.NewCalibrator("gpt-4-turbo", start, nil).Count(text), llm.CountTokens(text); got != want {
 			t.Errorf("start %+v: count %d, want the uncalibrated %d", start, got, want)
 		}
 	}

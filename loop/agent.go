@@ -312,7 +312,7 @@ func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (s
 	res, err := a.setup.UtilityModel.Stream(ctx, llm.Request{Messages: []llm.Message{
 		{Role: llm.System, Content: p.System},
 		{Role: llm.User, Content: p.Message},
-	}, MaxOutputTokens: s.utilityCap()}, func(llm.Delta) error { return nil })
+	}, MaxOutputTokens: s.utilityCap(p.System, p.Message)}, func(llm.Delta) error { return nil })
 	if err != nil {
 		return "", s.maskError(fmt.Errorf("utility model: %w", err))
 	}

@@ -41,20 +41,39 @@ func (a *Agent) outputCap(msgs []llm.Message) int {
 	if len(msgs) == 0 {
 		return want
 	}
-	// The system prompt and the history are counted already (cached); the
-	// extras are left to the reserve.
-	prompt := a.systemTokens(msgs[0].Content) + a.History.Tokens() + len(msgs)*messageOverhead + window/20
+	// What is sent is counted, not the history: a compression in the
+	// background may have laid a summary over it since the prompt was built.
+	reserve := len(msgs)*messageOverhead + window/20
+	size := 0
+	for _, m := range msgs {
+		size += len(m.Content)
+	}
+	if size+reserve+want <= window { // a token is at least a byte: far from the window
+		return want
+	}
+	prompt := a.systemTokens(msgs[0].Content) + reserve // counted once per text
+	for _, m := range msgs[1:] {
+		prompt += s.cfg.CountTokens(m.Content)
+	}
 	return max(min(want, window-prompt), min(want, minOutput))
 }
 
-// utilityCap is the cap on the utility model's answers.
-func (s *Session) utilityCap() int {
-	switch n := s.cfg.Limits.UtilityOutputTokens; {
-	case n < 0:
+// utilityCap is the cap on the utility model's answer to system and
+// message: Limits.UtilityOutputTokens (or the default), but no more than
+// the chat model's window leaves beside them (the utility model is most
+// often the same; a summary's request holds a part of the history).
+func (s *Session) utilityCap(system, message string) int {
+	want := s.cfg.Limits.UtilityOutputTokens
+	switch {
+	case want < 0:
 		return 0
-	case n == 0:
-		return defaultUtilityOutput
-	default:
-		return n
+	case want == 0:
+		want = defaultUtilityOutput
 	}
+	window := s.contextTokens()
+	if len(system)+len(message)+want <= window/2 { // a token is at least a byte: far from the window
+		return want
+	}
+	prompt := s.cfg.CountTokens(system) + s.cfg.CountTokens(message) + 3*messageOverhead + window/20
+	return max(min(want, window-prompt), min(want, minOutput))
 }
