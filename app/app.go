@@ -55,6 +55,8 @@ type App struct {
 
 	mu      sync.Mutex
 	clients map[string]*llm.Client // by endpoint, model, key variable and limits
+	// windows are the models' context windows and token calibrations (window.go).
+	windows windowState
 	ce      *tools.CodeExecution
 	userCE  map[string]*tools.CodeExecution // per sandbox.user of a profile
 	Backend sandbox.Backend
@@ -580,7 +582,8 @@ func (a *App) model(role string, p *profiles.Profile, model string) (loop.Model,
 	default:
 		where = key + " from " + o
 	}
-	return reachModel{Client: c, url: shownURL(cmp.Or(ep.m.BaseURL, llm.DefaultBaseURL)), where: where}, nil
+	reach := reachModel{Client: c, url: shownURL(cmp.Or(ep.m.BaseURL, llm.DefaultBaseURL)), where: where}
+	return countedModel{reachModel: reach, cal: a.calibrator(ep.m)}, nil
 }
 
 // reachModel is a model client whose "cannot reach" error says where it
@@ -647,6 +650,9 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 		}
 		if st.UtilityModel, err = a.model("utility", p, ""); err != nil {
 			return loop.Setup{}, err
+		}
+		if ep, err := a.endpoint("chat", p, model); err == nil { // resolved by model without error
+			st.ToolProtocol = ep.m.ToolProtocol
 		}
 	}
 	// The workspace's extensions and skills count only when the user
@@ -779,6 +785,7 @@ func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (
 	}
 	id := o.ID
 	var spilled atomic.Int64
+	fit := a.sessionFit(cmp.Or(o.Profile, a.Config.Profile), o.model, withModel)
 	sess := loop.NewSession(id, loop.Config{
 		Setup: st,
 		Subordinate: func(profile string) (loop.Setup, error) {
@@ -806,15 +813,19 @@ func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (
 		Workspace: a.Workspace,
 		Sandbox:   backend,
 		Limits: loop.Limits{
-			Misformat:        a.Config.Limits.Misformat,
-			Repeat:           a.Config.Limits.Repeat,
-			CriticalRetries:  new(a.Config.Limits.CriticalRetries),
-			SubordinateDepth: new(a.Config.Limits.SubordinateDepth),
-			ContextTokens:    a.Config.Models.Chat.ContextLength,
+			Misformat:           a.Config.Limits.Misformat,
+			Repeat:              a.Config.Limits.Repeat,
+			CriticalRetries:     new(a.Config.Limits.CriticalRetries),
+			SubordinateDepth:    new(a.Config.Limits.SubordinateDepth),
+			ContextTokens:       fit.window,
+			MaxOutputTokens:     fit.maxOutput,
+			UtilityOutputTokens: fit.utilityOutput,
 		},
-		Journal: o.journal,
-		Logger:  a.Logger.With("component", "loop"),
-		Secrets: a.Secrets(),
+		CountTokens:   fit.count,
+		LearnedWindow: fit.learned,
+		Journal:       o.journal,
+		Logger:        a.Logger.With("component", "loop"),
+		Secrets:       a.Secrets(),
 	}, sink)
 	a.Warn.attach(sess)
 	return sess, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/store"
 	"github.com/zeroagent/zero/trust"
@@ -99,7 +100,27 @@ func checkModel(ctx context.Context, a *App) checkResult {
 	default:
 		r.OK, r.Detail = true, fmt.Sprintf("%s answers and serves %s", a.Config.Origin("models.chat.base_url"), c.Model())
 	}
+	if r.OK {
+		a.describeWindow(ctx, &r, p, ep)
+	}
 	return r
+}
+
+// describeWindow adds the chat model's context window and where it comes
+// from to the model check, and the endpoint's warning (Ollama running the
+// model with less than it can read) as a note.
+func (a *App) describeWindow(ctx context.Context, r *checkResult, p *profiles.Profile, ep endpoint) {
+	tokens, source := a.Window(ctx, "chat", p, "")
+	r.Detail += fmt.Sprintf("; context window %d tokens (%s)", tokens, source)
+	cal := a.calibrator(ep.m).Calibration()
+	if cal.Samples > 0 {
+		r.Detail += fmt.Sprintf("; tokens counted with %s, calibrated ×%.2f over %d requests", llm.Tokenizer(ep.m.Model), cal.Ratio, cal.Samples)
+	} else {
+		r.Detail += fmt.Sprintf("; tokens counted with %s (×%.2f until the endpoint reports usage)", llm.Tokenizer(ep.m.Model), cal.Ratio)
+	}
+	if w := a.windowWarning(ep.m); w != "" {
+		r.Note, r.Fix = true, w
+	}
 }
 
 // unrepeat drops a part of an error chain that repeats the one before it

@@ -107,6 +107,12 @@ type APIError struct {
 	// NoKey is true when the client had no API key to send, so a 401 says
 	// "set it" rather than "it was rejected".
 	NoKey bool
+	// Code and Type are the body's error.code and error.type when they are
+	// strings (OpenAI's "context_length_exceeded", llama.cpp's
+	// "exceed_context_size_error"); Window is the context window the body
+	// states (llama.cpp's n_ctx), 0 when none. See [ContextOverflow].
+	Code, Type string
+	Window     int
 }
 
 // Error implements error. For 401/403 it names the variable to check, never the key.
@@ -124,6 +130,9 @@ func (e *APIError) Error() string {
 // Retryable reports whether the status is one that is worth retrying before
 // any chunk arrived: 408, 409, 429 and 5xx.
 func (e *APIError) Retryable() bool {
+	if _, overflow := e.overflow(); overflow {
+		return false // llama.cpp said it with a 500 before it used 400
+	}
 	return retryableStatus(e.StatusCode)
 }
 

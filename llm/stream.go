@@ -308,6 +308,7 @@ func (c *Client) consume(ctx context.Context, stream chunkStream, col *collector
 		// Before ctxError: when the idle limit cut the error body short,
 		// openai-go reports the aborted context, but the status is the news.
 		ae := &APIError{StatusCode: a.status, Message: redact(errorMessage(a.errBody, a.status), c.opts.APIKey), NoKey: c.opts.APIKey == ""}
+		ae.Code, ae.Type, ae.Window = errorFields(a.errBody, c.opts.APIKey)
 		a.retryable = ae.Retryable()
 		return ae
 	}
@@ -409,12 +410,14 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
 	if err != nil {
 		return openai.ChatCompletionNewParams{}, err
 	}
-	return openai.ChatCompletionNewParams{
+	p := openai.ChatCompletionNewParams{
 		Model:         c.opts.Model,
 		Messages:      msgs,
 		Tools:         fns,
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}, nil
+	}
+	c.capOutput(&p, req.MaxOutputTokens)
+	return p, nil
 }
 
 // collector accumulates the Result of one Stream call and feeds fn.

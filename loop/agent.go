@@ -32,8 +32,9 @@ type Agent struct {
 	loop            *LoopData
 	lastUserMessage string
 	sysTokens       struct {
-		text string
-		n    int
+		text  string
+		n     int // the text's tokens and tools'
+		tools int // the tokens of the functions offered with it
 	}
 	// sysMasked is the last system prompt masked, and its text (maskSystem).
 	sysMasked struct{ text, masked string }
@@ -335,7 +336,7 @@ func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (s
 	res, err := a.setup.UtilityModel.Stream(ctx, llm.Request{Messages: []llm.Message{
 		{Role: llm.System, Content: p.System},
 		{Role: llm.User, Content: p.Message},
-	}}, func(llm.Delta) error { return nil })
+	}, MaxOutputTokens: s.utilityCap(p.System, p.Message)}, func(llm.Delta) error { return nil })
 	if err != nil {
 		return "", s.maskError(fmt.Errorf("utility model: %w", err))
 	}

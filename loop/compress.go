@@ -140,10 +140,10 @@ func (a *Agent) compressing() <-chan struct{} {
 // system prompt in a small window would otherwise make a prompt too long
 // for the window before its history was ever compressed.
 func (a *Agent) HistoryLimit() int {
-	l := a.session.cfg.Limits
-	limit := int(float64(l.ContextTokens) * l.HistoryShare)
+	window := a.session.contextTokens()
+	limit := int(float64(window) * a.session.cfg.Limits.HistoryShare)
 	if sys := int(a.compression.system.Load()); sys > 0 {
-		room := l.ContextTokens - sys - l.ContextTokens/replyReserve
+		room := window - sys - window/replyReserve
 		limit = max(min(limit, room), 0)
 	}
 	return limit
@@ -181,9 +181,19 @@ func (a *Agent) startCompression(ctx context.Context) {
 // whether anything was compressed. A failing utility model is a warning:
 // what was done stays, and the history is valid at every step.
 func (a *Agent) compressHistory(ctx context.Context) bool {
+	return a.compressHistoryTo(ctx, -1)
+}
+
+// compressHistoryTo is compressHistory to a limit of its own (forced, when
+// 0 or more: after the model refused a prompt as too long, see
+// overflow.go); -1 is the history's limit.
+func (a *Agent) compressHistoryTo(ctx context.Context, forced int) bool {
 	a.compression.run.Lock()
 	defer a.compression.run.Unlock()
 	limit := a.HistoryLimit()
+	if forced >= 0 {
+		limit = min(limit, forced)
+	}
 	before := a.History.Tokens()
 	if before <= limit {
 		return false
@@ -193,7 +203,7 @@ func (a *Agent) compressHistory(ctx context.Context) bool {
 	st.mu.Lock()
 	stuck := st.stuck == size
 	st.mu.Unlock()
-	if stuck {
+	if stuck && forced < 0 {
 		return false // nothing new since the last compression gave up
 	}
 	c := &compressor{a: a, h: a.History, limit: float64(limit), target: float64(limit) * compressionTarget}
@@ -622,12 +632,29 @@ func (a *Agent) builtinWaits() bool {
 }
 
 // systemTokens counts the system prompt, once per distinct text.
+//
+// With native calls the functions offered count as part of the system
+// prompt: they are sent with every request as it is.
 func (a *Agent) systemTokens(system string) int {
-	if a.sysTokens.text != system || a.sysTokens.n == 0 {
-		a.sysTokens.text, a.sysTokens.n = system, a.session.cfg.CountTokens(system)
+	tools := 0
+	if a.native.Load() {
+		tools = a.tools().tokenCount(a.session.cfg.CountTokens)
+	}
+	if a.sysTokens.text != system || a.sysTokens.n == 0 || a.sysTokens.tools != tools {
+		a.sysTokens.text, a.sysTokens.tools = system, tools
+		a.sysTokens.n = a.session.cfg.CountTokens(system) + tools
 		a.compression.system.Store(int64(a.sysTokens.n))
 	}
 	return a.sysTokens.n
+}
+
+// toolBytes is the size of the functions the agent's requests offer now
+// (0 without native calls): a bound of their tokens.
+func (a *Agent) toolBytes() int {
+	if !a.native.Load() {
+		return 0
+	}
+	return a.tools().size
 }
 
 // checkFits refuses a prompt that does not fit in the model's context,
@@ -639,9 +666,9 @@ func (a *Agent) systemTokens(system string) int {
 //
 // system and extras are masked (the request's own, see preparePrompt).
 func (a *Agent) checkFits(system, extras string, messages int) error {
-	window := a.session.cfg.Limits.ContextTokens
+	window := a.session.contextTokens()
 	overhead := messages * messageOverhead
-	if len(system)+a.History.tokensAtMost()+len(extras)+overhead <= window {
+	if len(system)+a.toolBytes()+a.History.tokensAtMost()+len(extras)+overhead <= window {
 		return nil
 	}
 	sys := a.systemTokens(system)

@@ -110,6 +110,9 @@ func (a *Agent) handleError(ctx context.Context, st *monologueState, item string
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
+	if overflow, err := a.recoverOverflow(ctx, item, err); overflow {
+		return err
+	}
 	var rep *RepairableError
 	var shown *shownError
 	said := errors.As(err, &shown) // a failed tool's tool_result said it
@@ -439,6 +442,7 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 	if a.native.Load() {
 		req.Tools = a.tools().specs
 	}
+	req.MaxOutputTokens = a.outputCap(req)
 	if set := s.cfg.Secrets; set != nil {
 		r.reasoningMask, r.contentMask = set.NewStream(), set.NewStream()
 	}
@@ -636,6 +640,7 @@ func (r *replyStream) onContent(ctx context.Context, chunk string) error {
 }
 
 func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
+	a.session.fitted(a) // a call that went through ends a run of overflows
 	u := Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens, TotalTokens: res.Usage.TotalTokens}
 	if u == (Usage{}) {
 		count := a.session.cfg.CountTokens

@@ -64,6 +64,22 @@ type toolTable struct {
 	specs []llm.ToolSpec
 	toAPI map[string]string // "text_editor:read" -> "text_editor_read"
 	byAPI map[string]string // and back
+	// size is the bytes of the specs as sent, tokens their tokens (0
+	// until counted).
+	size, tokens int
+}
+
+// tokenCount is the tokens the functions take in a request, counted once.
+func (t *toolTable) tokenCount(count func(string) int) int {
+	if t.tokens == 0 && len(t.specs) > 0 {
+		var b strings.Builder
+		for _, s := range t.specs {
+			b.WriteString(s.Name + "\n" + s.Description + "\n")
+			b.Write(s.Parameters)
+		}
+		t.tokens = count(b.String()) + len(t.specs)*messageOverhead
+	}
+	return t.tokens
 }
 
 // permissive is the schema of a tool that declares none.
@@ -109,7 +125,9 @@ func (a *Agent) tools() *toolTable {
 		if desc == "" {
 			desc = a.toolDescription(e.tool)
 		}
-		t.specs = append(t.specs, llm.ToolSpec{Name: t.toAPI[e.raw], Description: t.rename(desc), Parameters: params})
+		spec := llm.ToolSpec{Name: t.toAPI[e.raw], Description: t.rename(desc), Parameters: params}
+		t.specs = append(t.specs, spec)
+		t.size += len(spec.Name) + len(spec.Description) + len(spec.Parameters) + messageOverhead
 	}
 	a.table = t
 	return t

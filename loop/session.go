@@ -64,6 +64,14 @@ type Limits struct {
 	// before it is compressed (default 0.7, Agent Zero's ctx_history; the
 	// rest is left to the system prompt, the extras and the reply).
 	HistoryShare float64
+	// MaxOutputTokens caps the chat model's answer (Request.MaxOutputTokens):
+	// 0 is the default, a quarter of ContextTokens and at most 8192, and
+	// never more than the window leaves beside the prompt; -1 sends no cap
+	// (see budget.go).
+	MaxOutputTokens int
+	// UtilityOutputTokens caps the utility model's answers (summaries,
+	// memories): 0 is the default, 2048; -1 sends no cap.
+	UtilityOutputTokens int
 }
 
 // maxBytesPerToken bounds how many bytes one token may stand for when a
@@ -137,6 +145,10 @@ type Config struct {
 	Limits  Limits
 	// CountTokens counts tokens of a message; nil uses llm.CountTokens.
 	CountTokens func(string) int
+	// LearnedWindow, when set, is told the context window a model's
+	// "context length exceeded" answer stated, when it is smaller than
+	// Limits.ContextTokens (the session keeps within it from then on).
+	LearnedWindow func(tokens int)
 	// Now is the clock; nil uses time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -188,6 +200,9 @@ type Session struct {
 	// maskHook, when set (by tests, before the session is used), sees
 	// every text the session masks (see mask).
 	maskHook func(text string)
+
+	// fit is what the model's overflow answers taught (overflow.go).
+	fit fitState
 }
 
 // NewSession creates a session. sink gets every event, in order, from the

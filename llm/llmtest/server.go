@@ -75,6 +75,8 @@ type Server struct {
 	replies []Reply
 	used    []bool
 	recs    []Recorded
+
+	win windowState // what it says of its context window (window.go)
 }
 
 func newServer(replies []Reply, logger *slog.Logger) *Server {
@@ -237,6 +239,10 @@ func (s *Server) Close() {
 // ServeHTTP routes the OpenAI paths the server implements.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/v1")
+	w, done := s.window(w, r)
+	if done {
+		return
+	}
 	switch {
 	case r.Method == http.MethodPost && path == "/chat/completions":
 		s.chat(w, r)
