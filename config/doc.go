@@ -19,6 +19,7 @@
 //	ZERO_MODEL          models.chat.model
 //	OPENAI_BASE_URL     models.chat.base_url
 //	ZERO_UTILITY_MODEL  models.utility.model
+//	ZERO_TOOL_PROTOCOL  models.chat.tool_protocol
 //	ZERO_PROFILE        profile
 //	ZERO_SANDBOX        sandbox.backend
 //	ZERO_SANDBOX_IMAGE  sandbox.image
@@ -33,7 +34,8 @@
 //
 // Flags arrive by dotted key. Origins and errors name them as the command line does: --model
 // (models.chat.model), --base-url (models.chat.base_url), --utility-model (models.utility.model),
-// --profile, --sandbox (sandbox.backend) and --approval; any other key as --<dotted key>
+// --tool-protocol (models.chat.tool_protocol), --profile, --sandbox (sandbox.backend) and
+// --approval; any other key as --<dotted key>
 // ([FlagName]).
 //
 // # Model roles

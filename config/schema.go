@@ -364,6 +364,7 @@ var envVars = []struct{ name, key string }{
 	{"ZERO_MODEL", "models.chat.model"},
 	{"OPENAI_BASE_URL", "models.chat.base_url"},
 	{"ZERO_UTILITY_MODEL", "models.utility.model"},
+	{"ZERO_TOOL_PROTOCOL", "models.chat.tool_protocol"},
 	{"ZERO_PROFILE", "profile"},
 	{"ZERO_SANDBOX", "sandbox.backend"},
 	{"ZERO_SANDBOX_IMAGE", "sandbox.image"},
@@ -393,13 +394,14 @@ func fromEnv(getenv func(string) string) (map[string]setting, []error) {
 // flagNames are the command-line names of the keys zero's commands offer as flags, so an
 // origin reads as the user typed it; any other key shows as --<dotted key>.
 var flagNames = map[string]string{
-	"models.chat.model":    "model",
-	"models.chat.base_url": "base-url",
-	"models.utility.model": "utility-model",
-	"profile":              "profile",
-	"sandbox.backend":      "sandbox",
-	"sandbox.image":        "image",
-	"approval":             "approval",
+	"models.chat.model":         "model",
+	"models.chat.base_url":      "base-url",
+	"models.utility.model":      "utility-model",
+	"models.chat.tool_protocol": "tool-protocol",
+	"profile":                   "profile",
+	"sandbox.backend":           "sandbox",
+	"sandbox.image":             "image",
+	"approval":                  "approval",
 }
 
 // FlagName is the command-line flag name (without dashes) under which Print and errors show a

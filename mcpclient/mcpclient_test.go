@@ -195,7 +195,8 @@ func TestAgentUsesServerTools(t *testing.T) {
 	var results []string
 	sess := loop.NewSession("m", loop.Config{Setup: loop.Setup{
 		Model: model, Prompts: profiles.New(), Hooks: set, Tools: []loop.Tool{tools.Response{}},
-		ToolSource: mcpclient.Source{Pool: p, Allow: func(name string) bool { return name != "fake.fail" }},
+		ToolSource:   mcpclient.Source{Pool: p, Allow: func(name string) bool { return name != "fake.fail" }},
+		ToolProtocol: loop.ProtocolJSON, // the MCP tools' part of the JSON protocol's system prompt
 	}}, func(e loop.Event) {
 		if e.Type == loop.EventToolResult {
 			results = append(results, e.Text)

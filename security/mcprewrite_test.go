@@ -37,8 +37,8 @@ func TestAgentRewritesMCPServer(t *testing.T) {
 			if !exists(ran) {
 				t.Fatalf("the trusted server never started:\n%s", stderr)
 			}
-			if reqs := b.model.Requests(); !strings.Contains(reqs[0].Messages[0].Content, "wssrv.env") {
-				t.Fatalf("the trusted server's tool is not offered:\n%s", reqs[0].Messages[0].Content)
+			if reqs := b.model.Requests(); !reqs[0].Teaches("wssrv.env") {
+				t.Fatalf("the trusted server's tool is not offered: %v", reqs[0].Tools)
 			}
 			b.model.Push(llmtest.Reply{Content: `{"tool_name": "response", "tool_args": {"text": "second"}}`})
 			out, stderr, err = b.run([]string{"ZERO_APPROVAL=auto"}, "run", "--json", "--workspace", b.ws, "second")

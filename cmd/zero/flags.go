@@ -27,6 +27,7 @@ func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 		fs.String("model", "", "the chat model (default: $ZERO_MODEL, then config.yaml)")
 		fs.String("base-url", "", "the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then config.yaml, else OpenAI)")
 		fs.String("utility-model", "", "the utility model (default: the chat model)")
+		fs.String("tool-protocol", "", "how the chat model calls tools: auto (native tool calls where the endpoint takes them, else Agent Zero's JSON replies; the default), native, json")
 		fs.String("sandbox", "", "where commands run: auto (docker when an engine answers, else local), docker, local")
 		fs.String("image", "", "the container image of the docker sandbox (default kalilinux/kali-rolling)")
 		fs.String("approval", "", "when to ask before a tool runs: sandbox (the default: before each command only where it would run unconfined, on the local backend without bubblewrap), ask (before every command, input and edit), auto (never)")
@@ -38,7 +39,8 @@ func addCommonFlags(fs *flag.FlagSet, withModel bool) *commonFlags {
 func (f *commonFlags) overrides() map[string]string {
 	keys := map[string]string{
 		"model": "models.chat.model", "base-url": "models.chat.base_url", "utility-model": "models.utility.model",
-		"profile": "profile", "sandbox": "sandbox.backend", "image": "sandbox.image", "approval": "approval",
+		"tool-protocol": "models.chat.tool_protocol",
+		"profile":       "profile", "sandbox": "sandbox.backend", "image": "sandbox.image", "approval": "approval",
 	}
 	set := map[string]string{}
 	f.fs.Visit(func(fl *flag.Flag) {

@@ -76,7 +76,7 @@ func TestInterveneMisformatSaidPlainly(t *testing.T) {
 		llmtest.Reply{Content: "still chatting"},
 		llmtest.Reply{Content: "chatting on"},
 	)
-	stdout, stderr, code := zeroRun(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--workspace", t.TempDir(), "hi")
+	stdout, stderr, code := zeroRun(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--tool-protocol", "json", "--workspace", t.TempDir(), "hi")
 	all := stdout + stderr
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)

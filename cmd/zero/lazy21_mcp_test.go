@@ -43,7 +43,7 @@ func TestACPStartsMCPServersAtTheFirstPrompt(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the MCP server did not start for the prompt: %v", err)
 	}
-	if reqs := srv.Requests(); len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), "lazy.ping") {
-		t.Error("the first prompt's system prompt does not list the MCP server's tools")
+	if reqs := srv.Requests(); len(reqs) == 0 || !reqs[0].Teaches("lazy.ping") {
+		t.Error("the first prompt's request does not offer the MCP server's tools")
 	}
 }

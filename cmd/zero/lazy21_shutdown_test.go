@@ -51,7 +51,7 @@ func TestRunWaitsForASlowMCPServerBeforeClosingTheStore(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("zero run: %v\nstderr:\n%s", err, stderr.String())
 	}
-	if reqs := srv.Requests(); len(reqs) == 0 || !bytes.Contains(reqs[0].Body, []byte("slow.ping")) {
+	if reqs := srv.Requests(); len(reqs) == 0 || !reqs[0].Teaches("slow.ping") {
 		t.Fatalf("the MCP server's tool is not in the prompt: the server did not start\nstderr:\n%s", stderr.String())
 	}
 	for _, bad := range []string{"closes without their last events", "did not end in time"} {

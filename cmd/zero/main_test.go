@@ -410,7 +410,8 @@ func TestConfiguredLimitsApply(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Reply{Content: "Just prose, no tool request."})
 	ws := t.TempDir()
 	mustWrite(t, ws+"/.zero/config.yaml", "limits:\n  misformat: 1\n")
-	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL()}, "run", "--json", "--workspace", ws, "hi")
+	// Agent Zero's JSON protocol, where prose is not a tool request.
+	cmd := zeroCmd(t, []string{"ZERO_MODEL=m", "OPENAI_BASE_URL=" + srv.URL(), "ZERO_TOOL_PROTOCOL=json"}, "run", "--json", "--workspace", ws, "hi")
 	out, err := cmd.Output()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || len(srv.Requests()) != 1 || !strings.Contains(string(out), "misformat") && !strings.Contains(string(out), "valid tool request") {
 		t.Errorf("misformat 1: exit %v after %d requests\n%s", err, len(srv.Requests()), out)
@@ -427,7 +428,7 @@ func TestConfiguredLimitsApply(t *testing.T) {
 	if err != nil || strings.Contains(string(out), `"subordinate_started"`) {
 		t.Errorf("subordinate_depth 0 should refuse delegation: %v\n%s", err, out)
 	}
-	if reqs := srv.Requests(); len(reqs) != 2 || strings.Contains(reqs[0].Messages[0].Content, "### call_subordinate") {
+	if reqs := srv.Requests(); len(reqs) != 2 || reqs[0].Teaches("call_subordinate") {
 		t.Errorf("with subordinate_depth 0 call_subordinate should not be offered")
 	}
 }

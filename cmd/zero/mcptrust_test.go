@@ -44,7 +44,7 @@ func TestWorkspaceMCPServerRunsFromSnapshot(t *testing.T) {
 	if out, err := zeroCmd(t, env, "trust", "--yes", "--workspace", ws).CombinedOutput(); err != nil || !strings.Contains(string(out), "mcp/srv.sh") {
 		t.Fatalf("zero trust does not list the server's script: %v\n%s", err, out)
 	}
-	if sys, out := run("MS-1: hello"); !strings.Contains(sys, "### wssrv.zero_sessions:") {
+	if sys, out := run("MS-1: hello"); !srv.Requests()[len(srv.Requests())-1].Teaches("wssrv.zero_sessions") {
 		t.Fatalf("the trusted server is not there:\n%s\n%s", sys, out)
 	}
 	pwd, err := os.ReadFile(filepath.Join(marks, "pwd"))
@@ -62,7 +62,7 @@ func TestWorkspaceMCPServerRunsFromSnapshot(t *testing.T) {
 	if _, err := os.Stat(pwned); err == nil {
 		t.Fatal("the rewritten server script ran on this machine")
 	}
-	if strings.Contains(sys, "wssrv.") {
+	if last := srv.Requests()[len(srv.Requests())-1]; strings.Contains(sys, "wssrv.") || strings.Contains(string(last.Body), "wssrv") {
 		t.Error("the changed server is still offered")
 	}
 	if !strings.Contains(out, "mcp/srv.sh") {

@@ -109,9 +109,8 @@ func TestMCPServerFromConfig(t *testing.T) {
 		t.Fatal("the workspace's MCP server ran")
 	}
 	reqs := srv.Requests()
-	sys := reqs[0].Messages[0].Content
-	if !strings.Contains(sys, "### inner.zero_sessions:") || strings.Contains(sys, "inner.zero_start") || strings.Contains(sys, "evil") {
-		t.Errorf("the system prompt's MCP tools:\n%s", sys[strings.Index(sys, "Remote (MCP")+0:])
+	if first := reqs[0]; !first.Teaches("inner.zero_sessions") || first.Teaches("inner.zero_start") || strings.Contains(string(first.Body), "evil") {
+		t.Errorf("the request's MCP tools: %v", first.Tools)
 	}
 	if got := chatText(reqs, len(reqs)-1); !strings.Contains(got, `\"sessions\"`) {
 		t.Errorf("the MCP tool's result did not reach the model:\n%s", got)
@@ -140,14 +139,14 @@ func TestWorkspaceMCPJSON(t *testing.T) {
 		reqs := srv.Requests()
 		return reqs[len(reqs)-1].Messages[0].Content
 	}
-	if sys := run("WS-1: hello"); strings.Contains(sys, "wsinner.") {
+	if sys := run("WS-1: hello"); strings.Contains(sys, "wsinner.") || strings.Contains(string(srv.Requests()[len(srv.Requests())-1].Body), "wsinner") {
 		t.Fatal("an untrusted workspace's .mcp.json server was started")
 	}
 	out, err := zeroCmd(t, env, "trust", "--yes", "--workspace", ws).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), ".mcp.json") {
 		t.Fatalf("zero trust does not list .mcp.json: %v\n%s", err, out)
 	}
-	if sys := run("WS-2: hello"); !strings.Contains(sys, "### wsinner.zero_sessions:") {
+	if sys := run("WS-2: hello"); !srv.Requests()[len(srv.Requests())-1].Teaches("wsinner.zero_sessions") {
 		t.Errorf("the trusted workspace's MCP server is not there:\n%s", sys)
 	}
 }

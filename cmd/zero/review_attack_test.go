@@ -79,7 +79,7 @@ func TestRunErrorOnStderrShowsControls(t *testing.T) {
 		llmtest.Reply{Content: hostile}, llmtest.Reply{Content: hostile})
 	ws := t.TempDir()
 	out, errOut, code := cli21Run(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL()},
-		"", "run", "--workspace", ws, "--sandbox", "local", "hi")
+		"", "run", "--workspace", ws, "--sandbox", "local", "--tool-protocol", "json", "hi")
 	if code == 0 {
 		t.Fatalf("a model that never answers in JSON: exit 0\n%s%s", out, errOut)
 	}
@@ -88,6 +88,13 @@ func TestRunErrorOnStderrShowsControls(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "␛]0;pwned") {
 		t.Errorf("stderr does not show what the model said: %q", errOut)
+	}
+
+	// With native calls the same text is the answer: shown, not obeyed.
+	out, errOut, code = cli21Run(t, []string{"ZERO_MODEL=" + llmtest.ModelName, "OPENAI_BASE_URL=" + srv.URL()},
+		"", "run", "--workspace", ws, "--sandbox", "local", "--tool-protocol", "native", "hi")
+	if code != 0 || strings.ContainsAny(out+errOut, "\x1b\x07") || !strings.Contains(out, "␛]0;pwned") {
+		t.Errorf("native: exit %d, the model's answer on the terminal:\nstdout %q\nstderr %q", code, out, errOut)
 	}
 }
 

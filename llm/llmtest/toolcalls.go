@@ -115,11 +115,18 @@ func streamCalls(reply Reply, piece func(map[string]any) error) error {
 // Teaches reports whether the request taught the model the tool named
 // name: its "### name" part of the system prompt (Agent Zero's JSON
 // protocol), or a function of that name or of one of its methods
-// ("text_editor_read") among the request's tools (native calls).
+// ("text_editor_read") among the request's tools (native calls), the name
+// written as the APIs take it ("server.tool" as "server_tool").
 func (r Recorded) Teaches(name string) bool {
 	if len(r.Messages) > 0 && r.Messages[0].Role == "system" && strings.Contains(r.Messages[0].Content, "### "+name) {
 		return true
 	}
+	name = strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
+			return c
+		}
+		return '_'
+	}, name)
 	for _, t := range r.Tools {
 		if t == name || strings.HasPrefix(t, name+"_") {
 			return true
