@@ -82,6 +82,12 @@ func (a *App) Window(ctx context.Context, role string, p *profiles.Profile, mode
 		a.windows.mu.Lock()
 		kw.w, kw.err = w, err
 		a.windows.mu.Unlock()
+		if w.NoTools && ep.m.ToolProtocol != "native" {
+			// auto: no native calls for a model its endpoint lists without
+			// them (the client remembers it for its endpoint and model).
+			c.RefuseTools()
+			a.Logger.Info("the endpoint lists the model without tool support: it calls tools in Agent Zero's JSON protocol", "model", ep.m.Model)
+		}
 		switch {
 		case err != nil:
 			a.Logger.Debug("the model's context window is not known; using the default", "model", ep.m.Model, "default", config.DefaultContextLength, "err", err)

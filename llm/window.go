@@ -28,6 +28,25 @@ type Window struct {
 	// Warning, when set, is for the user: the server gives the model less
 	// than it can read, and how to give it more.
 	Warning string
+	// NoTools is set when the endpoint lists the model without tool
+	// support: OpenRouter's supported_parameters without "tools", Ollama's
+	// capabilities without "tools".
+	NoTools bool
+}
+
+// listsNoTools reports whether a list of what a model supports is there
+// and lacks "tools".
+func listsNoTools(raw json.RawMessage) bool {
+	var list []string
+	if len(raw) == 0 || json.Unmarshal(raw, &list) != nil {
+		return false
+	}
+	for _, s := range list {
+		if s == "tools" {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrWindowUnknown is [Client.ContextWindow]'s error when no answer of the
@@ -224,7 +243,8 @@ func tokens(raw json.RawMessage) (int, bool) {
 // objectWindow reads the window fields of one model object, in the order
 // of what applies most: a loaded context (LM Studio) before the model's
 // maximum; OpenRouter's top provider's when it is smaller than the model's.
-func objectWindow(m map[string]json.RawMessage) (Window, bool) {
+func objectWindow(m map[string]json.RawMessage) (w Window, ok bool) {
+	defer func() { w.NoTools = listsNoTools(m["supported_parameters"]) }()
 	for _, f := range [...]string{"loaded_context_length", "max_model_len", "context_length", "context_window", "max_context_length", "max_input_tokens"} {
 		n, ok := tokens(m[f])
 		if !ok {
@@ -321,8 +341,9 @@ func (c *Client) ollamaWindow(ctx context.Context, root, model string) (Window, 
 		return Window{}, false, err
 	}
 	var show struct {
-		Parameters json.RawMessage            `json:"parameters"`
-		ModelInfo  map[string]json.RawMessage `json:"model_info"`
+		Parameters   json.RawMessage            `json:"parameters"`
+		ModelInfo    map[string]json.RawMessage `json:"model_info"`
+		Capabilities json.RawMessage            `json:"capabilities"`
 	}
 	if err := json.Unmarshal(body, &show); err != nil || show.ModelInfo == nil && len(show.Parameters) == 0 {
 		return Window{}, false, errors.New("not Ollama's /api/show")
@@ -342,7 +363,7 @@ func (c *Client) ollamaWindow(ctx context.Context, root, model string) (Window, 
 			}
 		}
 	}
-	w := Window{Max: modelMax}
+	w := Window{Max: modelMax, NoTools: listsNoTools(show.Capabilities)}
 	if n := c.ollamaLoaded(ctx, root, model); n > 0 {
 		w.Tokens, w.Source = n, "Ollama GET /api/ps context_length (the model as loaded)"
 	} else if n := numCtx(show.Parameters); n > 0 {

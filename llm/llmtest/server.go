@@ -42,7 +42,10 @@ type Recorded struct {
 	Messages []llm.Message // with their tool calls and tool_call_ids
 	// Tools are the names of the functions the request offered (native
 	// tool calls), in order; none for a request without "tools".
-	Tools         []string
+	Tools []string
+	// PromptTokens is the server's count of the prompt, with a window set
+	// (see [Server.ServeWindow]); 0 without.
+	PromptTokens  int
 	Authorization string // the raw header, so tests can assert the key is sent but never leaked elsewhere
 	Body          []byte
 	ChunksSent    int  // reasoning+content chunks written
@@ -315,6 +318,9 @@ type outcome struct {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
 	rec := Recorded{Authorization: r.Header.Get("Authorization"), Body: body, Reply: -1}
+	if uw, ok := w.(*usageWriter); ok {
+		rec.PromptTokens = uw.prompt
+	}
 	var req chatRequest
 	var text strings.Builder
 	if err == nil {

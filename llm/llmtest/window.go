@@ -61,6 +61,9 @@ type Window struct {
 	// With a window set, every chat request is counted (see
 	// [Server.PromptTokens]) and its usage.prompt_tokens is that count.
 	Ratio float64
+	// NoTools lists the model without tool support where the shape says
+	// it: OpenRouter's supported_parameters, Ollama's capabilities.
+	NoTools bool
 }
 
 // windowState is a Server's Window and what it counted.
@@ -140,6 +143,10 @@ func (s *Server) window(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 			m["context_length"], m["max_model_len"] = win.Tokens, win.Tokens
 		case shape == ShapeOpenRouter:
 			m["context_length"], m["top_provider"] = win.ModelMax, map[string]any{"context_length": win.Tokens, "is_moderated": false}
+			m["supported_parameters"] = []string{"max_tokens", "temperature", "tools", "tool_choice"}
+			if win.NoTools {
+				m["supported_parameters"] = []string{"max_tokens", "temperature", "stop"}
+			}
 		case shape == ShapeVLLM:
 			m["max_model_len"] = win.Tokens
 		case shape == ShapeLlamaCpp || shape == ShapeLlamaCppV2:
@@ -161,8 +168,13 @@ func (s *Server) window(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 		if numCtx > 0 {
 			params = fmt.Sprintf("num_ctx                        %d\n%s", numCtx, params)
 		}
+		capabilities := []string{"completion", "tools"}
+		if win.NoTools {
+			capabilities = []string{"completion"}
+		}
 		writeJSON(w, http.StatusOK, map[string]any{
-			"parameters": params,
+			"parameters":   params,
+			"capabilities": capabilities,
 			"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": win.ModelMax, "llama.embedding_length": 4096},
 			"details":    map[string]any{"family": "llama"},
 		})
@@ -204,18 +216,29 @@ func (s *Server) countChat(w http.ResponseWriter, r *http.Request, win *Window) 
 	}
 	var req struct {
 		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
+			Role      string          `json:"role"`
+			Content   json.RawMessage `json:"content"`
+			ToolCalls json.RawMessage `json:"tool_calls"`
 		} `json:"messages"`
-		MaxTokens           int `json:"max_tokens"`
-		MaxCompletionTokens int `json:"max_completion_tokens"`
+		Tools               json.RawMessage `json:"tools"`
+		MaxTokens           int             `json:"max_tokens"`
+		MaxCompletionTokens int             `json:"max_completion_tokens"`
 	}
 	if json.Unmarshal(body, &req) != nil {
 		return w, false
 	}
-	msgs := make([]llm.Message, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = llm.Message{Role: llm.Role(m.Role), Content: contentText(m.Content)}
+	// The functions and the calls count as the chat template writes them
+	// into the prompt: as their JSON.
+	msgs := make([]llm.Message, 0, len(req.Messages)+1)
+	for _, m := range req.Messages {
+		text := contentText(m.Content)
+		if len(m.ToolCalls) > 0 {
+			text += string(m.ToolCalls)
+		}
+		msgs = append(msgs, llm.Message{Role: llm.Role(m.Role), Content: text})
+	}
+	if len(req.Tools) > 0 {
+		msgs = append(msgs, llm.Message{Role: llm.System, Content: string(req.Tools)})
 	}
 	prompt := CountPrompt(msgs, win.Ratio)
 	completion := max(req.MaxTokens, req.MaxCompletionTokens)
