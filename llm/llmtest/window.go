@@ -175,8 +175,8 @@ func (s *Server) window(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 		writeJSON(w, http.StatusOK, map[string]any{
 			"parameters":   params,
 			"capabilities": capabilities,
-			"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": win.ModelMax, "llama.embedding_length": 4096},
-			"details":    map[string]any{"family": "llama"},
+			"model_info":   map[string]any{"general.architecture": "llama", "llama.context_length": win.ModelMax, "llama.embedding_length": 4096},
+			"details":      map[string]any{"family": "llama"},
 		})
 	case r.Method == http.MethodGet && r.URL.Path == "/api/ps" && is(ShapeOllama):
 		models := []any{}
