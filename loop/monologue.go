@@ -535,7 +535,7 @@ type replyStream struct {
 func (r *replyStream) delta(ctx context.Context, d llm.Delta) error {
 	chunk := d.Text
 	if d.Kind == llm.ToolCallArgs {
-		return r.onCall(ctx, d)
+		return r.onCall(d)
 	}
 	if d.Kind == llm.Reasoning {
 		if r.reasoningMask != nil {

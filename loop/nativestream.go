@@ -120,7 +120,7 @@ func (r *replyStream) onNativeContent(ctx context.Context, chunk string) error {
 // is what the model said before it: its thoughts, and the first line of it
 // the step's headline. A call of the response tool streams its text as
 // the answer.
-func (r *replyStream) onCall(ctx context.Context, d llm.Delta) error {
+func (r *replyStream) onCall(d llm.Delta) error {
 	a := r.a
 	if !r.called {
 		r.called = true
@@ -168,7 +168,6 @@ func (r *replyStream) onCall(ctx context.Context, d llm.Delta) error {
 	if grow != "" {
 		a.emit(Event{Type: EventResponseDelta, Item: r.view.item, Text: grow})
 	}
-	_ = ctx
 	return nil
 }
 
@@ -176,10 +175,5 @@ func (r *replyStream) onCall(ctx context.Context, d llm.Delta) error {
 // short, for the step's title; "" when it said nothing.
 func headline(preamble string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(preamble), "\n")
-	line = strings.TrimSpace(line)
-	const max = 100
-	if len(line) > max {
-		line = quote(line)
-	}
-	return line
+	return quote(line)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/zeroagent/zero/llm"
@@ -208,15 +207,11 @@ func taggedCalls(text string) (calls []llm.ToolCall, rest string) {
 		} else {
 			text = ""
 		}
-		var v struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
 		m, _, err := dirtyjson.Parse(body)
 		if err != nil {
 			continue
 		}
-		v.Name, _ = m["name"].(string)
+		name, _ := m["name"].(string)
 		args, _ := m["arguments"].(map[string]any)
 		if s, ok := m["arguments"].(string); ok { // some write the arguments as a string
 			parsed, _, err := dirtyjson.Parse(s)
@@ -224,18 +219,14 @@ func taggedCalls(text string) (calls []llm.ToolCall, rest string) {
 				args = parsed
 			}
 		}
-		if v.Name == "" {
+		if name == "" {
 			continue
 		}
-		raw, _ := json.Marshal(cmpMap(args))
-		calls = append(calls, llm.ToolCall{Name: v.Name, Arguments: string(raw)})
+		if args == nil {
+			args = map[string]any{}
+		}
+		raw, _ := json.Marshal(args)
+		calls = append(calls, llm.ToolCall{Name: name, Arguments: string(raw)})
 	}
 	return calls, b.String()
-}
-
-func cmpMap(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
-	}
-	return maps.Clone(m)
 }
