@@ -651,10 +651,10 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 		if st.UtilityModel, err = a.model("utility", p, ""); err != nil {
 			return loop.Setup{}, err
 		}
-		if ep, err := a.endpoint("chat", p, model); err == nil { // resolved by model without error
-			st.ToolProtocol = ep.m.ToolProtocol
-		}
 	}
+	// Without a model (zero prompt) too: the prompt is the protocol's.
+	ep, _ := a.endpoint("chat", p, model)
+	st.ToolProtocol = ep.m.ToolProtocol
 	// The workspace's extensions and skills count only when the user
 	// trusted exactly their content; extensions then run from a private
 	// copy of it (see workspaceCode).

@@ -378,10 +378,15 @@ func (a *Agent) Prompt(name string, vars map[string]any) string {
 
 // SystemPrompt assembles the system prompt the agent would be sent now, by
 // running the system_prompt extensions (for `zero prompt`), secrets masked.
+//
+// Between runs it is the prompt of the protocol the next turn will speak
+// (see [Agent.Functions]).
 func (a *Agent) SystemPrompt(ctx context.Context) (string, error) {
 	ld := newLoopData(a.lastUserMessage)
 	if a.loop != nil {
 		ld = a.loop
+	} else {
+		a.native.Store(a.nativeCalls())
 	}
 	var system []string
 	if err := a.call(ctx, hooks.SystemPrompt, &SystemPromptPayload{Agent: a, Loop: ld, System: &system}); err != nil {

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -41,6 +42,20 @@ func (a *Agent) nativeCalls() bool {
 		return false
 	}
 	return true
+}
+
+// Functions are the functions the agent's requests offer with native
+// calls, as sent (none with the JSON protocol): with [Agent.SystemPrompt],
+// what the model is told. Call it between runs.
+func (a *Agent) Functions(ctx context.Context) []llm.ToolSpec {
+	if a.loop == nil {
+		a.native.Store(a.nativeCalls())
+		a.refreshTools(ctx)
+	}
+	if !a.native.Load() {
+		return nil
+	}
+	return slices.Clone(a.tools().specs)
 }
 
 // NativeCalls reports whether the agent's turn offers the model native
@@ -116,6 +131,7 @@ func (a *Agent) tools() *toolTable {
 	for _, e := range entries {
 		t.add(e.raw)
 	}
+	described := map[string]string{} // prompt file -> the API name of the function that has it whole
 	for _, e := range entries {
 		params := e.spec.Parameters
 		if len(params) == 0 {
@@ -123,7 +139,17 @@ func (a *Agent) tools() *toolTable {
 		}
 		desc := e.spec.Description
 		if desc == "" {
-			desc = a.toolDescription(e.tool)
+			file := a.promptFile(e.tool)
+			desc = a.toolDescription(e.tool, file)
+			// A tool's methods share its prompt, as the memory tools share
+			// theirs: the first of their functions carries it whole, the
+			// others their own lines of it and where the rest is, so the
+			// request does not carry it four times.
+			if first, ok := described[file]; ok {
+				desc = sharedDescription(desc, e.raw, first)
+			} else {
+				described[file] = t.toAPI[e.raw]
+			}
 		}
 		spec := llm.ToolSpec{Name: t.toAPI[e.raw], Description: t.rename(desc), Parameters: params}
 		t.specs = append(t.specs, spec)
@@ -202,15 +228,20 @@ var fenced = regexp.MustCompile("(?ms)^[ \t]*(~~~|```)[a-z]*[ \t]*\n.*?^[ \t]*(~
 // exampleLead matches the line that introduces examples.
 var exampleLead = regexp.MustCompile(`(?mi)^[ \t]*(usage|examples?|example usage)[ \t]*:?[ \t]*\n`)
 
+// promptFile is the prompt file of a tool: agent.system.tool.<name>.md, or
+// the one it names.
+func (a *Agent) promptFile(name string) string {
+	if pf, ok := a.tool(name).(PromptFiler); ok {
+		return pf.PromptFile()
+	}
+	return "agent.system.tool." + name + ".md"
+}
+
 // toolDescription is the description of a tool for native calls: its
 // prompt file (agent.system.tool.<name>.md or the file it names), only its
 // own "### name" part when the file describes several tools, without the
 // examples written in the JSON protocol.
-func (a *Agent) toolDescription(name string) string {
-	file := "agent.system.tool." + name + ".md"
-	if pf, ok := a.tool(name).(PromptFiler); ok {
-		file = pf.PromptFile()
-	}
+func (a *Agent) toolDescription(name, file string) string {
 	text, ok := a.descs[file]
 	if !ok {
 		var err error
@@ -227,6 +258,19 @@ func (a *Agent) toolDescription(name string) string {
 	text = fenced.ReplaceAllString(text, "")
 	text = exampleLead.ReplaceAllString(text, "")
 	return strings.TrimSpace(text)
+}
+
+// sharedDescription is the description of a function whose prompt another
+// function has whole: the lines that name it, and where the rest is.
+func sharedDescription(desc, raw, first string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(desc, "\n") {
+		if strings.Contains(line, raw) {
+			b.WriteString(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "-")) + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "the description of %s says how this tool works", first)
+	return b.String()
 }
 
 // section returns the "### name" part of a prompt file that describes

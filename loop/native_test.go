@@ -121,6 +121,9 @@ func TestNativeCalls(t *testing.T) {
 	if strings.Contains(body, `\"tool_name\"`) || strings.Contains(body, "text_editor:read") {
 		t.Error("a function's description shows a JSON-protocol example or a name the API refuses")
 	}
+	if n := strings.Count(body, "patch rules"); n != 1 {
+		t.Errorf("text_editor's prompt is sent %d times, want once (its other methods point to it)", n)
+	}
 
 	last := reqs[2].Messages
 	var calls []string

@@ -163,10 +163,26 @@ func promptCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 1
 	}
 	fmt.Fprintln(stdout, text)
+	fns := sess.Agent0().Functions(ctx)
+	tokens, size := llm.CountTokens(text), len(text)
+	if len(fns) > 0 {
+		// With native tool calls the tools are not in the prompt but sent
+		// beside it, each with its description and schema.
+		fmt.Fprintln(stdout, "\n# Functions (native tool calls)")
+		for _, f := range fns {
+			fmt.Fprintf(stdout, "\n## %s\n%s\nparameters: %s\n", f.Name, f.Description, f.Parameters)
+			part := f.Name + f.Description + string(f.Parameters)
+			tokens, size = tokens+llm.CountTokens(part), size+len(part)
+		}
+	}
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "zero: warning:", w)
 	}
-	fmt.Fprintf(stderr, "zero: profile %s: %d tokens (cl100k), %d bytes\n", a.Config.Profile, llm.CountTokens(text), len(text))
+	protocol := "Agent Zero's JSON tool requests"
+	if len(fns) > 0 {
+		protocol = fmt.Sprintf("native tool calls: %d functions, counted in", len(fns))
+	}
+	fmt.Fprintf(stderr, "zero: profile %s: %d tokens (cl100k), %d bytes; %s\n", a.Config.Profile, tokens, size, protocol)
 	return 0
 }
 

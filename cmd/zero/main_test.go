@@ -376,10 +376,16 @@ func TestProfilesPromptConfigCommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "meticulous code REVIEWER") || !strings.Contains(errOut, "tokens") {
 		t.Errorf("zero prompt --profile reviewer: %v\n%s\n%s", err, out, errOut)
 	}
-	_, errOut, err = run(nil, "prompt", "--workspace", ws)
-	var tokens int
-	if _, scanErr := fmt.Sscanf(errOut[strings.Index(errOut, "agent0: ")+len("agent0: "):], "%d tokens", &tokens); err != nil || scanErr != nil || tokens == 0 || tokens >= 3300 {
-		t.Errorf("agent0's system prompt: %d tokens (want under Zero's 3,300 budget, see profiles' doc): %v %v\n%s", tokens, err, scanErr, errOut)
+	// In either protocol: with native calls the functions count in.
+	for _, protocol := range []string{"json", "native"} {
+		out, errOut, err = run([]string{"ZERO_TOOL_PROTOCOL=" + protocol}, "prompt", "--workspace", ws)
+		var tokens int
+		if _, scanErr := fmt.Sscanf(errOut[strings.Index(errOut, "agent0: ")+len("agent0: "):], "%d tokens", &tokens); err != nil || scanErr != nil || tokens == 0 || tokens >= 3300 {
+			t.Errorf("agent0's %s prompt: %d tokens (want under Zero's 3,300 budget, see profiles' doc): %v %v\n%s", protocol, tokens, err, scanErr, errOut)
+		}
+		if native := strings.Contains(out, "# Functions (native tool calls)") && strings.Contains(errOut, "native tool calls"); native != (protocol == "native") {
+			t.Errorf("zero prompt with %s: functions shown %v\n%s", protocol, native, errOut)
+		}
 	}
 
 	mustWrite(t, home+"/zero/config.yaml", "models:\n  chat:\n    model: from-user-file\nprofile: developer\n")
