@@ -298,6 +298,9 @@ func (a *Agent) boundResult(tool, result string) string {
 // (what they change is masked again), and once in the answer.
 func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (string, error) {
 	s := a.session
+	if err := s.checkBudget(); err != nil {
+		return "", err
+	}
 	system, message = s.mask(system), s.mask(message)
 	p := &UtilModelCallPayload{Agent: a, System: system, Message: message}
 	if err := a.call(ctx, hooks.UtilModelCallBefore, p); err != nil {
@@ -316,6 +319,7 @@ func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (s
 	if err != nil {
 		return "", s.maskError(fmt.Errorf("utility model: %w", err))
 	}
+	a.utilityUsage(p.System, p.Message, res)
 	answer := s.mask(res.Content)
 	p.Response, p.after = answer, true
 	if err := a.call(ctx, hooks.UtilModelCallAfter, p); err != nil {

@@ -393,6 +393,9 @@ type modelReply struct {
 // first complete, valid tool request.
 func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message, item string) (modelReply, error) {
 	s := a.session
+	if err := s.checkBudget(); err != nil {
+		return modelReply{}, err
+	}
 	cp := &ModelCallPayload{Agent: a, Messages: msgs} // masked by preparePrompt
 	if a.hooks().Has(hooks.ChatModelCallBefore) {
 		var clean []llm.Message
@@ -589,7 +592,7 @@ func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
 		u = Usage{PromptTokens: a.sysTokens.n + a.History.Tokens(), CompletionTokens: count(res.Content), Estimated: true}
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
-	a.emit(Event{Type: EventUsage, Item: item, Usage: &u})
+	a.chatUsage(item, u, res.Usage)
 }
 
 // emitStreamed emits the growth of thoughts, headline and, for the response
