@@ -642,12 +642,14 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 		if st.Model, err = a.model("chat", p, model); err != nil {
 			return loop.Setup{}, err
 		}
+		chat := st.Model
 		if a.observe != nil {
 			st.Model = observed{st.Model, a.observe}
 		}
 		if st.UtilityModel, err = a.model("utility", p, ""); err != nil {
 			return loop.Setup{}, err
 		}
+		st.Prices = loop.Prices{Chat: a.price("chat", modelName(chat)), Utility: a.price("utility", modelName(st.UtilityModel))}
 	}
 	// The workspace's extensions and skills count only when the user
 	// trusted exactly their content; extensions then run from a private
@@ -811,6 +813,8 @@ func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (
 			CriticalRetries:  new(a.Config.Limits.CriticalRetries),
 			SubordinateDepth: new(a.Config.Limits.SubordinateDepth),
 			ContextTokens:    a.Config.Models.Chat.ContextLength,
+			Tokens:           a.Config.Limits.Tokens,
+			Cost:             a.Config.Limits.Cost,
 		},
 		Journal: o.journal,
 		Logger:  a.Logger.With("component", "loop"),
@@ -891,7 +895,10 @@ func (a *App) InitMemory(st *store.Store) {
 	case err != nil:
 		a.Warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
 	default:
-		e, err := llm.NewEmbedder(llm.EmbedderOptions{Model: ep.m.Model, BaseURL: ep.m.BaseURL, APIKey: ep.key})
+		price := a.price("embedding", ep.m.Model)
+		e, err := llm.NewEmbedder(llm.EmbedderOptions{Model: ep.m.Model, BaseURL: ep.m.BaseURL, APIKey: ep.key,
+			// An embedding a run asked for (a recall, a memory saved) counts for it.
+			OnUsage: func(ctx context.Context, u llm.Usage) { loop.ReportUsage(ctx, loop.RoleEmbedding, u, price) }})
 		if err != nil {
 			a.Warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
 		} else {
