@@ -48,9 +48,9 @@ func TestPriceAndBudgetErrors(t *testing.T) {
 	t.Parallel()
 	for file, want := range map[string]string{
 		"models:\n  chat:\n    price: {input: -1}\n": "models.chat.price.input: must not be negative, got -1",
-		"limits:\n  tokens: -5\n":                     "limits.tokens: must not be negative, got -5",
-		"limits:\n  cost: -0.5\n":                     "limits.cost: must not be negative, got -0.5",
-		"limits:\n  cost: lots\n":                     "limits.cost: must be a number",
+		"limits:\n  tokens: -5\n":                    "limits.tokens: must not be negative, got -5",
+		"limits:\n  cost: -0.5\n":                    "limits.cost: must not be negative, got -0.5",
+		"limits:\n  cost: lots\n":                    "limits.cost: must be a number",
 	} {
 		src, _, _ := layout(t, file, "")
 		_, err := Load(src)
