@@ -9,9 +9,9 @@ import (
 )
 
 // runUsage is the line the chat shows after a run: what its model calls
-// used ("tokens: 9.0k in (40% cached), 129 out, cost 0.0123").
+// used ("used 9.0k tokens in (40% cached), 129 out, cost 0.0123").
 func runUsage(u *server.Usage) string {
-	return "tokens: " + u.Line()
+	return "used " + u.Line()
 }
 
 // UsageLines are a session's totals, all and by role, as /cost and `zero
