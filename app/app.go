@@ -645,12 +645,14 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 		if st.Model, err = a.model("chat", p, model); err != nil {
 			return loop.Setup{}, err
 		}
+		chat := st.Model
 		if a.observe != nil {
 			st.Model = observed{st.Model, a.observe}
 		}
 		if st.UtilityModel, err = a.model("utility", p, ""); err != nil {
 			return loop.Setup{}, err
 		}
+		st.Prices = loop.Prices{Chat: a.price("chat", modelName(chat)), Utility: a.price("utility", modelName(st.UtilityModel))}
 	}
 	// Without a model (zero prompt) too: the prompt is the protocol's.
 	ep, _ := a.endpoint("chat", p, model)
@@ -820,6 +822,8 @@ func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (
 			ContextTokens:       fit.window,
 			MaxOutputTokens:     fit.maxOutput,
 			UtilityOutputTokens: fit.utilityOutput,
+			Tokens:              a.Config.Limits.Tokens,
+			Cost:                a.Config.Limits.Cost,
 		},
 		CountTokens:   fit.count,
 		LearnedWindow: fit.learned,
@@ -902,7 +906,10 @@ func (a *App) InitMemory(st *store.Store) {
 	case err != nil:
 		a.Warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
 	default:
-		e, err := llm.NewEmbedder(llm.EmbedderOptions{Model: ep.m.Model, BaseURL: ep.m.BaseURL, APIKey: ep.key})
+		price := a.price("embedding", ep.m.Model)
+		e, err := llm.NewEmbedder(llm.EmbedderOptions{Model: ep.m.Model, BaseURL: ep.m.BaseURL, APIKey: ep.key,
+			// An embedding a run asked for (a recall, a memory saved) counts for it.
+			OnUsage: func(ctx context.Context, u llm.Usage) { loop.ReportUsage(ctx, loop.RoleEmbedding, u, price) }})
 		if err != nil {
 			a.Warn.warn(fmt.Sprintf("models.embedding: %v; memory is searched by keywords only", err))
 		} else {
@@ -1198,6 +1205,19 @@ var Version = "dev"
 type observed struct {
 	loop.Model
 	fn func(llm.Delta)
+}
+
+// ToolsRefused and RefuseTools pass on what the model's endpoint took
+// (tool_protocol auto, see loop's nativeCalls).
+func (o observed) ToolsRefused() bool {
+	ts, ok := o.Model.(interface{ ToolsRefused() bool })
+	return ok && ts.ToolsRefused()
+}
+
+func (o observed) RefuseTools() {
+	if ts, ok := o.Model.(interface{ RefuseTools() }); ok {
+		ts.RefuseTools()
+	}
 }
 
 func (o observed) Stream(ctx context.Context, req llm.Request, fn llm.StreamFunc) (llm.Result, error) {

@@ -33,6 +33,20 @@ type Model struct {
 	ToolProtocol string        `yaml:"tool_protocol"`
 	RateLimit    RateLimit     `yaml:"rate_limit"`
 	Timeouts     ModelTimeouts `yaml:"timeouts"`
+	// Price is what the model charges, to cost the calls whose endpoint
+	// reports no cost; see [Effective.Price].
+	Price Price `yaml:"price"`
+}
+
+// Price is a model's price in a currency per million tokens: Input for
+// prompt tokens, Output for completion tokens, Cached for the prompt tokens
+// the provider's cache served (when unset, as Input). Unset (no source sets
+// any of them): the cost is unknown, which is not free; a 0 that a source
+// sets is free.
+type Price struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
+	Cached float64 `yaml:"cached"`
 }
 
 // ModelTimeouts bound one model call: 0 = the default ([DefaultTimeouts]),
@@ -114,6 +128,11 @@ type Limits struct {
 	Repeat           int `yaml:"repeat"`            // identical replies in a row before giving up; default 3, at least 1
 	SubordinateDepth int `yaml:"subordinate_depth"` // how deep call_subordinate may nest; default 5, 0 = no delegation
 	CriticalRetries  int `yaml:"critical_retries"`  // retries after an unexpected error per monologue; default 1
+	// Tokens and Cost are a run's budget: its model calls' total tokens, and
+	// their cost where known (in the prices' currency); a run that reached
+	// either ends with stop reason "budget". 0 = no limit.
+	Tokens int     `yaml:"tokens"`
+	Cost   float64 `yaml:"cost"`
 }
 
 // Config is the whole configuration. Its yaml tags are the keys of the config files; the dotted
@@ -351,6 +370,9 @@ func inheritFromChat(vals map[string]setting, set map[string]bool) {
 			continue
 		}
 		switch {
+		case role == "utility" && strings.HasPrefix(field, "price.") &&
+			set["models.utility.model"] && vals["models.utility.model"].val != vals["models.chat.model"].val:
+			continue // another model: chat's price is not its price
 		case role == "utility":
 		case role == "embedding" && (field == "base_url" || field == "api_key_env"):
 		default:
@@ -404,6 +426,38 @@ func (e *Effective) APIKey(role string) string {
 		return ""
 	}
 	return e.lookup(name)
+}
+
+// Price returns the price of a role's configured model ("chat", "utility"
+// or "embedding"), and false when no source set any of its price keys (for
+// utility, directly or as chat's, whose model it then is): the cost of its
+// calls is unknown. An unset Cached is Input.
+func (e *Effective) Price(role string) (Price, bool) {
+	if e == nil {
+		return Price{}, false
+	}
+	var p Price
+	switch role {
+	case "chat":
+		p = e.Models.Chat.Price
+	case "utility":
+		p = e.Models.Utility.Price
+	case "embedding":
+		p = e.Models.Embedding.Price
+	default:
+		return Price{}, false
+	}
+	set := func(field string) bool {
+		o := e.origins["models."+role+".price."+field]
+		return o != "" && o != "default" && !strings.HasSuffix(o, "(default)")
+	}
+	if !set("input") && !set("output") && !set("cached") {
+		return Price{}, false
+	}
+	if !set("cached") {
+		p.Cached = p.Input
+	}
+	return p, true
 }
 
 // lookup reads an environment variable the way Load was told to.

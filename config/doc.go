@@ -66,6 +66,7 @@
 //	    max_output_tokens: 0                  # 0 = a quarter of the context, at most 8192; -1 = no cap
 //	    tool_protocol: auto                   # auto | native | json
 //	    rate_limit: {requests: 0, input_tokens: 0, output_tokens: 0}   # per minute, 0 = none
+//	    price: {input: 3, output: 15, cached: 0.3}   # per million tokens; unset = cost unknown
 //	  utility: {model: qwen3:8b}
 //	  embedding: {model: nomic-embed-text}
 //	profile: agent0
@@ -78,7 +79,8 @@
 //	  cpus: 2
 //	  pids: 512
 //	  user: ""
-//	limits: {misformat: 3, repeat: 3, subordinate_depth: 5, critical_retries: 1}
+//	limits: {misformat: 3, repeat: 3, subordinate_depth: 5, critical_retries: 1,
+//	         tokens: 0, cost: 0}   # a run's budget: total tokens, cost; 0 = none
 //
 // The files are read by the walker all of Zero's YAML settings share (package yamlwalk): a key
 // set to null (nothing after it, ~, null or the !!null tag) counts as absent, while a quoted ""

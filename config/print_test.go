@@ -44,6 +44,10 @@ models:
       header: 0                         # default
       idle: 0                           # default
       total: 0                          # default
+    price:
+      input: 0                          # default
+      output: 0                         # default
+      cached: 0                         # default
   utility:
     base_url: http://127.0.0.1:8080/v1  # same as models.chat.base_url (flag --base-url)
     model: gpt-4.1                      # same as models.chat.model (user $USER:3)
@@ -59,6 +63,10 @@ models:
       header: 0                         # same as models.chat.timeouts.header (default)
       idle: 0                           # same as models.chat.timeouts.idle (default)
       total: 0                          # same as models.chat.timeouts.total (default)
+    price:
+      input: 0                          # same as models.chat.price.input (default)
+      output: 0                         # same as models.chat.price.output (default)
+      cached: 0                         # same as models.chat.price.cached (default)
   embedding:
     base_url: http://127.0.0.1:8080/v1  # same as models.chat.base_url (flag --base-url)
     model: ""                           # default
@@ -74,6 +82,10 @@ models:
       header: 0                         # default
       idle: 0                           # default
       total: 0                          # default
+    price:
+      input: 0                          # default
+      output: 0                         # default
+      cached: 0                         # default
 profile: developer                      # project $PROJECT:1
 sandbox:
   backend: docker                       # env ZERO_SANDBOX
@@ -101,6 +113,8 @@ limits:
   repeat: 4                             # flag --limits.repeat
   subordinate_depth: 5                  # default
   critical_retries: 1                   # default
+  tokens: 0                             # default
+  cost: 0                               # default
 memory:
   recall: true                          # default
   recall_interval: 3                    # default

@@ -115,6 +115,8 @@ func rule(key string) (check func(any) string, secret bool) {
 		return atLeast(1), false
 	case strings.HasPrefix(key, "models.") && strings.Contains(key, ".timeouts."):
 		return noneOrAtLeast0, false
+	case strings.HasPrefix(key, "models.") && strings.Contains(key, ".price."):
+		return atLeast(0), false
 	}
 	switch key {
 	case "profile":
@@ -129,7 +131,7 @@ func rule(key string) (check func(any) string, secret bool) {
 		return checkSize, false
 	case "sandbox.hide":
 		return checkPaths, false
-	case "sandbox.cpus", "sandbox.pids", "limits.subordinate_depth", "limits.critical_retries":
+	case "sandbox.cpus", "sandbox.pids", "limits.subordinate_depth", "limits.critical_retries", "limits.tokens", "limits.cost":
 		return atLeast(0), false
 	case "limits.misformat", "limits.repeat":
 		return atLeast(1), false

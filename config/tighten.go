@@ -61,6 +61,13 @@ var tighter = map[string]func(project, current any) (bool, string){
 	"limits.repeat":            atMost("a workspace may only lower the loop's limits"),
 	"limits.subordinate_depth": atMost("a workspace may only lower the loop's limits"),
 	"limits.critical_retries":  atMost("a workspace may only lower the loop's limits"),
+	// A budget from a workspace counts when it is set and no looser.
+	"limits.tokens": func(p, c any) (bool, string) {
+		return lowerLimit(p.(int), c.(int)), "a workspace may only lower a run's token budget"
+	},
+	"limits.cost": func(p, c any) (bool, string) {
+		return lowerLimit(p.(float64), c.(float64)), "a workspace may only lower a run's cost budget"
+	},
 }
 
 // tighterModelKey judges the per-model keys a workspace may only lower:
@@ -72,6 +79,11 @@ func tighterModelKey(key string) func(p, c any) (bool, string) {
 	switch {
 	case field == "api_key_env":
 		return equalOrEmpty("a workspace cannot choose which secret is sent")
+	case strings.Contains(key, ".price."):
+		// A lower price would let a run spend more before limits.cost.
+		return func(p, c any) (bool, string) {
+			return p.(float64) >= c.(float64), "a workspace may only raise a model's price (a lower one would loosen limits.cost)"
+		}
 	case strings.Contains(key, ".rate_limit."):
 		return func(p, c any) (bool, string) {
 			return lowerLimit(p.(int), c.(int)), "a workspace may only lower a rate limit"

@@ -14,9 +14,10 @@ import (
 // Embedder turns texts into vectors with an OpenAI-compatible /embeddings
 // endpoint (OpenAI, Ollama, vLLM, LM Studio...). It is safe for concurrent use.
 type Embedder struct {
-	model string
-	key   string
-	svc   openai.EmbeddingService
+	model   string
+	key     string
+	svc     openai.EmbeddingService
+	onUsage func(context.Context, Usage)
 }
 
 // EmbedderOptions configures [NewEmbedder]; Model is required.
@@ -26,6 +27,9 @@ type EmbedderOptions struct {
 	APIKey     string // "" sends no Authorization header
 	HTTPClient *http.Client
 	MaxRetries int // 0 = 2
+	// OnUsage, when set, is told the usage of every call that succeeded
+	// (the endpoint's usage.prompt_tokens), with the call's context.
+	OnUsage func(ctx context.Context, u Usage)
 }
 
 // NewEmbedder returns an Embedder for o.Model.
@@ -44,7 +48,7 @@ func NewEmbedder(o EmbedderOptions) (*Embedder, error) {
 	if o.APIKey != "" {
 		ropts = append(ropts, option.WithAPIKey(o.APIKey))
 	}
-	return &Embedder{model: o.Model, key: o.APIKey, svc: openai.NewEmbeddingService(ropts...)}, nil
+	return &Embedder{model: o.Model, key: o.APIKey, svc: openai.NewEmbeddingService(ropts...), onUsage: o.OnUsage}, nil
 }
 
 // Model returns the embedding model's name.
@@ -67,6 +71,9 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embed %d texts with %s: %s", len(texts), e.model, redact(err.Error(), e.key))
+	}
+	if e.onUsage != nil { // what was sent is paid for, whatever comes of the answer
+		e.onUsage(ctx, Usage{PromptTokens: int(res.Usage.PromptTokens), TotalTokens: int(res.Usage.TotalTokens)})
 	}
 	out := make([][]float32, len(texts))
 	for _, d := range res.Data {

@@ -59,8 +59,11 @@ type Agent struct {
 	// both made once per monologue (native.go).
 	// native is read by the background compression too (prompt vars).
 	native atomic.Bool
-	table  *toolTable
-	descs  map[string]string
+	// toolsRefused: the endpoint refused native calls, for a model that
+	// does not remember it itself.
+	toolsRefused atomic.Bool
+	table        *toolTable
+	descs        map[string]string
 }
 
 // refreshTools takes the ToolSource's tools for the monologue to come.
@@ -322,6 +325,9 @@ func (a *Agent) boundResult(tool, result string) string {
 // (what they change is masked again), and once in the answer.
 func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (string, error) {
 	s := a.session
+	if err := s.checkBudget(); err != nil {
+		return "", err
+	}
 	system, message = s.mask(system), s.mask(message)
 	p := &UtilModelCallPayload{Agent: a, System: system, Message: message}
 	if err := a.call(ctx, hooks.UtilModelCallBefore, p); err != nil {
@@ -340,6 +346,7 @@ func (a *Agent) CallUtilityModel(ctx context.Context, system, message string) (s
 	if err != nil {
 		return "", s.maskError(fmt.Errorf("utility model: %w", err))
 	}
+	a.utilityUsage(p.System, p.Message, res)
 	answer := s.mask(res.Content)
 	p.Response, p.after = answer, true
 	if err := a.call(ctx, hooks.UtilModelCallAfter, p); err != nil {

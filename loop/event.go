@@ -38,6 +38,7 @@ const (
 	StopResponse  = "response"
 	StopCancelled = "cancelled"
 	StopError     = "error"
+	// StopBudget (usage.go): limits.tokens or limits.cost reached.
 )
 
 // Tool result statuses carried by tool_result.
@@ -97,11 +98,28 @@ type Event struct {
 	Error      string `json:"error,omitempty"`
 }
 
-// Usage is the token usage of one model call. Estimated is true when the
-// server reported none and Zero counted the tokens itself.
+// Usage is the token usage of one model call (a usage event's), or the
+// totals of a run (run_ended's; see usage.go). Estimated is true when the
+// server reported none and Zero counted the tokens itself (for totals:
+// some call's).
 type Usage struct {
-	PromptTokens     int  `json:"prompt_tokens"`
-	CompletionTokens int  `json:"completion_tokens"`
-	TotalTokens      int  `json:"total_tokens"`
-	Estimated        bool `json:"estimated,omitempty"`
+	// Role is the model's (RoleChat, RoleUtility, RoleEmbedding), of a call.
+	Role             string `json:"role,omitempty"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	TotalTokens      int    `json:"total_tokens"`
+	// CachedTokens is the part of PromptTokens the provider's prompt
+	// cache served.
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	// Cost is what the call cost, in the currency of the endpoint or of
+	// the configured prices; nil when unknown (never 0 for unknown).
+	Cost *float64 `json:"cost,omitempty"`
+	// CostPartial, in totals, says that some calls' cost is unknown: Cost
+	// is what the others cost.
+	CostPartial bool `json:"cost_partial,omitempty"`
+	// Calls counts the calls of totals.
+	Calls     int  `json:"calls,omitempty"`
+	Estimated bool `json:"estimated,omitempty"`
+	// Roles are the totals' parts by role.
+	Roles *UsageByRole `json:"roles,omitempty"`
 }

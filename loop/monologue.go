@@ -426,6 +426,9 @@ type modelReply struct {
 // first complete, valid tool request.
 func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message, item string) (modelReply, error) {
 	s := a.session
+	if err := s.checkBudget(); err != nil {
+		return modelReply{}, err
+	}
 	cp := &ModelCallPayload{Agent: a, Messages: msgs} // masked by preparePrompt
 	if a.hooks().Has(hooks.ChatModelCallBefore) {
 		var clean []llm.Message
@@ -480,11 +483,14 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 			a.deliver(ctx, reply, s.takeIntervention())
 			return modelReply{}, ErrIntervened
 		case a.native.Load() && a.setup.ToolProtocol != ProtocolNative && llm.RefusesTools(err):
+			// Remembered by the model's client for its endpoint and
+			// model, else by the agent.
 			if ts, ok := a.setup.Model.(modelToolSupport); ok {
 				ts.RefuseTools()
-				a.warn(item, fmt.Sprintf("the model's endpoint refused native tool calls (%v): using Agent Zero's JSON protocol with this model from now on", err))
-				return modelReply{}, errToolsRefused
 			}
+			a.toolsRefused.Store(true)
+			a.warn(item, fmt.Sprintf("the model's endpoint refused native tool calls (%v): using Agent Zero's JSON protocol with this model from now on", err))
+			return modelReply{}, errToolsRefused
 		}
 		return modelReply{}, fmt.Errorf("model call: %w", err)
 	}
@@ -652,7 +658,7 @@ func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
 		u = Usage{PromptTokens: a.sysTokens.n + a.History.Tokens(), CompletionTokens: count(res.Content), Estimated: true}
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
-	a.emit(Event{Type: EventUsage, Item: item, Usage: &u})
+	a.chatUsage(item, u, res.Usage)
 }
 
 // emitStreamed emits the growth of thoughts, headline and, for the response

@@ -41,7 +41,7 @@ func (a *Agent) nativeCalls() bool {
 	if ts, ok := a.setup.Model.(modelToolSupport); ok && ts.ToolsRefused() {
 		return false
 	}
-	return true
+	return !a.toolsRefused.Load()
 }
 
 // Functions are the functions the agent's requests offer with native

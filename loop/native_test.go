@@ -470,3 +470,26 @@ func TestNativeSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoFallsBackWithAnyModel: a model that does not remember refusals
+// itself still gets the JSON protocol after its endpoint refused tools,
+// for the rest of the session.
+func TestAutoFallsBackWithAnyModel(t *testing.T) {
+	model := &fakeModel{replies: []reply{
+		{err: &llm.APIError{StatusCode: 400, Message: "model does not support tools"}},
+		{content: respond("one")},
+		{content: respond("two")},
+	}}
+	sess, rec := newSession(t, setup{model: model, protocol: loop.ProtocolAuto})
+	for _, want := range []string{"one", "two"} {
+		if answer, err := sess.Run(runCtx(t), "hi"); err != nil || answer != want {
+			t.Fatalf("answer %q, err %v", answer, err)
+		}
+	}
+	if n := len(model.requests()); n != 3 {
+		t.Errorf("%d requests, want 3 (the refused one, then one per run)", n)
+	}
+	if !strings.Contains(rec.text(loop.EventWarning), "refused native tool calls") {
+		t.Error("no warning")
+	}
+}

@@ -56,6 +56,11 @@ type Limits struct {
 	// create (nil: the default, 5: agents 0 to 5; 0: no subordinates; a
 	// negative depth is 0).
 	SubordinateDepth *int
+	// Tokens and Cost are a run's budget (0: none): the total tokens of
+	// its model calls, and their cost where known (see usage.go). A run
+	// that reached either ends, before its next call, with StopBudget.
+	Tokens int
+	Cost   float64
 	// ContextTokens is the chat model's context window in tokens (default
 	// 128000). A user message that cannot fit in it is refused before
 	// anything is sent; see [Session.Run].
@@ -95,7 +100,10 @@ type Setup struct {
 	Prompts Prompts
 	// UtilityModel is used for summaries and memory; nil means Model.
 	UtilityModel Model
-	Tools        []Tool
+	// Prices cost the calls to Model and UtilityModel whose endpoint
+	// reports no cost (nil: unknown).
+	Prices Prices
+	Tools  []Tool
 	// ToolSource, when set, provides tools found at run time (an MCP
 	// server's); they join Tools from the next monologue on.
 	ToolSource ToolSource
@@ -179,6 +187,7 @@ type Session struct {
 
 	emitMu sync.Mutex
 	seq    int64
+	meter  usageMeter // the run's usage
 
 	// compressions are the agents' background history compressions; a run
 	// waits for them (their context ends with it) before it reports its end.
@@ -340,6 +349,7 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 		return "", ErrBusy
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
+	rctx = s.beginUsage(rctx)
 	s.running, s.cancel, s.pending = true, cancel, nil
 	a := s.agent0
 	s.mu.Unlock()
@@ -362,6 +372,9 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	end := Event{Type: EventRunEnded, Item: item, StopReason: StopResponse}
 	switch {
 	case err == nil:
+	case errors.Is(context.Cause(rctx), ErrBudget):
+		err = context.Cause(rctx)
+		end.StopReason, end.Error = StopBudget, err.Error()
 	case errors.Is(context.Cause(rctx), ErrCancelled) || (ctx.Err() != nil && errors.Is(err, context.Canceled)):
 		// Why it was cancelled is kept: a client that went away did not
 		// ask for it (ErrDisconnected), nor did Zero's shutdown the user.
@@ -385,6 +398,7 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	for _, m := range undelivered {
 		a.warn(item, fmt.Sprintf("message not delivered, the run had ended: %q", m))
 	}
+	end.Usage = s.endUsage()
 	a.emit(end)
 	// The answer is the response tool's result, masked as it returned;
 	// an error may come from anywhere (a model client quoting a key).

@@ -63,15 +63,6 @@ type FileDiff struct {
 	NewText string  `json:"new_text"`
 }
 
-// Usage is the token usage of one model call (usage). Estimated is true
-// when the model's server reported none and Zero counted the tokens.
-type Usage struct {
-	PromptTokens     int  `json:"prompt_tokens"`
-	CompletionTokens int  `json:"completion_tokens"`
-	TotalTokens      int  `json:"total_tokens"`
-	Estimated        bool `json:"estimated,omitempty"`
-}
-
 // TokenChange is what the model sees of a history before and after it was
 // compressed (history_compressed).
 type TokenChange struct {
@@ -94,10 +85,7 @@ func EventOf(e loop.Event) Event {
 			out.Diffs[i] = FileDiff{Path: d.Path, OldText: d.OldText, NewText: d.NewText}
 		}
 	}
-	if u := e.Usage; u != nil {
-		out.Usage = &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
-			TotalTokens: u.TotalTokens, Estimated: u.Estimated}
-	}
+	out.Usage = usageOf(e.Usage) // usage: a call's; run_ended: the run's totals
 	if t := e.Tokens; t != nil {
 		out.Tokens = &TokenChange{Before: t.Before, After: t.After}
 	}

@@ -16,9 +16,19 @@ import (
 
 // fill sets every field of the struct v points to to a value that is not
 // its zero value, recursively.
-func fill(v reflect.Value) {
+func fill(v reflect.Value) { fillIn(v, map[reflect.Type]bool{}) }
+
+// fillIn is fill that leaves nil a pointer to a type being filled above
+// it (loop.Usage's parts by role are Usages, with no parts of their own).
+func fillIn(v reflect.Value, above map[reflect.Type]bool) {
+	fill := func(v reflect.Value) { fillIn(v, above) }
 	switch v.Kind() {
 	case reflect.Pointer:
+		if above[v.Type()] {
+			return
+		}
+		above[v.Type()] = true
+		defer delete(above, v.Type())
 		v.Set(reflect.New(v.Type().Elem()))
 		fill(v.Elem())
 	case reflect.Struct:
@@ -44,6 +54,8 @@ func fill(v reflect.Value) {
 		v.SetBool(true)
 	case reflect.Int, reflect.Int64:
 		v.SetInt(7)
+	case reflect.Float64:
+		v.SetFloat(0.5)
 	default:
 		panic("fill: no value for " + v.Type().String())
 	}

@@ -151,6 +151,9 @@ type Info struct {
 	Paused  bool      `json:"paused,omitempty"`
 	Runs    int       `json:"runs"`
 	LastSeq int64     `json:"last_seq"`
+	// Usage is what the session's model calls used, in all its runs (nil
+	// when none, or not known: a stored session listed without its log).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // NewManager returns a manager. It panics when opts.NewSession is nil: that
@@ -401,6 +404,10 @@ func (m *Manager) load(ctx context.Context, id string, o GetOptions) (*Session, 
 	spec := SessionSpec{ID: id, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model, MCPServers: o.MCPServers}
 	s = newSession(spec, newStoreLog(st, id, m.opts.LogLimit, tail, last), rec.Created)
 	s.runs, s.title = rec.Runs, rec.Title
+	if err := loadUsage(st, id, &s.usage); err != nil {
+		release()
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
 	s.updated.Store(rec.Updated.UnixNano())
 	if len(rec.Settings) > 0 {
 		if err := json.Unmarshal(rec.Settings, &r.set); err != nil {

@@ -122,7 +122,25 @@ func (m *Manager) Peek(id string) (Info, []Event, error) {
 			evs = append(evs, e)
 		}
 	}
-	return infoOf(rec), evs, nil
+	info := infoOf(rec)
+	info.Usage = UsageOf(evs)
+	return info, evs, nil
+}
+
+// loadUsage adds up a stored session's usage: its usage events are in its
+// log (each written as it happened, so a run a crash cut short counts what
+// it used), and nowhere else.
+func loadUsage(st *store.Store, id string, t *usageTotals) error {
+	stored, err := st.EventsOfType(id, string(loop.EventUsage))
+	if err != nil {
+		return err
+	}
+	for _, se := range stored {
+		if e, err := decodeEvent(se); err == nil {
+			t.see(e)
+		}
+	}
+	return nil
 }
 
 func infoOf(rec store.Session) Info {

@@ -30,6 +30,9 @@ type RunResult struct {
 	Response   string `json:"response,omitempty"`
 	// Err is why the run failed or loop.ErrCancelled.
 	Err error `json:"-"`
+	// Usage is what the run's model calls used (run_ended's), nil when
+	// it made none.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Session is one managed conversation: the engine session, its event log
@@ -50,8 +53,11 @@ type Session struct {
 	// deliverMu orders appends: events from the engine and from the
 	// broker get increasing Seq in the order they are logged.
 	deliverMu sync.Mutex
-	notifyMu  sync.Mutex
-	notify    chan struct{} // closed and replaced on every event: wakes the followers
+	// usage adds up the session's usage events (under mu), from the
+	// store's log too for a session loaded.
+	usage    usageTotals
+	notifyMu sync.Mutex
+	notify   chan struct{} // closed and replaced on every event: wakes the followers
 
 	mu     sync.Mutex
 	cond   *sync.Cond // signalled when busy or live change
@@ -95,12 +101,12 @@ func (s *Session) Spec() SessionSpec {
 // Info describes the session.
 func (s *Session) Info() Info {
 	s.mu.Lock()
-	running, runs, spec, title := s.busy, s.runs, s.spec, s.title
+	running, runs, spec, title, usage := s.busy, s.runs, s.spec, s.title, s.usage.usage()
 	s.mu.Unlock()
 	last := s.Cursor()
 	return Info{ID: spec.ID, Roots: slices.Clone(spec.Roots), Profile: spec.Profile, Model: spec.Model,
 		Title: title, Created: s.created, Updated: time.Unix(0, s.updated.Load()),
-		Running: running, Paused: s.ls.Paused(), Runs: runs, LastSeq: last}
+		Running: running, Paused: s.ls.Paused(), Runs: runs, LastSeq: last, Usage: usage}
 }
 
 // Running reports whether a run is in progress.
@@ -197,10 +203,15 @@ func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n in
 	case err == nil:
 	case errors.Is(err, loop.ErrCancelled):
 		res.StopReason = loop.StopCancelled
+	case errors.Is(err, loop.ErrBudget):
+		res.StopReason = loop.StopBudget
 	default:
 		res.StopReason = loop.StopError
 	}
 	s.mu.Lock()
+	if s.last.Run == n {
+		res.Usage = s.last.Usage // run_ended's
+	}
 	s.busy, s.live, s.cancel, s.last = false, false, nil, res
 	s.cond.Broadcast()
 	close(s.ended)
@@ -324,7 +335,7 @@ func (s *Session) sink(e loop.Event) {
 		// Last is right from run_ended on, so a face that saw the event
 		// never reads the previous run's result; run sets the same values
 		// (with the engine's own error) when Run returns.
-		res := RunResult{StopReason: e.StopReason}
+		res := RunResult{StopReason: e.StopReason, Usage: usageOf(e.Usage)}
 		switch e.StopReason {
 		case loop.StopResponse:
 		case loop.StopCancelled:
@@ -350,6 +361,11 @@ func (s *Session) emit(e Event) {
 	defer s.deliverMu.Unlock()
 	e.V, e.Session = EventVersion, s.spec.ID
 	s.log.Append(e)
+	if e.Type == loop.EventUsage {
+		s.mu.Lock()
+		s.usage.see(e)
+		s.mu.Unlock()
+	}
 	if e.Type == loop.EventRunEnded && s.store != nil {
 		// A face answers its client when it sees the run end: by then the
 		// run is written, so a kill right after loses nothing the user saw.

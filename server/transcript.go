@@ -26,6 +26,20 @@ func Transcript(info Info, evs []Event) string {
 		fmt.Fprintf(&b, "Profile: %s  \n", info.Profile)
 	}
 	fmt.Fprintf(&b, "Runs: %d\n", info.Runs)
+	if u := info.Usage; u != nil {
+		fmt.Fprintf(&b, "\nUsage: %s\n", u.Line())
+		if r := u.Roles; r != nil {
+			b.WriteString("\n")
+			for _, p := range []struct {
+				role string
+				c    *UsageCount
+			}{{loop.RoleChat, r.Chat}, {loop.RoleUtility, r.Utility}, {loop.RoleEmbedding, r.Embedding}} {
+				if p.c != nil {
+					fmt.Fprintf(&b, "- %s (%d calls): %s\n", p.role, p.c.Calls, p.c.Line())
+				}
+			}
+		}
+	}
 	who := func(agent int) string {
 		if agent == 0 {
 			return "Zero"

@@ -32,7 +32,7 @@ func agentWith(t *testing.T, c skills.Catalog) (*loop.Agent, *hooks.Set) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := loop.NewSession("t", loop.Config{Setup: loop.Setup{Model: noModel{}, Prompts: profiles.New(), Hooks: set}}, nil)
+	s := loop.NewSession("t", loop.Config{Setup: loop.Setup{Model: noModel{}, Prompts: profiles.New(), Hooks: set, ToolProtocol: loop.ProtocolJSON}}, nil)
 	return s.Agent0(), set
 }
 

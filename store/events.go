@@ -75,6 +75,17 @@ func (s *Store) LastEvents(session string, n int) ([]Event, error) {
 	return evs, nil
 }
 
+// EventsOfType returns the committed events of the session of type typ,
+// oldest first. It fails with [ErrNotFound] if there is no such session.
+func (s *Store) EventsOfType(session, typ string) ([]Event, error) {
+	evs, err := s.events(session, `SELECT seq, type, agent, data FROM events
+		WHERE session = ? AND type = ? ORDER BY seq`, session, typ)
+	if err != nil {
+		return nil, fmt.Errorf("events of session %q: %w", session, err)
+	}
+	return evs, nil
+}
+
 // events runs query and scans its events; when there are none it checks
 // that the session exists.
 func (s *Store) events(session, query string, args ...any) ([]Event, error) {

@@ -42,7 +42,8 @@ func printConfig(w io.Writer, cfg *config.Effective) error {
 			continue
 		}
 		key := strings.Join(path, ".")
-		if shown, ok := inForce(key, value); ok {
+		// A price's 0 that a source set is free; only one nobody set is unknown.
+		if shown, ok := inForce(key, value); ok && (!strings.Contains(key, ".price.") || strings.Contains(comment, "default")) {
 			value = shown
 		}
 		if rest, ok := strings.CutPrefix(comment, "default"); ok {
@@ -104,6 +105,8 @@ func inForce(key, value string) (string, bool) {
 			return "auto (native tool calls where the endpoint takes them, else Agent Zero's JSON)", true
 		case "rate_limit.requests", "rate_limit.input_tokens", "rate_limit.output_tokens":
 			return "0 (no limit)", true
+		case "price.input", "price.output", "price.cached":
+			return "<not set: the cost is unknown unless the endpoint reports it>", true
 		case "timeouts.header":
 			return fmt.Sprint(config.DefaultTimeouts.Header), true
 		case "timeouts.idle":
@@ -116,7 +119,7 @@ func inForce(key, value string) (string, bool) {
 	switch key {
 	case "sandbox.memory":
 		return fmt.Sprintf("%dg", config.DefaultSandboxMemory>>30), true
-	case "sandbox.cpus":
+	case "sandbox.cpus", "limits.tokens", "limits.cost":
 		return "0 (no limit)", true
 	case "sandbox.pids":
 		return fmt.Sprint(config.DefaultSandboxPids), true

@@ -86,6 +86,8 @@ func TestReleaseDatabase(t *testing.T) {
 	}
 	// Paths stand as the workspace was: the one of its events (the machine
 	// that made it) and the one it has now.
+	// (Its usage, which that Zero stored as events without a role, is
+	// the chat model's: the header says it.)
 	got := strings.NewReplacer(oldWS, "WORKSPACE", ws, "WORKSPACE").Replace(string(out))
 	if got != string(want) {
 		t.Errorf("the stored session replays otherwise than it was (-want +got):\n%s\n---\n%s", want, got)

@@ -210,7 +210,7 @@ func showSession(st *store.Store, id string, asJSON bool, stdout, stderr io.Writ
 		}
 	}
 	info := server.Info{ID: rec.ID, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model, Title: rec.Title,
-		Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq}
+		Created: rec.Created, Updated: rec.Updated, Runs: rec.Runs, LastSeq: rec.LastSeq, Usage: server.UsageOf(evs)}
 	fmt.Fprint(stdout, server.Transcript(info, evs))
 	return 0
 }

@@ -39,7 +39,7 @@ import (
 // $SESSION, $SESSION2, … the sessions in the order the manager made them;
 // in the server's, those values become those names again and every
 // RFC 3339 time becomes $TIME and every prompt_tokens and total_tokens
-// count $N. Run the face's tests with -update to
+// count $N (in a text too, and the count of a usage line's "N tokens in"). Run the face's tests with -update to
 // rewrite the server section from what the face says now.
 //
 // Options (the archive's comment):
@@ -364,7 +364,12 @@ var (
 	timeRE = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`)
 	// tokensRE: token counts the server estimates from a prompt that holds
 	// the workspace's path, whose length differs from run to run.
-	tokensRE = regexp.MustCompile(`"(prompt|total)_tokens":\d+`)
+	// (ACP's inputTokens and totalTokens are the same counts.)
+	tokensRE = regexp.MustCompile(`"(prompt_tokens|total_tokens|inputTokens|totalTokens)":\d+`)
+	// textTokensRE and tokensInRE: the same counts in a text, as JSON
+	// (MCP's content) and as a face's usage line ("9.0k tokens in").
+	textTokensRE = regexp.MustCompile(`\\"(prompt|total)_tokens\\": \d+`)
+	tokensInRE   = regexp.MustCompile(`\d+(\.\d+)?[kM]? tokens in`)
 )
 
 // render is the server section: one message a line, joined and named.
@@ -399,7 +404,9 @@ func (n *normaliser) render(msgs []map[string]any, face Face) string {
 			s = strings.ReplaceAll(s, id, n.name(i))
 		}
 		s = timeRE.ReplaceAllString(s, `"$$TIME"`)
-		s = tokensRE.ReplaceAllString(s, `"${1}_tokens":"$$N"`)
+		s = tokensRE.ReplaceAllString(s, `"${1}":"$$N"`)
+		s = textTokensRE.ReplaceAllString(s, `\"${1}_tokens\": $$N`)
+		s = tokensInRE.ReplaceAllString(s, `$$N tokens in`)
 		b.WriteString(s + "\n")
 	}
 	return b.String()

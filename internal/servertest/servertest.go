@@ -5,7 +5,9 @@
 package servertest
 
 import (
+	"cmp"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -37,6 +39,13 @@ type Options struct {
 	// Store keeps the sessions in a SQLite store in a temporary folder, as
 	// the product does.
 	Store bool
+	// Settings are more configuration keys, as flags set them
+	// ("limits.tokens": "1000").
+	Settings map[string]string
+	// Home and Workspace, when set, are the home (with Store: its store)
+	// and the workspace of an Env closed before: the same Zero started
+	// again. "" is a new one.
+	Home, Workspace string
 }
 
 // FakeTrust is a server.Trust whose workspaces all have the code of State
@@ -93,7 +102,14 @@ type Env struct {
 	Catalog server.Catalog
 	// Workspace is a fresh directory for sessions to work in.
 	Workspace string
+	// Home is the home the assembly runs in (Options.Home).
+	Home  string
+	close func()
 }
+
+// Close closes the assembly before the test ends (a Zero that stops, to
+// be started again over the same Home).
+func (e *Env) Close() { e.close() }
 
 // New builds the product's assembly (app.Host: the built-in tools, the
 // profiles, the local sandbox) over the scripted model, in a home of its
@@ -105,7 +121,7 @@ func New(tb testing.TB, opts Options) *Env {
 	if opts.Policy != nil {
 		policy = *opts.Policy
 	}
-	home := tb.TempDir()
+	home := cmp.Or(opts.Home, tb.TempDir())
 	store := "off"
 	if opts.Store {
 		store = filepath.Join(home, "zero.db")
@@ -118,32 +134,35 @@ func New(tb testing.TB, opts Options) *Env {
 		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
 		"ZERO_STORE=" + store,
 	}
-	ws := tb.TempDir()
+	ws := cmp.Or(opts.Workspace, tb.TempDir())
+	flags := map[string]string{
+		"models.chat.model":       llmtest.ModelName,
+		"models.chat.base_url":    srv.URL(),
+		"models.utility.model":    llmtest.ModelName,
+		"models.utility.base_url": srv.URL(),
+		"sandbox.backend":         "local",
+		// The scripted replies are the agent's: no recall or memorize
+		// asks the utility model for one of them.
+		"memory.recall":   "false",
+		"memory.memorize": "false",
+	}
+	maps.Copy(flags, opts.Settings)
 	h, err := app.NewHost(tb.Context(), app.Options{
 		Workspace: ws,
-		Flags: map[string]string{
-			"models.chat.model":       llmtest.ModelName,
-			"models.chat.base_url":    srv.URL(),
-			"models.utility.model":    llmtest.ModelName,
-			"models.utility.base_url": srv.URL(),
-			"sandbox.backend":         "local",
-			// The scripted replies are the agent's: no recall or memorize
-			// asks the utility model for one of them.
-			"memory.recall":   "false",
-			"memory.memorize": "false",
-		},
-		Logger:   slog.New(slog.DiscardHandler),
-		Env:      env,
-		Policy:   &policy,
-		Trust:    opts.Trust,
-		LogLimit: opts.LogLimit,
-		Observe:  opts.OnChunk,
+		Flags:     flags,
+		Logger:    slog.New(slog.DiscardHandler),
+		Env:       env,
+		Policy:    &policy,
+		Trust:     opts.Trust,
+		LogLimit:  opts.LogLimit,
+		Observe:   opts.OnChunk,
 	})
 	if err != nil {
 		tb.Fatalf("servertest: %v", err)
 	}
-	tb.Cleanup(func() { h.Close(time.Second) })
-	return &Env{Manager: h.Manager, Model: srv, Catalog: h.Catalog, Workspace: ws}
+	closeOnce := sync.OnceFunc(func() { h.Close(time.Second) })
+	tb.Cleanup(closeOnce)
+	return &Env{Manager: h.Manager, Model: srv, Catalog: h.Catalog, Workspace: ws, Home: home, close: closeOnce}
 }
 
 // EndCause is one way a run in flight ends, and the cause its run_ended

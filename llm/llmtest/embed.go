@@ -66,11 +66,13 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	s.embeds.Add(1)
 	data := make([]any, len(inputs))
+	tokens := 0
 	for i, in := range inputs {
 		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": Embed(in)}
+		tokens += (len(in) + 3) / 4 // as usageFor counts
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"object": "list", "model": req.Model, "data": data,
-		"usage": map[string]any{"prompt_tokens": 0, "total_tokens": 0},
+		"usage": map[string]any{"prompt_tokens": tokens, "total_tokens": tokens},
 	})
 }

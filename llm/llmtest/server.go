@@ -569,7 +569,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, req chatRequ
 	}
 	err = send(map[string]any{}, &stop)
 	if err == nil && req.StreamOptions.IncludeUsage {
-		u, _ := json.Marshal(usageFor(reply, prompt))
+		u, _ := json.Marshal(wireUsage(usageFor(reply, prompt)))
 		c := base
 		c.Choices = []chunkChoice{}
 		c.Usage = u
@@ -640,7 +640,7 @@ func (s *Server) complete(w http.ResponseWriter, req chatRequest, reply Reply, p
 		"model":              cmp.Or(req.Model, ModelName),
 		"system_fingerprint": "fp_llmtest",
 		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
-		"usage":              usageFor(reply, prompt),
+		"usage":              wireUsage(usageFor(reply, prompt)),
 	})
 }
 
@@ -694,6 +694,19 @@ func trickle(ctx context.Context, w io.Writer, rc *http.ResponseController, d ti
 			*n++
 		}
 	}
+}
+
+// wireUsage is u as OpenAI's API writes it: the cached tokens in
+// prompt_tokens_details, and the cost as OpenRouter adds it.
+func wireUsage(u Usage) map[string]any {
+	w := map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.TotalTokens}
+	if u.CachedTokens > 0 {
+		w["prompt_tokens_details"] = map[string]any{"cached_tokens": u.CachedTokens}
+	}
+	if u.Cost > 0 {
+		w["cost"] = u.Cost
+	}
+	return w
 }
 
 func usageFor(reply Reply, prompt string) Usage {

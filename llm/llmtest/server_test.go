@@ -607,3 +607,22 @@ func postStream(t *testing.T, ctx context.Context, srv *Server) *http.Response {
 	}
 	return resp
 }
+
+// A reply's usage reaches the client as an endpoint sends it: the cached
+// tokens in prompt_tokens_details, the cost as OpenRouter adds it.
+func TestUsageCachedAndCost(t *testing.T) {
+	t.Parallel()
+	want := Usage{PromptTokens: 100, CompletionTokens: 7, TotalTokens: 107, CachedTokens: 60, Cost: 0.0042}
+	srv := NewServer(t, Reply{Content: "hi", Usage: &want})
+	c, err := llm.New(llm.Options{Model: "m", BaseURL: srv.URL(), MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ask(t, c, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage != want {
+		t.Errorf("usage = %+v, want %+v", res.Usage, want)
+	}
+}

@@ -490,10 +490,31 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err := st.waitEvents(a.ctx, sess.Cursor()); err != nil {
 		a.opts.Logger.Debug("prompt answered before its updates", "session", id, "err", err)
 	}
-	if res.StopReason == "cancelled" {
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	resp := sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}
+	switch res.StopReason {
+	case loop.StopCancelled:
+		resp.StopReason = sdk.StopReasonCancelled
+	case loop.StopBudget: // the run reached limits.tokens or limits.cost
+		resp.StopReason = sdk.StopReasonMaxTokens
 	}
-	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	resp.Usage, resp.Meta = promptUsage(res.Usage)
+	return resp, nil
+}
+
+// promptUsage is what a turn's usage becomes in ACP: the prompt response's
+// usage (unstable in the SDK: the tokens, cached included) and, in _meta,
+// Zero's own account of it (its cost when known, its parts by role), which
+// ACP has no field for: usage_update's cost is the session's, in a named
+// currency, beside a context window.
+func promptUsage(u *server.Usage) (*sdk.Usage, map[string]any) {
+	if u == nil {
+		return nil, nil
+	}
+	out := &sdk.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if u.CachedTokens > 0 {
+		out.CachedReadTokens = new(u.CachedTokens)
+	}
+	return out, map[string]any{"zero/usage": u}
 }
 
 // interveneGrace is how long the watcher waits, after the SDK cancelled a

@@ -142,6 +142,9 @@ func (m *mapper) text(e server.Event, replay bool, send func(sdk.SessionUpdate))
 		if e.StopReason == loop.StopError && !m.errShown && e.Error != "" {
 			send(sdk.UpdateAgentMessageText("\n\nError: " + e.Error + "\n"))
 		}
+		if e.StopReason == loop.StopBudget && e.Error != "" {
+			send(sdk.UpdateAgentMessageText("\n\nStopped: " + e.Error + "\n"))
+		}
 		if replay && e.StopReason == loop.StopCancelled {
 			// Live, session/prompt's stop reason said it; a replay has no
 			// prompt to answer, so the turn says it was cut short.

@@ -56,6 +56,10 @@ func TestPromptRunsCommand(t *testing.T) {
 	id := c.newSession()
 	var res PromptResult
 	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "say hello"}, &res)
+	if res.Usage == nil || res.Usage.Calls != 2 || res.Usage.Roles == nil || res.Usage.Roles.Chat == nil || res.Usage.Roles.Chat.Calls != 2 {
+		t.Errorf("zero/prompt result's usage = %+v, want the run's two chat calls", res.Usage)
+	}
+	res.Usage = nil
 	if diff := cmp.Diff(PromptResult{StopReason: "response", Response: "done: hello-out", Run: 1}, res); diff != "" {
 		t.Errorf("zero/prompt result (-want +got):\n%s", diff)
 	}

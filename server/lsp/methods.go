@@ -313,6 +313,8 @@ type PromptResult struct {
 	// Run numbers the session's runs from 1 (for "intervened", the run
 	// that took the message).
 	Run int `json:"run,omitempty"`
+	// Usage is what the run's model calls used (run_ended's).
+	Usage *server.Usage `json:"usage,omitempty"`
 }
 
 func (c *conn) prompt(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {

@@ -165,6 +165,8 @@ func TestProtocolTS(t *testing.T) {
 		"ZeroEvent":           reflect.TypeFor[server.Event](),
 		"FileDiff":            reflect.TypeFor[server.FileDiff](),
 		"Usage":               reflect.TypeFor[server.Usage](),
+		"UsageCount":          reflect.TypeFor[server.UsageCount](),
+		"UsageByRole":         reflect.TypeFor[server.UsageByRole](),
 		"TokenChange":         reflect.TypeFor[server.TokenChange](),
 		"Choice":              reflect.TypeFor[server.Choice](),
 		"ZeroCapabilities":    reflect.TypeFor[zeroCapabilities](),

@@ -264,7 +264,7 @@ func (t *tracked) endRun(ctx context.Context, e server.Event) {
 	if run == nil {
 		return // the run started before this connection listened
 	}
-	res := PromptResult{StopReason: e.StopReason, Error: e.Error}
+	res := PromptResult{StopReason: e.StopReason, Error: e.Error, Usage: e.Usage}
 	if e.StopReason == loop.StopResponse {
 		res.Response = run.response
 	}

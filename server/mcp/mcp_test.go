@@ -37,6 +37,13 @@ func TestStartStatusCursorFlow(t *testing.T) {
 	}
 	last, evs := poll(t, r.c, session, st["cursor"].(float64), finished)
 	result := last["result"].(map[string]any)
+	if u, _ := result["usage"].(map[string]any); u == nil || u["calls"] != float64(2) {
+		t.Errorf("the last run's usage = %v, want its two calls", result["usage"])
+	}
+	if u, _ := last["session_usage"].(map[string]any); u == nil || u["calls"] != float64(2) {
+		t.Errorf("session_usage = %v, want the session's two calls", last["session_usage"])
+	}
+	delete(result, "usage")
 	if diff := cmp.Diff(map[string]any{"run": float64(1), "stop_reason": "response", "response": "done: hello-out"}, result); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}

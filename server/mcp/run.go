@@ -174,8 +174,8 @@ func (f *face) resumeRun(state string, answers mcp.InputResponses) (*server.Sess
 
 // runResult is zero_run's answer for a run that ended.
 func (f *face) runResult(s *server.Session, r server.RunResult) *mcp.CallToolResult {
-	out := runOut{Session: s.ID(), Run: r.Run, StopReason: r.StopReason, Response: r.Response, Trust: sessionTrust(s)}
-	if r.Err != nil && r.StopReason == loop.StopError {
+	out := runOut{Session: s.ID(), Run: r.Run, StopReason: r.StopReason, Response: r.Response, Trust: sessionTrust(s), Usage: r.Usage}
+	if r.Err != nil && (r.StopReason == loop.StopError || r.StopReason == loop.StopBudget) {
 		out.Error = r.Err.Error()
 	}
 	summary := r.Response
@@ -184,6 +184,11 @@ func (f *face) runResult(s *server.Session, r server.RunResult) *mcp.CallToolRes
 		summary = "The run was cancelled."
 	case loop.StopError:
 		summary = "The run failed: " + out.Error
+	case loop.StopBudget:
+		summary = "The run stopped at its budget: " + out.Error
+	}
+	if r.Usage != nil {
+		summary += "\nUsage: " + r.Usage.Line() + "."
 	}
 	if out.Trust != nil {
 		summary += "\nWarning: " + out.Trust.Message

@@ -43,7 +43,7 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 	prop(status, "since").Minimum = jsonschema.Ptr(0.0)
 	prop(status, "wait").Minimum, prop(status, "wait").Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(float64(maxWait))
 	run := outputSchema[runOut]()
-	prop(run, "stop_reason").Enum = enum(loop.StopResponse, loop.StopCancelled, loop.StopError, server.StopIntervened, stopApproval, stopRunning)
+	prop(run, "stop_reason").Enum = enum(loop.StopResponse, loop.StopCancelled, loop.StopError, loop.StopBudget, server.StopIntervened, stopApproval, stopRunning)
 	trust := outputSchema[trustOut]()
 	prop(trust, "status").Enum = enum(server.TrustNone, server.TrustTrusted, server.TrustUntrusted, server.TrustChanged)
 
@@ -158,6 +158,8 @@ type (
 		Running bool        `json:"running"`
 		Pending []approval  `json:"pending_approvals"`
 		Result  *lastResult `json:"result,omitempty"`
+		// Usage is what the session's runs used, all of them.
+		Usage *server.Usage `json:"session_usage,omitempty" jsonschema:"what all the session's model calls used"`
 	}
 	approval struct {
 		ID      string `json:"id"`
@@ -166,10 +168,11 @@ type (
 		Subject string `json:"subject,omitempty"`
 	}
 	lastResult struct {
-		Run        int    `json:"run"`
-		StopReason string `json:"stop_reason"`
-		Response   string `json:"response,omitempty"`
-		Error      string `json:"error,omitempty"`
+		Run        int           `json:"run"`
+		StopReason string        `json:"stop_reason"`
+		Response   string        `json:"response,omitempty"`
+		Error      string        `json:"error,omitempty"`
+		Usage      *server.Usage `json:"usage,omitempty" jsonschema:"what the run's model calls used"`
 	}
 	replyArgs struct {
 		Session string `json:"session" jsonschema:"Session id, from zero_start, zero_run or zero_sessions."`
@@ -209,6 +212,7 @@ type (
 		Error      string        `json:"error,omitempty"`
 		Intervened bool          `json:"intervened,omitempty"`
 		Trust      *trustWarning `json:"trust,omitempty" jsonschema:"the workspace's own code is off until the user trusts it"`
+		Usage      *server.Usage `json:"usage,omitempty" jsonschema:"what the run's model calls used: tokens, cached tokens, cost when known"`
 		// Cursor, Pending and Next are set when the call returned before
 		// the run ended.
 		Cursor  int64      `json:"cursor,omitempty" jsonschema:"pass to zero_status as since"`
@@ -541,7 +545,7 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		last, ended = s.Last()
 		evs, next = s.Events(a.Since)
 	}
-	out := statusOut{Session: s.ID(), Cursor: next, Running: running, Pending: []approval{}}
+	out := statusOut{Session: s.ID(), Cursor: next, Running: running, Pending: []approval{}, Usage: s.Info().Usage}
 	out.Events, out.Cursor, out.More = compactEvents(evs, out.Cursor)
 	out.Events = answerOnce(out.Events)
 	if ap := f.mgr.Approvals(); ap != nil {
@@ -550,8 +554,8 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		}
 	}
 	if ended && !out.Running {
-		out.Result = &lastResult{Run: last.Run, StopReason: last.StopReason, Response: last.Response}
-		if last.Err != nil && last.StopReason == loop.StopError {
+		out.Result = &lastResult{Run: last.Run, StopReason: last.StopReason, Response: last.Response, Usage: last.Usage}
+		if last.Err != nil && (last.StopReason == loop.StopError || last.StopReason == loop.StopBudget) {
 			out.Result.Error = last.Err.Error()
 		}
 	}
@@ -570,6 +574,9 @@ func statusSummary(o statusOut) string {
 	}
 	if o.Result != nil && !o.Running {
 		fmt.Fprintf(&b, "\nLast run %d ended: %s.", o.Result.Run, o.Result.StopReason)
+		if o.Result.Usage != nil {
+			fmt.Fprintf(&b, " Usage: %s.", o.Result.Usage.Line())
+		}
 		if o.Result.Response != "" {
 			b.WriteString("\nAnswer: " + o.Result.Response)
 		}

@@ -676,6 +676,11 @@ func (m *chatUI) events(evs []server.Event) {
 					m.view.line(m.view.style("error: "+e.Error, red))
 					m.view.lastError = e.Error
 				}
+			case loop.StopBudget:
+				m.view.line(m.view.style("stopped: "+termsafe.Visible(e.Error), yellow))
+			}
+			if e.Usage != nil {
+				m.view.line(m.view.style(runUsage(e.Usage), dim))
 			}
 		case loop.EventToolOutputDelta:
 			m.sandboxUp = true
@@ -882,6 +887,15 @@ func (m *chatUI) command(text string) tea.Cmd {
 		m.trustCommand()
 	case "sessions":
 		m.sessionsCommand()
+	case "cost", "usage":
+		if m.sess == nil {
+			say("no session yet")
+			return nil
+		}
+		say(fmt.Sprintf("session %s:", m.sess.ID()))
+		for _, l := range UsageLines(m.sess.Info().Usage) {
+			say("  " + l)
+		}
 	case "load":
 		if arg == "" {
 			say("/load ID: which session? /sessions lists them")
@@ -937,6 +951,7 @@ const chatHelp = `Type a message and press Enter; while the agent works, a messa
   /trust            review the workspace's code (extensions, tools) and trust exactly those files
   /memory [QUERY]   the agent's newest memories of this workspace, or those about QUERY
   /sessions         the sessions of this workspace
+  /cost             what this session's model calls used: tokens, cached share, cost, by role
   /load ID          switch to a session (an id prefix is enough) and show its conversation
   /help             this help
   /exit             leave (so do Ctrl-D at an empty prompt, and Ctrl-C twice at an empty prompt)
@@ -1121,6 +1136,11 @@ func (m *chatUI) transcript(info server.Info, evs []server.Event) []string {
 					r.line(r.style("error: "+msg, red))
 					r.lastError = msg
 				}
+			case loop.StopBudget:
+				r.line(r.style("stopped: "+termsafe.Visible(e.Error), yellow))
+			}
+			if e.Usage != nil {
+				r.line(r.style(runUsage(e.Usage), dim))
 			}
 		}
 	}

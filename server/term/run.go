@@ -96,7 +96,18 @@ func (r Run) Prompt(ctx context.Context, message string) int {
 	asker := newTermAsker(r.Manager.Approvals(), r.Session.Spec().Roots, r.In, r.Err, r.Interactive, ended)
 	pctx, stopPump := context.WithCancel(ctx)
 	defer stopPump()
+	// The run's output ends with its run_ended: what the session does after
+	// it (the usage of a memorization the run left going) is stored, not
+	// shown, so that run_ended is the last line of --json.
+	// (A run_ended before this run's run_started closes a run an earlier
+	// process left, when the session loaded.)
+	started, over := false, false
 	p := newPump(r.Session.Follow(r.Since), func(e server.Event) {
+		if over {
+			return
+		}
+		started = started || e.Type == loop.EventRunStarted
+		over = started && e.Type == loop.EventRunEnded
 		show(e)
 		asker.ask(pctx, e)
 	})

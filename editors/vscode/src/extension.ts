@@ -378,7 +378,7 @@ export class Controller implements vscode.Disposable {
     const id = this.current && this.tracked.has(this.current) ? this.current : await this.newSession();
     const params: PromptParams = { sessionId: id, message };
     const res = await this.request<PromptResult>(Methods.prompt, params);
-    if (res.stopReason === 'error' && res.error) void vscode.window.showErrorMessage(`Zero: ${res.error}`);
+    if ((res.stopReason === 'error' || res.stopReason === 'budget') && res.error) void vscode.window.showErrorMessage(`Zero: ${res.error}`);
     void this.refreshSessions();
   }
 

@@ -30,7 +30,7 @@ export type EventType =
   | 'sandbox_pull';
 
 /** loop.Stop* (run_ended.stop_reason); zero/prompt adds "intervened". */
-export type StopReason = 'response' | 'cancelled' | 'error' | 'intervened';
+export type StopReason = 'response' | 'cancelled' | 'error' | 'budget' | 'intervened';
 
 /** loop.Tool* (tool_result.status). */
 export type ToolStatus = 'completed' | 'failed' | 'cancelled';
@@ -48,12 +48,42 @@ export interface FileDiff {
   new_text: string;
 }
 
-/** loop.Usage. */
+/**
+ * server.Usage: one model call's (usage event: role set) or totals (run_ended: the run's;
+ * SessionInfo: the session's), with parts by role. cost is in the endpoint's or the configured
+ * prices' currency and absent when unknown; cost_partial: some calls' cost is unknown.
+ */
 export interface Usage {
+  role?: string;
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  cached_tokens?: number;
+  cost?: number;
+  cost_partial?: boolean;
+  calls?: number;
   estimated?: boolean;
+  roles?: UsageByRole;
+}
+
+/** server.UsageCount: a Usage without roles (a role's part of totals). */
+export interface UsageCount {
+  role?: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens?: number;
+  cost?: number;
+  cost_partial?: boolean;
+  calls?: number;
+  estimated?: boolean;
+}
+
+/** server.UsageByRole: totals by the model's role. */
+export interface UsageByRole {
+  chat?: UsageCount;
+  utility?: UsageCount;
+  embedding?: UsageCount;
 }
 
 /** loop.TokenChange. */
@@ -160,6 +190,7 @@ export interface PromptResult {
   response?: string;
   error?: string;
   run?: number;
+  usage?: Usage;
 }
 
 /**
@@ -206,6 +237,7 @@ export interface SessionInfo {
   paused?: boolean;
   runs: number;
   last_seq: number;
+  usage?: Usage;
 }
 export interface SessionsResult {
   sessions: SessionInfo[];
