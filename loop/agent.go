@@ -59,6 +59,11 @@ type Agent struct {
 	// both made once per monologue (native.go).
 	// native is read by the background compression too (prompt vars).
 	native atomic.Bool
+	// sent is what preparePrompt built the last request from; sentTokens
+	// the token counts of its messages when they had to be counted
+	// (outputCap).
+	sent       sentPrompt
+	sentTokens tokenMemo
 	// toolsRefused: the endpoint refused native calls, for a model that
 	// does not remember it itself.
 	toolsRefused atomic.Bool

@@ -42,27 +42,80 @@ func (a *Agent) outputCap(req llm.Request) int {
 	if len(msgs) == 0 {
 		return want
 	}
-	// What is sent is counted, not the history: a compression in the
-	// background may have laid a summary over it since the prompt was built.
 	reserve := len(msgs)*messageOverhead + window/20
+	// While the history is as it was when the prompt was built, what is
+	// sent is its messages, which it counts once each (and bounds by the
+	// bytes of those not counted yet), and the extras; an extension's edits
+	// of the messages are within the reserve. Once a compression in the
+	// background laid a summary over it, what is sent is counted instead.
+	same := a.sent.size == a.History.size()
 	size := a.toolBytes()
-	for _, m := range msgs {
-		size += len(m.Content)
-		for _, c := range m.ToolCalls {
-			size += len(c.Name) + len(c.Arguments)
+	if same {
+		size += len(msgs[0].Content) + a.History.tokensAtMost() + len(a.sent.extras)
+	} else {
+		for _, m := range msgs {
+			size += len(m.Content)
+			for _, c := range m.ToolCalls {
+				size += len(c.Name) + len(c.Arguments)
+			}
 		}
 	}
 	if size+reserve+want <= window { // a token is at least a byte: far from the window
 		return want
 	}
 	prompt := a.systemTokens(msgs[0].Content) + reserve // counted once per text
+	if same {
+		if a.sent.extras != a.sent.counted {
+			a.sent.counted, a.sent.extrasTokens = a.sent.extras, s.cfg.CountTokens(a.sent.extras)
+		}
+		return max(min(want, window-prompt-a.History.Tokens()-a.sent.extrasTokens), min(want, minOutput))
+	}
+	memo := &a.sentTokens
+	memo.turn()
 	for _, m := range msgs[1:] {
-		prompt += s.cfg.CountTokens(m.Content)
+		prompt += memo.count(m.Content, s.cfg.CountTokens)
 		for _, c := range m.ToolCalls {
-			prompt += s.cfg.CountTokens(c.Name+c.Arguments) + messageOverhead
+			prompt += memo.count(c.Name+c.Arguments, s.cfg.CountTokens) + messageOverhead
 		}
 	}
 	return max(min(want, window-prompt), min(want, minOutput))
+}
+
+// sentPrompt is what outputCap knows of the prompt preparePrompt built:
+// the history's state when its output was taken, and the extras.
+type sentPrompt struct {
+	size   historySize
+	extras string
+	// counted is the extras last counted, extrasTokens their tokens: the
+	// same turn after turn but for the time.
+	counted      string
+	extrasTokens int
+}
+
+// tokenMemo keeps the token counts of the texts of the last requests: a
+// request repeats all but its last few messages of the one before, and
+// counting them again each turn would cost more than all the rest of a
+// turn once the history is long.
+type tokenMemo struct {
+	cur, prev map[string]int
+}
+
+// turn starts a request: what the last one counted is kept for this one.
+func (m *tokenMemo) turn() {
+	m.prev, m.cur = m.cur, m.prev
+	if m.cur == nil {
+		m.cur = map[string]int{}
+	}
+	clear(m.cur)
+}
+
+func (m *tokenMemo) count(text string, count func(string) int) int {
+	n, ok := m.prev[text]
+	if !ok {
+		n = count(text)
+	}
+	m.cur[text] = n
+	return n
 }
 
 // utilityCap is the cap on the utility model's answer to system and

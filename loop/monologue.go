@@ -346,6 +346,9 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 	if err := a.call(ctx, hooks.SystemPrompt, &SystemPromptPayload{Agent: a, Loop: ld, System: &ld.System}); err != nil {
 		return nil, err
 	}
+	// The history's state first, then its output: if a summary comes in
+	// between, the two differ and outputCap counts what is sent.
+	a.sent.size = a.History.size()
 	ld.HistoryOutput = a.History.Output()
 	// What History gave out holds aliases only: its messages are not
 	// masked again below unless an extension changed them. The extensions
@@ -381,6 +384,7 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 			msgs = append(msgs, llm.Message{Role: llm.User, Content: extras})
 		}
 	}
+	a.sent.extras = extras
 	if err := a.checkFits(msgs[0].Content, extras, len(msgs)); err != nil {
 		// The check counted the system prompt, which may lower the
 		// history's limit: compress now, once more, before refusing, as
