@@ -55,8 +55,8 @@ type Agent struct {
 	found      map[string]Tool
 	foundNames []string
 	// native is set for a turn whose request offers native tool calls;
-	// table is what it offers, descs the tools' prompt files rendered,
-	// both made once per monologue (native.go).
+	// table is what it offers (checked once per monologue), descs the
+	// tools' descriptions (made once) (native.go).
 	// native is read by the background compression too (prompt vars).
 	native atomic.Bool
 	// sent is what preparePrompt built the last request from; sentTokens
@@ -73,7 +73,9 @@ type Agent struct {
 
 // refreshTools takes the ToolSource's tools for the monologue to come.
 func (a *Agent) refreshTools(ctx context.Context) {
-	a.table, a.descs = nil, nil
+	if a.table != nil {
+		a.table.fresh = false // the next tools() checks the tools again
+	}
 	src := a.setup.ToolSource
 	if src == nil {
 		return

@@ -96,7 +96,7 @@ func (h *History) addEntry(m HistoryMessage) {
 	}
 	h.msgs = append(h.msgs, m)
 	h.counts = append(h.counts, m.N)
-	h.uncounted += len(m.text())
+	h.uncounted += m.textLen()
 	h.appendMessage(&h.msgs[len(h.msgs)-1])
 	if h.journal != nil {
 		h.journal.AddMessage(h.agent, m)
@@ -266,7 +266,7 @@ func (h *History) record(idx, counts []int) {
 	for _, n := range h.counts {
 		if t := h.msgs[n].Tokens; t > 0 {
 			h.tokens += t
-			h.uncounted -= len(h.msgs[n].text())
+			h.uncounted -= h.msgs[n].textLen()
 		} else {
 			kept = append(kept, n)
 		}
@@ -311,7 +311,7 @@ func (h *History) rebuild() {
 			h.tokens += m.Tokens
 		} else {
 			h.counts = append(h.counts, i)
-			h.uncounted += len(m.text())
+			h.uncounted += m.textLen()
 		}
 		h.appendMessage(m)
 		i++

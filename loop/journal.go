@@ -31,6 +31,15 @@ type HistoryCall struct {
 	Args string `json:"args"` // the arguments, a JSON object (aliases only)
 }
 
+// textLen is len(m.text()), without making it.
+func (m *HistoryMessage) textLen() int {
+	n := len(m.Content)
+	for _, c := range m.Calls {
+		n += len(c.Name) + len(c.Args) + 40 // and the JSON around them, at least
+	}
+	return n
+}
+
 // text is the message as one text, its calls written as Agent Zero's tool
 // requests: what is counted, summarised and shown to a model that does
 // not take native calls.

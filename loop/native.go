@@ -82,6 +82,10 @@ type toolTable struct {
 	// size is the bytes of the specs as sent, tokens their tokens (0
 	// until counted).
 	size, tokens int
+	// names are the tools it was made of; fresh is set while it is known
+	// to be the monologue's (see refreshTools).
+	names []string
+	fresh bool
 }
 
 // tokenCount is the tokens the functions take in a request, counted once.
@@ -100,19 +104,25 @@ func (t *toolTable) tokenCount(count func(string) int) int {
 // permissive is the schema of a tool that declares none.
 var permissive = json.RawMessage(`{"type":"object","additionalProperties":true}`)
 
-// tools builds the agent's table for the monologue, once.
+// tools builds the agent's table for the monologue, once; a monologue with
+// the same tools as the last keeps its table.
 func (a *Agent) tools() *toolTable {
-	if a.table != nil {
+	if a.table != nil && a.table.fresh {
 		return a.table
 	}
-	t := &toolTable{toAPI: map[string]string{}, byAPI: map[string]string{}}
+	names := a.toolNames()
+	if a.table != nil && slices.Equal(a.table.names, names) {
+		a.table.fresh = true
+		return a.table
+	}
+	t := &toolTable{toAPI: map[string]string{}, byAPI: map[string]string{}, names: names, fresh: true}
 	type entry struct {
 		raw  string
 		spec ToolSpec
 		tool string
 	}
 	var entries []entry
-	for _, name := range a.toolNames() {
+	for _, name := range names {
 		tool := a.tool(name)
 		specs := []ToolSpec{{}}
 		if sp, ok := tool.(Specified); ok {
@@ -241,23 +251,27 @@ func (a *Agent) promptFile(name string) string {
 // prompt file (agent.system.tool.<name>.md or the file it names), only its
 // own "### name" part when the file describes several tools, without the
 // examples written in the JSON protocol.
+//
+// It is made once per tool and file for the agent's life: its profile's
+// prompts and its vars do not change.
 func (a *Agent) toolDescription(name, file string) string {
-	text, ok := a.descs[file]
-	if !ok {
-		var err error
-		text, err = a.Render(file, nil)
-		if err != nil {
-			text = ""
-		}
-		if a.descs == nil {
-			a.descs = map[string]string{}
-		}
-		a.descs[file] = text
+	key := name + "\x00" + file
+	if text, ok := a.descs[key]; ok {
+		return text
+	}
+	text, err := a.Render(file, nil)
+	if err != nil {
+		text = ""
 	}
 	text = section(text, name)
 	text = fenced.ReplaceAllString(text, "")
 	text = exampleLead.ReplaceAllString(text, "")
-	return strings.TrimSpace(text)
+	text = strings.TrimSpace(text)
+	if a.descs == nil {
+		a.descs = map[string]string{}
+	}
+	a.descs[key] = text
+	return text
 }
 
 // sharedDescription is the description of a function whose prompt another
@@ -307,10 +321,25 @@ func callsText(content string, calls []HistoryCall) string {
 		if !json.Valid([]byte(args)) {
 			args = "{}"
 		}
-		name, _ := json.Marshal(c.Name)
-		fmt.Fprintf(&b, `{"tool_name": %s, "tool_args": %s}`, name, args)
+		b.WriteString(`{"tool_name": `)
+		b.WriteString(jsonString(c.Name))
+		b.WriteString(`, "tool_args": `)
+		b.WriteString(args)
+		b.WriteByte('}')
 	}
 	return b.String()
+}
+
+// jsonString is s as a JSON string; a tool's name most often needs no
+// escape.
+func jsonString(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {
+			raw, _ := json.Marshal(s)
+			return string(raw)
+		}
+	}
+	return `"` + s + `"`
 }
 
 // resultText is a native call's result as the JSON protocol shows it: the

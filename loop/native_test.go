@@ -136,7 +136,7 @@ func TestNativeCalls(t *testing.T) {
 			results[m.ToolCallID] = m.Content
 		}
 	}
-	want := []string{`c1 text_editor_read {"path":"b.txt"}`, `c2 text_editor_read {"path":"a.txt"}`, `c3 text_editor_read {"path":"b.txt"}`}
+	want := []string{`c1 text_editor_read {"path": "b.txt"}`, `c2 text_editor_read {"path": "a.txt"}`, `c3 text_editor_read {"path": "b.txt"}`}
 	if !slices.Equal(calls, want) {
 		t.Errorf("calls sent back = %q, want %q", calls, want)
 	}
@@ -232,7 +232,7 @@ func TestNativeHistoryAcrossProtocols(t *testing.T) {
 		}
 		switch proto {
 		case loop.ProtocolJSON:
-			if slices.Contains(roles, "tool") || !strings.Contains(text, `{"tool_name": "text_editor:read", "tool_args": {"path":"a.txt"}}`) {
+			if slices.Contains(roles, "tool") || !strings.Contains(text, `{"tool_name": "text_editor:read", "tool_args": {"path": "a.txt"}}`) {
 				t.Errorf("JSON protocol: roles %v, text:\n%s", roles, text)
 			}
 		case loop.ProtocolNative:

@@ -35,7 +35,14 @@ func (a *Agent) nativeTurn(ctx context.Context, ld *LoopData, st *monologueState
 		if i == 0 {
 			reqs[i].Headline = headline(r.text)
 		}
-		hist[i] = HistoryCall{ID: reqs[i].CallID, Name: reqs[i].Raw, Args: string(marshalArgs(reqs[i].Args))}
+		// The arguments as the model wrote them go back to it (masked, as
+		// any text entering the history); ones it could not have meant,
+		// as an empty object.
+		args := strings.TrimSpace(c.Arguments)
+		if reqs[i].bad != "" || args == "" || args == "null" {
+			args = "{}"
+		}
+		hist[i] = HistoryCall{ID: reqs[i].CallID, Name: reqs[i].Raw, Args: a.session.mask(args)}
 	}
 	if tagged {
 		// The server did not parse them: the model sees them again as it
