@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -430,7 +431,7 @@ func TestNativeSecrets(t *testing.T) {
 	srv := llmtest.NewServer(t,
 		llmtest.Reply{ChunkSize: 3, ToolCalls: []llmtest.ScriptedCall{
 			{ID: "s1", Name: "code_execution_tool", Arguments: `{"runtime": "terminal", "code": "deploy --token §§secret(API_TOKEN)"}`},
-			{ID: "s2", Name: "code_execution_tool", Arguments: `{"runtime": "terminal", "code": "echo ` + secretToken + `"}`},
+			{ID: "s2", Name: "code_execution_tool", Arguments: `{"runtime": "terminal", "code": "echo ` + secretToken + ` \u0022` + jsonEscaped(secretToken) + `\u0022"}`},
 			{ID: "s3", Name: "response", Arguments: `{"text": "the token is ` + secretToken + `"}`},
 		}},
 	)
@@ -468,6 +469,12 @@ func TestNativeSecrets(t *testing.T) {
 		if strings.Contains(string(raw), secretToken) {
 			t.Errorf("history holds the value: %s", raw)
 		}
+		for _, c := range m.Calls { // decoded: a value written in escapes is the value
+			var args map[string]any
+			if err := json.Unmarshal([]byte(c.Args), &args); err != nil || strings.Contains(fmt.Sprint(args), secretToken) {
+				t.Errorf("a call in history holds the value (%v): %s", err, c.Args)
+			}
+		}
 	}
 }
 
@@ -492,4 +499,14 @@ func TestAutoFallsBackWithAnyModel(t *testing.T) {
 	if !strings.Contains(rec.text(loop.EventWarning), "refused native tool calls") {
 		t.Error("no warning")
 	}
+}
+
+// jsonEscaped writes every character of s as a \u escape, as a model
+// hiding a value from a text masker would.
+func jsonEscaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		fmt.Fprintf(&b, "\\u%04x", r)
+	}
+	return b.String()
 }

@@ -35,14 +35,18 @@ func (a *Agent) nativeTurn(ctx context.Context, ld *LoopData, st *monologueState
 		if i == 0 {
 			reqs[i].Headline = headline(r.text)
 		}
-		// The arguments as the model wrote them go back to it (masked, as
-		// any text entering the history); ones it could not have meant,
-		// as an empty object.
+		// The arguments as the model wrote them go back to it; ones it
+		// could not have meant, as an empty object. With secrets, the
+		// parsed arguments, masked value by value (a value written with
+		// JSON escapes is one too), written again.
 		args := strings.TrimSpace(c.Arguments)
-		if reqs[i].bad != "" || args == "" || args == "null" {
+		switch {
+		case reqs[i].bad != "" || args == "" || args == "null":
 			args = "{}"
+		case a.session.cfg.Secrets != nil:
+			args = string(marshalArgs(reqs[i].Args))
 		}
-		hist[i] = HistoryCall{ID: reqs[i].CallID, Name: reqs[i].Raw, Args: a.session.mask(args)}
+		hist[i] = HistoryCall{ID: reqs[i].CallID, Name: reqs[i].Raw, Args: args}
 	}
 	if tagged {
 		// The server did not parse them: the model sees them again as it
