@@ -622,14 +622,9 @@ func (r *replyStream) onReasoning(ctx context.Context, chunk string) error {
 // complete, valid tool request has arrived.
 func (r *replyStream) onContent(ctx context.Context, chunk string) error {
 	a, h, parser := r.a, r.h, r.parser
-	if h.Has(hooks.ResponseStreamChunk) {
-		p := &StreamChunkPayload{Agent: a, Loop: r.ld, Chunk: chunk, Full: r.full.String() + chunk}
-		if err := h.Call(ctx, hooks.ResponseStreamChunk, p); err != nil {
-			return err
-		}
-		if p.Chunk != chunk { // what an extension put there
-			r.rewritten, chunk = true, a.session.mask(p.Chunk)
-		}
+	chunk, err := r.chunkHook(ctx, chunk)
+	if err != nil {
+		return err
 	}
 	r.full.WriteString(chunk)
 	parser.Feed(chunk)
@@ -647,6 +642,22 @@ func (r *replyStream) onContent(ctx context.Context, chunk string) error {
 		}
 	}
 	return nil
+}
+
+// chunkHook runs the response_stream_chunk extensions on a chunk of the
+// answer and returns the chunk they leave (masked, when one rewrote it).
+func (r *replyStream) chunkHook(ctx context.Context, chunk string) (string, error) {
+	if !r.h.Has(hooks.ResponseStreamChunk) {
+		return chunk, nil
+	}
+	p := &StreamChunkPayload{Agent: r.a, Loop: r.ld, Chunk: chunk, Full: r.full.String() + chunk}
+	if err := r.h.Call(ctx, hooks.ResponseStreamChunk, p); err != nil {
+		return "", err
+	}
+	if p.Chunk != chunk { // what an extension put there
+		r.rewritten, chunk = true, r.a.session.mask(p.Chunk)
+	}
+	return chunk, nil
 }
 
 func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {

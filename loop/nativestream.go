@@ -85,14 +85,9 @@ func (r *replyStream) onNativeContent(ctx context.Context, chunk string) error {
 		return r.onContent(ctx, chunk)
 	}
 	a, h := r.a, r.h
-	if h.Has(hooks.ResponseStreamChunk) {
-		p := &StreamChunkPayload{Agent: a, Loop: r.ld, Chunk: chunk, Full: r.full.String() + chunk}
-		if err := h.Call(ctx, hooks.ResponseStreamChunk, p); err != nil {
-			return err
-		}
-		if p.Chunk != chunk { // what an extension put there
-			r.rewritten, chunk = true, a.session.mask(p.Chunk)
-		}
+	chunk, err := r.chunkHook(ctx, chunk)
+	if err != nil {
+		return err
 	}
 	r.full.WriteString(chunk)
 	switch {

@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"reflect"
-	"slices"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -41,48 +40,10 @@ var shapes = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[boolOrString](): {AnyOf: []*jsonschema.Schema{{Type: "boolean"}, {Type: "string"}}},
 }
 
-// argsSchema is the schema of arguments of type T, made as lenient as the
-// tools are: properties T does not name are allowed (the tools ignore
-// them; memory_save keeps them as metadata), and null is not offered (a
-// pointer field tells a missing argument from a zero one; null counts as
-// missing). edit, when set, adds what the struct cannot say. A type
-// jsonschema-go cannot describe is a programmer error.
+// argsSchema is the schema of arguments of type T (loop.ArgsSchema), with
+// the shapes above.
 func argsSchema[T any](edit func(*jsonschema.Schema)) json.RawMessage {
-	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: shapes})
-	if err != nil {
-		panic(err)
-	}
-	lenient(s)
-	if s.Properties == nil {
-		s.Properties = map[string]*jsonschema.Schema{} // some endpoints want the key
-	}
-	if edit != nil {
-		edit(s)
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// lenient drops, from s and the schemas of its properties and items, the
-// additionalProperties:false of a struct and the null of a pointer or a
-// slice.
-func lenient(s *jsonschema.Schema) {
-	if s == nil {
-		return
-	}
-	if a := s.AdditionalProperties; a != nil && a.Not != nil && reflect.ValueOf(*a.Not).IsZero() {
-		s.AdditionalProperties = nil
-	}
-	if i := slices.Index(s.Types, "null"); i >= 0 && len(s.Types) == 2 {
-		s.Type, s.Types = s.Types[1-i], nil
-	}
-	for _, p := range s.Properties {
-		lenient(p)
-	}
-	lenient(s.Items)
+	return loop.ArgsSchema[T](&jsonschema.ForOptions{TypeSchemas: shapes}, edit)
 }
 
 // specOf is the spec of a tool without methods whose arguments are a T,
