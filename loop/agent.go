@@ -59,6 +59,8 @@ type Agent struct {
 	// tools' descriptions (made once) (native.go).
 	// native is read by the background compression too (prompt vars).
 	native atomic.Bool
+	// pending are the native calls of the turn going on (nativeturn.go).
+	pending pendingCalls
 	// sent is what preparePrompt built the last request from; sentTokens
 	// the token counts of its messages when they had to be counted
 	// (outputCap).

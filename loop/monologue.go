@@ -174,6 +174,11 @@ func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
 			a.histAddToolResult(ctx, toolRequest{Raw: tool.Name, CallID: tool.callID}, out)
 		}
 	}
+	if p := a.pending; p.reqs != nil {
+		// The native calls of the answer get their results before the
+		// message, so each stays paired with its call.
+		a.answerAll(ctx, p.reqs, p.from, "[not run: the user sent a message first]")
+	}
 	if strings.TrimSpace(progress) != "" {
 		a.histAddAI(ctx, progress)
 	}

@@ -510,3 +510,89 @@ func jsonEscaped(s string) string {
 	}
 	return b.String()
 }
+
+// nativeCalls is a fake model's answer with native calls.
+func nativeCalls(calls ...llm.ToolCall) reply {
+	return reply{fn: func(_ context.Context, fn llm.StreamFunc) (llm.Result, error) {
+		for i, c := range calls {
+			if err := fn(llm.Delta{Kind: llm.ToolCallArgs, Call: i, ID: c.ID, Name: c.Name, Text: c.Arguments}); err != nil {
+				return llm.Result{}, err
+			}
+		}
+		return llm.Result{ToolCalls: calls, FinishReason: "tool_calls"}, nil
+	}}
+}
+
+// TestNativeInterventionMidCall: a message that comes while the first of
+// two native calls runs interrupts it; its output so far is its result,
+// the second call's result says it did not run, and the next request
+// pairs both calls with their results, then the message.
+func TestNativeInterventionMidCall(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	slow := toolFunc{"slow", func(ctx context.Context, c *loop.ToolCall) (loop.ToolResult, error) {
+		c.Progress(ctx, "step 1 done\n")
+		close(started)
+		<-ctx.Done()
+		return loop.ToolResult{Text: c.Output() + "(interrupted)"}, nil
+	}}
+	model := &fakeModel{replies: []reply{
+		nativeCalls(llm.ToolCall{ID: "a", Name: "slow", Arguments: `{}`}, llm.ToolCall{ID: "b", Name: "noop", Arguments: `{"x": 1}`}),
+		{content: "adjusted"},
+	}}
+	sess, _ := newSession(t, setup{model: model, protocol: loop.ProtocolNative, tools: []loop.Tool{responseTool, slow, noopTool("noop")}})
+	go func() {
+		<-started
+		_ = sess.Intervene("use the fast path instead")
+	}()
+	if answer, err := sess.Run(runCtx(t), "work"); err != nil || answer != "adjusted" {
+		t.Fatalf("Run = %q, %v", answer, err)
+	}
+	msgs := model.requests()[1]
+	var shape []string
+	for _, m := range msgs[1:] {
+		switch {
+		case len(m.ToolCalls) > 0:
+			shape = append(shape, "calls")
+		case m.Role == llm.Tool:
+			shape = append(shape, "result "+m.ToolCallID)
+		default:
+			shape = append(shape, string(m.Role))
+		}
+	}
+	if !slices.Equal(shape, []string{"user", "calls", "result a", "result b", "user"}) {
+		t.Fatalf("messages: %v", shape)
+	}
+	if !strings.Contains(msgs[3].Content, "step 1 done") || !strings.Contains(msgs[4].Content, "not run") ||
+		!strings.Contains(msgs[5].Content, "use the fast path instead") {
+		t.Errorf("results and message: %q / %q / %q", msgs[3].Content, msgs[4].Content, msgs[5].Content)
+	}
+}
+
+// TestNativeSubordinate: a native call of call_subordinate runs a
+// subordinate, whose own answer in text comes back as the call's result.
+func TestNativeSubordinate(t *testing.T) {
+	t.Parallel()
+	model := &fakeModel{replies: []reply{
+		nativeCalls(llm.ToolCall{ID: "d", Name: "call_subordinate", Arguments: `{"message": "count the files", "profile": "developer"}`}),
+		{content: "There are 3 files."},        // the subordinate's answer
+		{content: "The subordinate found 3."}, // agent 0's
+	}}
+	sess, rec := newSession(t, setup{model: model, protocol: loop.ProtocolNative, tools: []loop.Tool{responseTool, tools.CallSubordinate{}}})
+	if answer, err := sess.Run(runCtx(t), "how many files?"); err != nil || answer != "The subordinate found 3." {
+		t.Fatalf("Run = %q, %v", answer, err)
+	}
+	if n := len(rec.ofType(loop.EventSubordinateStarted)); n != 1 {
+		t.Errorf("%d subordinates started", n)
+	}
+	last := model.requests()[2]
+	var result string
+	for _, m := range last {
+		if m.Role == llm.Tool && m.ToolCallID == "d" {
+			result = m.Content
+		}
+	}
+	if !strings.Contains(result, "There are 3 files.") {
+		t.Errorf("the call's result = %q", result)
+	}
+}

@@ -63,7 +63,11 @@ func (a *Agent) nativeTurn(ctx context.Context, ld *LoopData, st *monologueState
 	// answer given before it) still gets its result, so that the next
 	// request pairs every call with one.
 	from := a.History.Len()
-	defer a.answerAll(ctx, reqs, from)
+	a.pending = pendingCalls{reqs: reqs, from: from}
+	defer func() {
+		a.pending = pendingCalls{}
+		a.answerAll(ctx, reqs, from, "[not run: the turn ended before this call]")
+	}()
 	for _, req := range reqs {
 		if req.bad != "" {
 			a.histAddToolResult(ctx, req, req.bad)
@@ -90,9 +94,16 @@ func (a *Agent) nativeTurn(ctx context.Context, ld *LoopData, st *monologueState
 	return "", false, nil
 }
 
-// answerAll adds a result for each native call of reqs that has none
-// among the history's messages from from on.
-func (a *Agent) answerAll(ctx context.Context, reqs []toolRequest, from int) {
+// pendingCalls are the native calls of the turn going on, whose results
+// come after the history's message from.
+type pendingCalls struct {
+	reqs []toolRequest
+	from int
+}
+
+// answerAll adds a result (text) for each native call of reqs that has
+// none among the history's messages from from on.
+func (a *Agent) answerAll(ctx context.Context, reqs []toolRequest, from int, text string) {
 	have := map[string]bool{}
 	for _, m := range a.History.since(from) {
 		if m.CallID != "" {
@@ -101,7 +112,7 @@ func (a *Agent) answerAll(ctx context.Context, reqs []toolRequest, from int) {
 	}
 	for _, req := range reqs {
 		if req.CallID != "" && !have[req.CallID] {
-			a.histAddToolResult(ctx, req, "[not run: the turn ended before this call]")
+			a.histAddToolResult(ctx, req, text)
 		}
 	}
 }
