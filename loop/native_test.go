@@ -575,7 +575,7 @@ func TestNativeSubordinate(t *testing.T) {
 	t.Parallel()
 	model := &fakeModel{replies: []reply{
 		nativeCalls(llm.ToolCall{ID: "d", Name: "call_subordinate", Arguments: `{"message": "count the files", "profile": "developer"}`}),
-		{content: "There are 3 files."},        // the subordinate's answer
+		{content: "There are 3 files."},       // the subordinate's answer
 		{content: "The subordinate found 3."}, // agent 0's
 	}}
 	sess, rec := newSession(t, setup{model: model, protocol: loop.ProtocolNative, tools: []loop.Tool{responseTool, tools.CallSubordinate{}}})
