@@ -227,8 +227,13 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 		}
 	}
 
-	if r.native && (len(r.calls) > 0 || r.mode != modeJSON) {
-		return a.nativeTurn(ctx, ld, st, item, r)
+	if r.native {
+		if root, _ := r.parsed.(map[string]any); r.mode == modeJSON && root["tool_name"] == nil && len(r.calls) == 0 {
+			r.mode, r.text = modeText, r.full // JSON, but no tool request in it: the answer, whole
+		}
+		if len(r.calls) > 0 || r.mode != modeJSON {
+			return a.nativeTurn(ctx, ld, st, item, r)
+		}
 	}
 	a.histAddAI(ctx, r.text) // whatever the model said stays in history
 	req, verr := validateToolRequest(r.parsed)
@@ -428,6 +433,7 @@ type modelReply struct {
 	native bool
 	calls  []llm.ToolCall
 	mode   int
+	full   string // the whole text, of which text may be the request only
 }
 
 // callModel streams the model's reply, emitting reasoning, thoughts,
@@ -519,7 +525,7 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		}
 	}
 	return modelReply{text: reply, parsed: parser.Value(), done: parser.Done(), finish: res.FinishReason,
-		native: a.native.Load(), calls: res.ToolCalls, mode: r.mode}, nil
+		native: a.native.Load(), calls: res.ToolCalls, mode: r.mode, full: cmp.Or(r.full.String(), reply)}, nil
 }
 
 // replyStream is the state of one streamed model reply.

@@ -389,6 +389,19 @@ func TestNativeTextFormats(t *testing.T) {
 	}
 }
 
+// TestNativeJSONAnswer: with native calls, an answer that is JSON but no
+// tool request (the user asked for JSON) is the answer.
+func TestNativeJSONAnswer(t *testing.T) {
+	e := newNativeEnv(t, loop.ProtocolNative, llmtest.Reply{Content: "```json\n{\"name\": \"zero\", \"ok\": true}\n```"})
+	answer, err := e.sess.Run(runCtx(t), "give me a JSON object")
+	if err != nil || answer != "```json\n{\"name\": \"zero\", \"ok\": true}\n```" {
+		t.Fatalf("answer %q, err %v", answer, err)
+	}
+	if w := e.rec.text(loop.EventWarning); w != "" {
+		t.Errorf("warning = %q", w)
+	}
+}
+
 // TestNativeEmptyReplies: replies with nothing in them end the run as the
 // misformat limit says, each one told to the model.
 func TestNativeEmptyReplies(t *testing.T) {
