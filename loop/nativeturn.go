@@ -15,13 +15,12 @@ import (
 // answering its call by id; an answer without calls is the answer, as if
 // the model had called the response tool.
 func (a *Agent) nativeTurn(ctx context.Context, ld *LoopData, st *monologueState, item string, r modelReply) (string, bool, error) {
-	calls, tagged := r.calls, false
+	calls, tagged, said := r.calls, false, r.text
 	if len(calls) == 0 && r.mode == modeTagged {
-		var rest string
-		calls, rest = taggedCalls(r.text)
+		calls, said = taggedCalls(r.text)
 		tagged = len(calls) > 0
 		if !tagged {
-			r.mode, r.text = modeText, rest
+			r.mode, r.text = modeText, said
 		}
 	}
 	if len(calls) == 0 {
@@ -33,7 +32,7 @@ func (a *Agent) nativeTurn(ctx context.Context, ld *LoopData, st *monologueState
 	for i, c := range calls {
 		reqs[i] = a.nativeRequest(c, i, item, r.finish)
 		if i == 0 {
-			reqs[i].Headline = headline(r.text)
+			reqs[i].Headline = headline(said) // what the model said before its calls
 		}
 		// The arguments as the model wrote them go back to it; ones it
 		// could not have meant, as an empty object. With secrets, the
