@@ -93,6 +93,19 @@ func TestToolMessagesSent(t *testing.T) {
 	if fn["name"] != "text_editor_read" || fn["description"] != "read a file" || fn["parameters"].(map[string]any)["required"] == nil {
 		t.Errorf("function = %v", fn)
 	}
+	// A message of calls only has no content key: Ollama refuses
+	// "content": null ("invalid message content type: <nil>") and an empty
+	// string makes some of its models leave structured calls (pydantic-ai
+	// #5206, vercel/ai #12390); OpenAI takes it either way.
+	var sent struct {
+		Messages []map[string]json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(got[0].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if _, has := sent.Messages[2]["content"]; has {
+		t.Errorf("a message of calls only carries content %s", sent.Messages[2]["content"])
+	}
 	if strings.Contains(string(got[1].Body), `"tools"`) {
 		t.Errorf("a request without tools sent %s", got[1].Body)
 	}
