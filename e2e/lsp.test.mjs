@@ -79,7 +79,7 @@ test("a run executes a command; thoughts, tool call and output arrive before the
   const out = at((e) => e.type === "tool_output_delta" && e.text.includes("hello-out"));
   const resp = at((e) => e.type === "response" && e.agent === 0);
   assert.ok(thought >= 0 && call > thought && out > call && resp > out, `order: ${evs.map((e) => e.type).join(",")}`);
-  assert.equal(evs.at(-1).type, "run_ended");
+  assert.equal(evs.filter((e) => e.type !== "usage").at(-1).type, "run_ended"); // the memory's usage may follow
   // The run is a work-done progress on the token the server created.
   assert.equal(z.created.length, 1);
   const kinds = z.progress.filter((p) => p.token === z.created[0]).map((p) => p.value.kind);
@@ -122,8 +122,9 @@ test("cancel mid-command: zero/cancel and a cancelled request", async (t) => {
   const e = await rpcError(q);
   assert.equal(e.code, -32800);
   assert.ok(Date.now() - started < 15000, "the commands were not stopped");
-  await until(() => z.events(sid).at(-1)?.type === "run_ended", 5000, "run_ended");
-  assert.equal(z.events(sid).at(-1).stop_reason, "cancelled");
+  const ended = () => z.events(sid).filter((e) => e.type !== "usage").at(-1); // the memory's usage may follow
+  await until(() => ended()?.type === "run_ended", 5000, "run_ended");
+  assert.equal(ended().stop_reason, "cancelled");
 });
 
 for (const [name, action, want] of [["granted", "Allow", "ran: approved-42"], ["refused", "Deny", "not allowed"]]) {
@@ -163,10 +164,13 @@ test("loading a session back replays its events", async (t) => {
   const list = await z.conn.sendRequest("zero/sessions", {});
   assert.deepEqual(list.sessions.map((s) => s.id), [sid]);
   const res = await z.conn.sendRequest("zero/loadSession", { sessionId: sid });
-  // The replay joins the deltas the live stream may have sent apart.
+  // The replay joins the deltas the live stream may have sent apart. The
+  // usage of the memory's work after the run may come live at any time
+  // meanwhile, and is replayed too: the rest is compared.
+  const worded = (evs) => evs.filter((e) => e.type !== "usage");
   const live = coalesce(z.events(sid).slice(0, before));
-  assert.equal(res.events, live.length);
-  assert.deepEqual(z.events(sid).slice(before), live);
+  assert.ok(res.events >= live.length, `${res.events} events replayed, ${live.length} live`);
+  assert.deepEqual(worded(z.events(sid).slice(before)), worded(live));
 });
 
 const DELTAS = new Set(["reasoning_delta", "thoughts_delta", "response_delta", "tool_output_delta"]);

@@ -183,6 +183,7 @@ func newCompressEnv(t testing.TB, o compressOpts) *compressEnv {
 			Prompts:      env.prompts,
 			Tools:        []loop.Tool{responseTool, bigTool},
 			Hooks:        set,
+			ToolProtocol: loop.ProtocolJSON, // the replies' protocol
 		},
 		Workspace:   t.TempDir(),
 		Limits:      loop.Limits{ContextTokens: o.window, CriticalRetryDelay: time.Millisecond},

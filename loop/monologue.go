@@ -675,13 +675,10 @@ func (a *Agent) emitUsage(item string, msgs []llm.Message, res llm.Result) {
 	a.session.fitted(a) // a call that went through ends a run of overflows
 	u := Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens, TotalTokens: res.Usage.TotalTokens}
 	if u == (Usage{}) {
-		count := a.session.cfg.CountTokens
-		sys := msgs[0].Content
-		if a.sysTokens.text != sys {
-			a.sysTokens.text, a.sysTokens.n = sys, count(sys)
-			a.compression.system.Store(int64(a.sysTokens.n))
-		}
-		u = Usage{PromptTokens: a.sysTokens.n + a.History.Tokens(), CompletionTokens: count(res.Content), Estimated: true}
+		// The system prompt (and the functions offered) as the history's
+		// limit counts it: one count, kept in one place.
+		u = Usage{PromptTokens: a.systemTokens(msgs[0].Content) + a.History.Tokens(),
+			CompletionTokens: a.session.cfg.CountTokens(res.Content), Estimated: true}
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
 	a.chatUsage(item, u, res.Usage)
