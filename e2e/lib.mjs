@@ -15,10 +15,23 @@ if (!ZERO_BIN || !FAKELLM_BIN) {
   throw new Error("run these tests through `go test ./e2e` (it sets ZERO_BIN and FAKELLM_BIN)");
 }
 
-/** A fresh directory, removed when the test ends. */
+/**
+ * A fresh directory, removed when the test ends. The after hooks run in the
+ * order they were added, so a zero whose home this is may still be running
+ * (and writing its state, such as the token calibration) while it is
+ * removed: the removal is retried, and a failure to remove never throws,
+ * which would skip the hooks after it (the ones that kill the processes)
+ * and leave the test runner waiting on them.
+ */
 export function tempDir(t, prefix = "zero-e2e-") {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
+    } catch (err) {
+      console.error(`could not remove ${dir}: ${err.message}`);
+    }
+  });
   return dir;
 }
 
