@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -66,6 +67,10 @@ async function startZero(script: string | object, approval: string, options: Ini
   const ws = mkdtempSync(path.join(tmpdir(), 'zero-ws-'));
   const home = mkdtempSync(path.join(tmpdir(), 'zero-home-'));
   writeFileSync(path.join(ws, 'README.md'), '# hello\n');
+  // No memorizing after a run: its usage, logged when it ends, would come
+  // in among the events these tests compare.
+  mkdirSync(path.join(home, 'zero'), { recursive: true });
+  writeFileSync(path.join(home, 'zero', 'config.yaml'), 'memory:\n  memorize: false\n');
   let scriptPath: string;
   if (typeof script === 'string') scriptPath = script;
   else {
@@ -101,7 +106,12 @@ async function startZero(script: string | object, approval: string, options: Ini
       await conn.sendNotification('exit');
     } finally {
       conn.dispose();
-      server.kill();
+      if (server.exitCode === null && server.signalCode === null) {
+        // Gone before its home is removed: it writes its state as it ends.
+        const gone = once(server, 'exit');
+        server.kill();
+        await gone;
+      }
       fk.kill();
       rmSync(ws, { recursive: true, force: true });
       rmSync(home, { recursive: true, force: true });
