@@ -227,7 +227,9 @@ func (a *Agent) compressHistoryTo(ctx context.Context, forced int) bool {
 		st.mu.Unlock()
 	}
 	if compressed {
-		after := a.History.Tokens()
+		// The agent may have added messages meanwhile: they are not part
+		// of what was compressed, nor of what it came to.
+		after := a.History.Tokens() - a.History.tokensFrom(size.messages)
 		a.emit(Event{Type: EventHistoryCompressed, Item: a.session.newItem("history"),
 			Text:   fmt.Sprintf("history compressed from %d to %d tokens", before, after),
 			Tokens: &TokenChange{Before: before, After: after}})

@@ -214,6 +214,27 @@ func (h *History) Output() []llm.Message {
 	return h.out[:len(h.out):len(h.out)]
 }
 
+// tokensFrom is the tokens of the raw messages from number n on that the
+// model sees (no summary covers them), as counted so far.
+func (h *History) tokensFrom(n int) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	total := 0
+	for i := max(n, 0); i < len(h.msgs); i++ {
+		covered := false
+		for _, t := range h.top {
+			if s := &h.sums[t]; s.From <= i && i <= s.To {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			total += h.msgs[i].Tokens
+		}
+	}
+	return total
+}
+
 // Tokens is the token count of what the model sees (Output): the messages
 // no summary covers plus the outermost summaries. Each message is counted
 // once, the first time it is needed, outside the lock, so a compression

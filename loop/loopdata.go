@@ -37,6 +37,9 @@ type LoopData struct {
 	// rendered caches the built-in system prompt parts for the monologue:
 	// their files and variables do not change within one.
 	rendered map[string]string
+	// refitted is set on a turn whose history was compressed to fit its
+	// prompt in the window (preparePrompt), which is tried once a turn.
+	refitted bool
 }
 
 func newLoopData(userMessage string) *LoopData {

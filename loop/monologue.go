@@ -192,6 +192,7 @@ func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
 // reply, and run the tool it asks for.
 func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item string) (string, bool, error) {
 	a.native.Store(a.nativeCalls())
+	ld.refitted = false
 	msgs, err := a.preparePrompt(ctx, ld)
 	if err != nil {
 		return "", false, err
@@ -401,6 +402,17 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 		// the built-in wait would have (unless it was disabled or replaced).
 		if a.builtinWaits() && a.historyOverLimit() && a.compressHistory(ctx) {
 			return a.preparePrompt(ctx, ld)
+		}
+		// Within its limit, the history may still leave too little beside
+		// the system prompt, the extras and what the API adds to each of
+		// many short messages: compress it by what is over, once a turn.
+		var full *ContextFullError
+		if errors.As(err, &full) && a.builtinWaits() && !ld.refitted {
+			ld.refitted = true
+			over := full.Prompt - full.Window
+			if h := a.History.Tokens(); h > over && a.compressHistoryTo(ctx, h-over) {
+				return a.preparePrompt(ctx, ld)
+			}
 		}
 		return nil, err
 	}
