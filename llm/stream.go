@@ -490,7 +490,7 @@ func (col *collector) toolCall(tc *openai.ChatCompletionChunkChoiceDeltaToolCall
 	if err := col.flush(); err != nil {
 		return err
 	}
-	if col.max > 0 && int64(col.content.Len()+col.reasoning.Len()+col.calls.size()+len(tc.Function.Arguments)) > col.max {
+	if col.max > 0 && int64(col.content.Len()+col.reasoning.Len()+col.calls.size()+len(tc.Function.Arguments)+len(tc.Function.Name)+len(tc.ID)) > col.max {
 		return &replyTooLargeError{limit: col.max}
 	}
 	at := col.calls.piece(tc)

@@ -176,11 +176,13 @@ func (b *callBuilder) result() []ToolCall {
 	return out
 }
 
-// size is the bytes of the arguments so far.
+// size is the bytes of the calls so far: ids, names and arguments, so a
+// server that sends names without end is bounded as one that sends
+// arguments without end.
 func (b *callBuilder) size() int {
 	n := 0
 	for i := range b.args {
-		n += b.args[i].Len()
+		n += b.args[i].Len() + len(b.calls[i].ID) + len(b.calls[i].Name)
 	}
 	return n
 }

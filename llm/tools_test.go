@@ -3,6 +3,7 @@ package llm_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -162,5 +163,27 @@ func TestRefusesTools(t *testing.T) {
 	a.RefuseTools()
 	if !b.ToolsRefused() || other.ToolsRefused() {
 		t.Errorf("refused: same model %v, other model %v", b.ToolsRefused(), other.ToolsRefused())
+	}
+}
+
+// TestEndlessCallNamesBounded: a server that sends a call's name in pieces
+// without end is cut at MaxReplyBytes, as one that sends text or
+// arguments without end.
+func TestEndlessCallNamesBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 200 {
+		piece := strings.Repeat(string(rune('a'+i%2)), 100) // never the name so far
+		id := ""
+		if i == 0 {
+			id = `"id":"c","type":"function",`
+		}
+		fmt.Fprintf(&b, "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,%s\"function\":{\"name\":\"%s\"}}]},\"finish_reason\":null}]}\n\n", id, piece)
+	}
+	b.WriteString("data: [DONE]\n\n")
+	srv := llmtest.NewServer(t, llmtest.Reply{Raw: b.String()})
+	c := newClient(t, srv, func(o *llm.Options) { o.MaxReplyBytes = 5000 })
+	_, err := c.Stream(testCtx(t), llm.Request{Messages: hello.Messages, Tools: []llm.ToolSpec{readSpec}}, nil)
+	if !errors.Is(err, llm.ErrReplyTooLarge) {
+		t.Fatalf("err = %v, want ErrReplyTooLarge", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -607,5 +608,44 @@ func TestNativeSubordinate(t *testing.T) {
 	}
 	if !strings.Contains(result, "There are 3 files.") {
 		t.Errorf("the call's result = %q", result)
+	}
+}
+
+// TestNativeTooManyCalls: an answer with more calls than run (a hostile or
+// looping model) has the first 64 run and every other one answered as not
+// run, each call still paired with its result, and the user told once.
+func TestNativeTooManyCalls(t *testing.T) {
+	t.Parallel()
+	var calls []llm.ToolCall
+	for i := range 70 {
+		calls = append(calls, llm.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "noop", Arguments: fmt.Sprintf(`{"i": %d}`, i)})
+	}
+	var ran atomic.Int32
+	counting := toolFunc{"noop", func(context.Context, *loop.ToolCall) (loop.ToolResult, error) {
+		ran.Add(1)
+		return loop.ToolResult{Text: "ok"}, nil
+	}}
+	model := &fakeModel{replies: []reply{nativeCalls(calls...), {content: "done"}}}
+	sess, rec := newSession(t, setup{model: model, protocol: loop.ProtocolNative, tools: []loop.Tool{responseTool, counting}})
+	if answer, err := sess.Run(runCtx(t), "go"); err != nil || answer != "done" {
+		t.Fatalf("Run = %q, %v", answer, err)
+	}
+	if n := ran.Load(); n != 64 {
+		t.Errorf("%d calls ran, want 64", n)
+	}
+	results, notRun := 0, 0
+	for _, m := range model.requests()[1] {
+		if m.Role == llm.Tool {
+			results++
+			if strings.Contains(m.Content, "not run") {
+				notRun++
+			}
+		}
+	}
+	if results != 70 || notRun != 6 {
+		t.Errorf("%d results, %d not run; want 70 and 6", results, notRun)
+	}
+	if w := rec.ofType(loop.EventWarning); len(w) != 1 || !strings.Contains(w[0].Text, "70 calls") {
+		t.Errorf("warnings = %+v", w)
 	}
 }

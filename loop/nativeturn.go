@@ -27,10 +27,19 @@ func (a *Agent) nativeTurn(ctx context.Context, ld *LoopData, st *monologueState
 		return a.textAnswer(ctx, ld, st, item, r)
 	}
 
+	// A model (or a server) that sends calls without end is not run
+	// without end: the calls past maxCalls are answered as not run.
+	if len(calls) > maxCalls {
+		a.warn(item, fmt.Sprintf("the model made %d calls in one answer: the first %d run, the others are answered as not run", len(calls), maxCalls))
+	}
 	reqs := make([]toolRequest, len(calls))
 	hist := make([]HistoryCall, len(calls))
 	for i, c := range calls {
 		reqs[i] = a.nativeRequest(c, i, item, r.finish)
+		if i >= maxCalls {
+			reqs[i].bad = fmt.Sprintf("[not run: at most %d calls of one answer run]", maxCalls)
+			reqs[i].badSaid = ""
+		}
 		if i == 0 {
 			reqs[i].Headline = headline(said) // what the model said before its calls
 		}
@@ -70,6 +79,9 @@ func (a *Agent) nativeTurn(ctx context.Context, ld *LoopData, st *monologueState
 	for _, req := range reqs {
 		if req.bad != "" {
 			a.histAddToolResult(ctx, req, req.bad)
+			if req.badSaid == "" { // past maxCalls: said once, above
+				continue
+			}
 			if err := a.unusableCall(ctx, st, item, r.text, req.badSaid); err != nil {
 				return "", false, err
 			}
@@ -99,6 +111,10 @@ type pendingCalls struct {
 	reqs []toolRequest
 	from int
 }
+
+// maxCalls is how many calls of one answer run: models make a few, a dozen
+// when they read many files at once.
+const maxCalls = 64
 
 // answerAll adds a result (text) for each native call of reqs that has
 // none among the history's messages from from on.
