@@ -126,6 +126,9 @@ func TestSearchEngine(t *testing.T) {
 		isError bool
 		want    []string
 		notWant []string
+		// timesOut: the request may end before the server saw it (its
+		// timeout is short, and a loaded machine may not even deliver it).
+		timesOut bool
 	}{
 		{
 			name: "results, top ten in Agent Zero's format",
@@ -214,7 +217,7 @@ func TestSearchEngine(t *testing.T) {
 				}
 			},
 			opts:  tools.SearchOptions{Timeout: 200 * time.Millisecond},
-			query: "q", isError: true,
+			query: "q", isError: true, timesOut: true,
 			want: []string{"did not answer within 200ms"},
 		},
 		{
@@ -273,7 +276,7 @@ func TestSearchEngine(t *testing.T) {
 				srv.mu.Lock()
 				got := srv.queries
 				srv.mu.Unlock()
-				if len(got) != 1 || got[0] != tt.query {
+				if len(got) > 1 || len(got) == 0 && !tt.timesOut || len(got) == 1 && got[0] != tt.query {
 					t.Errorf("the search engine got queries %q, want [%q]", got, tt.query)
 				}
 			}
