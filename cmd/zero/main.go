@@ -18,8 +18,16 @@ import (
 func main() {
 	app.Harden()
 	app.Version = buildInfo().version
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	for _, stop := range atExit {
+		stop()
+	}
+	os.Exit(code)
 }
+
+// atExit are what a profiling build (profile_on.go) finishes before the
+// process exits.
+var atExit []func()
 
 const usage = `zero: Agent Zero's agent for editors and terminals.
 

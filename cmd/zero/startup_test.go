@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,9 @@ func BenchmarkStartupVersion(b *testing.B) {
 func buildZero(b *testing.B) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "zero")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	// ZERO_BENCH_TAGS=zeroprof builds the binary that writes profiles
+	// (profile_on.go) for the benchmarks that run it.
+	if out, err := exec.Command("go", "build", "-tags", os.Getenv("ZERO_BENCH_TAGS"), "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
