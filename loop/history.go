@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/zeroagent/zero/llm"
@@ -179,6 +180,26 @@ func (h *History) since(from int) []HistoryMessage {
 		return nil
 	}
 	return slices.Clone(h.msgs[max(from, 0):])
+}
+
+// Transcript is the raw messages from number from on as text, each after
+// its role ("user: …", "assistant: …") and native calls written as Agent
+// Zero's tool requests: what the memory reads of a conversation. The
+// messages are as they were added (aliases only): no summary stands in
+// for them.
+func (h *History) Transcript(from int) string {
+	var b strings.Builder
+	for _, m := range h.since(from) {
+		role := llm.User
+		if m.AI {
+			role = llm.Assistant
+		}
+		b.WriteString(string(role))
+		b.WriteString(": ")
+		b.WriteString(m.text())
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // size identifies the history's state: it grows with every message and

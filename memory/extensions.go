@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/loop/dirtyjson"
+	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/store"
 )
 
@@ -48,8 +51,9 @@ func DefaultSettings() Settings {
 // Extensions are the memory plugin's built-in extensions, registered under
 // Agent Zero's names so that a user can override or disable them:
 // _50_recall_memories and _91_recall_wait (message_loop_prompts_after),
-// _50_memorize_fragments and _51_memorize_solutions (monologue_end), and
-// _20_behaviour_prompt (system_prompt).
+// _50_memorize_fragments and _51_memorize_solutions (monologue_end; they
+// choose what to memorize, and Zero's _59_memorize_start sends it in
+// the background), and _20_behaviour_prompt (system_prompt).
 type Extensions struct {
 	svc *Service
 	// Workspace names the scope an agent's memories go to.
@@ -83,6 +87,7 @@ func (x *Extensions) Register(r *hooks.Registry) {
 	r.Register(hooks.MessageLoopPromptsAfter, "_91_recall_wait", x.recallWait)
 	r.Register(hooks.MonologueEnd, "_50_memorize_fragments", x.memorizeFragments)
 	r.Register(hooks.MonologueEnd, "_51_memorize_solutions", x.memorizeSolutions)
+	r.Register(hooks.MonologueEnd, "_59_memorize_start", x.memorizeStart)
 	r.Register(hooks.SystemPrompt, "_20_behaviour_prompt", x.behaviourPrompt)
 }
 
@@ -215,6 +220,9 @@ func (x *Extensions) recall(ctx context.Context, p hooks.Payload) error {
 	if ld.Iteration%max(1, x.Settings.RecallInterval) != 0 {
 		return nil
 	}
+	if acknowledgement(ld.UserMessage) {
+		return nil // "thanks", "ok": nothing to look for (Agent Zero's query prompt answers "-")
+	}
 	ws := x.Workspace(a)
 	scopes := []string{ws, ""}
 	hist := cut.Tail(historyText(a), max(0, x.Settings.RecallHistoryLen))
@@ -311,68 +319,249 @@ func (x *Extensions) recallWait(ctx context.Context, p hooks.Payload) error {
 }
 
 func (x *Extensions) memorizeFragments(ctx context.Context, p hooks.Payload) error {
-	return x.memorize(p, "memory.memories_sum.sys.md", AreaFragments)
+	return x.queueMemorize(p, AreaFragments)
 }
 
 func (x *Extensions) memorizeSolutions(ctx context.Context, p hooks.Payload) error {
-	return x.memorize(p, "memory.solutions_sum.sys.md", AreaSolutions)
+	return x.queueMemorize(p, AreaSolutions)
 }
 
-// memorize asks the utility model, in the background, what of the
-// conversation is worth remembering and saves it into the workspace's
-// memory, consolidated with what is there. The run does not wait for it.
-func (x *Extensions) memorize(p hooks.Payload, system, area string) error {
+const (
+	// dataMemorize holds the areas the monologue_end extensions asked to
+	// memorize (*memorizeJob); _59_memorize_start sends them.
+	dataMemorize = "_memorize_job"
+	// dataMemorized holds how far the agent's history was memorized
+	// (*memorized).
+	dataMemorized = "_memorized"
+	// transcriptMax bounds the new part of a conversation one memorizing
+	// reads: its head and its tail are kept.
+	transcriptMax = 96 << 10
+	// contextMessages are the messages before the new part given to the
+	// utility model for context.
+	contextMessages = 2
+)
+
+// memorizeJob is what the memorize extensions asked for this monologue.
+type memorizeJob struct{ fragments, solutions bool }
+
+// memorized is the number of the agent's raw history messages memorized
+// so far: only what came after is read next time. A memorizing that fails
+// sets it back, so its messages are read again.
+type memorized struct{ upto atomic.Int64 }
+
+// queueMemorize marks area to be memorized at the end of this monologue.
+func (x *Extensions) queueMemorize(p hooks.Payload, area string) error {
 	lp, ok := p.(*loop.LoopPayload)
 	if !ok || lp.Agent == nil || !x.Settings.Memorize {
 		return nil
 	}
+	job, _ := lp.Agent.Data[dataMemorize].(*memorizeJob)
+	if job == nil {
+		job = &memorizeJob{}
+		lp.Agent.Data[dataMemorize] = job
+	}
+	switch area {
+	case AreaFragments:
+		job.fragments = true
+	case AreaSolutions:
+		job.solutions = true
+	}
+	return nil
+}
+
+// memorizeStart asks the utility model, in the background, what of the
+// conversation since the last memorizing is worth remembering, and saves
+// it into the workspace's memory, consolidated with what is there. With
+// Agent Zero's two prompts as they come, fragments and solutions are asked
+// for in one call (memory.memorize.sys.md); a profile that changed either
+// prompt gets a call per prompt. A monologue with nothing new (an
+// acknowledgement answered, no tool used) is left for the next one to
+// read. The run does not wait for any of it.
+func (x *Extensions) memorizeStart(ctx context.Context, p hooks.Payload) error {
+	lp, ok := p.(*loop.LoopPayload)
+	if !ok || lp.Agent == nil {
+		return nil
+	}
 	a := lp.Agent
+	job, _ := a.Data[dataMemorize].(*memorizeJob)
+	delete(a.Data, dataMemorize)
+	if job == nil || !x.Settings.Memorize {
+		return nil
+	}
 	if lp.Loop == nil || lp.Loop.LastResponse == "" {
 		return nil // the model said nothing this monologue (unreachable, cancelled): nothing learned
 	}
-	hist := historyText(a) // on the agent's goroutine: the history may grow after
+	state, _ := a.Data[dataMemorized].(*memorized)
+	if state == nil {
+		state = &memorized{}
+		a.Data[dataMemorized] = state
+	}
+	from, n := int(state.upto.Load()), a.History.Len()
+	if n <= from || nothingNew(lp.Loop.UserMessage, n-from) {
+		return nil
+	}
+	hist := transcript(a, from) // on the agent's goroutine: the history may grow after
 	if strings.TrimSpace(hist) == "" {
 		return nil
 	}
+	state.upto.Store(int64(n))
+	type call struct{ system, area string }
+	var calls []call
+	switch {
+	case job.fragments && job.solutions && agentZeroPrompts(a):
+		calls = []call{{"memory.memorize.sys.md", ""}}
+	default:
+		if job.fragments {
+			calls = append(calls, call{"memory.memories_sum.sys.md", AreaFragments})
+		}
+		if job.solutions {
+			calls = append(calls, call{"memory.solutions_sum.sys.md", AreaSolutions})
+		}
+	}
 	ws := x.Workspace(a)
 	sess := a.Session().ID()
-	x.run(&x.memo, memorizeTimeout, func(ctx context.Context) {
-		answer, err := a.CallUtilityModel(ctx, a.Prompt(system, nil), hist)
-		if err != nil {
-			x.Logger.Warn("memorize: the utility model failed", "area", area, "err", err)
-			return
-		}
-		items := parseItems(answer)
-		var saved []Memory
-		for _, text := range items {
-			meta := map[string]any{"source": "memorize", "session": sess, "agent": a.Number}
-			ms, err := x.consolidate(ctx, a, Memory{Scope: ws, Area: area, Text: text, Meta: meta})
+	for _, c := range calls {
+		system := a.Prompt(c.system, nil)
+		x.run(&x.memo, memorizeTimeout, func(ctx context.Context) {
+			answer, err := a.CallUtilityModel(ctx, system, hist)
 			if err != nil {
-				x.Logger.Warn("memorize failed", "area", area, "err", err)
+				state.upto.CompareAndSwap(int64(n), int64(from)) // read again next time
+				x.Logger.Warn("memorize: the utility model failed", "area", cmp.Or(c.area, "all"), "err", err)
 				return
 			}
-			saved = append(saved, ms...)
-		}
-		x.Logger.Debug("memorized", "area", area, "items", len(items), "saved", len(saved))
-		if x.OnMemorized != nil {
-			x.OnMemorized(area, saved)
-		}
-	})
+			items := map[string][]string{}
+			if c.area == "" {
+				items[AreaFragments], items[AreaSolutions] = parseMemorized(answer)
+			} else {
+				items[c.area] = parseItems(answer)
+			}
+			for _, area := range []string{AreaFragments, AreaSolutions} {
+				if texts, ok := items[area]; ok {
+					x.save(ctx, a, Memory{Scope: ws, Area: area}, sess, texts)
+				}
+			}
+		})
+	}
 	return nil
+}
+
+// save consolidates and saves each text as a memory like m.
+func (x *Extensions) save(ctx context.Context, a *loop.Agent, m Memory, sess string, texts []string) {
+	var saved []Memory
+	for _, text := range texts {
+		m.Text, m.Meta = text, map[string]any{"source": "memorize", "session": sess, "agent": a.Number}
+		ms, err := x.consolidate(ctx, a, m)
+		if err != nil {
+			x.Logger.Warn("memorize failed", "area", m.Area, "err", err)
+			return
+		}
+		saved = append(saved, ms...)
+	}
+	x.Logger.Debug("memorized", "area", m.Area, "items", len(texts), "saved", len(saved))
+	if x.OnMemorized != nil {
+		x.OnMemorized(m.Area, saved)
+	}
+}
+
+// transcript is the agent's conversation from raw message from on, after
+// the few messages before it for context, bounded.
+func transcript(a *loop.Agent, from int) string {
+	text := a.History.Transcript(from)
+	if len(text) > transcriptMax {
+		text = cut.Head(text, transcriptMax/4) + "\n[…]\n" + cut.Tail(text, transcriptMax*3/4)
+	}
+	if from == 0 {
+		return text
+	}
+	earlier := strings.TrimSuffix(a.History.Transcript(max(0, from-contextMessages)), a.History.Transcript(from))
+	return "# EARLIER (memorized already, for context only)\n" + cut.Tail(earlier, 4<<10) + "\n# NEW\n" + text
+}
+
+// agentZeroPrompts reports whether the agent's two memorizing prompts
+// are Agent Zero's own, which memory.memorize.sys.md asks for in one call.
+func agentZeroPrompts(a *loop.Agent) bool {
+	f, s := defaultSumPrompts()
+	return a.Prompt("memory.memories_sum.sys.md", nil) == f && a.Prompt("memory.solutions_sum.sys.md", nil) == s
+}
+
+var defaultSumPrompts = sync.OnceValues(func() (string, string) {
+	p := profiles.New()
+	f, _ := p.Render("memory.memories_sum.sys.md", nil)
+	s, _ := p.Render("memory.solutions_sum.sys.md", nil)
+	return f, s
+})
+
+// acknowledgements are the words of a message that brings nothing to
+// remember ("thanks", "ok", "hi").
+var acknowledgements = map[string]bool{
+	"thanks": true, "thank": true, "you": true, "thx": true, "ty": true, "ok": true, "okay": true, "k": true,
+	"yes": true, "yep": true, "yeah": true, "no": true, "nope": true, "great": true, "good": true, "nice": true,
+	"cool": true, "perfect": true, "awesome": true, "hi": true, "hello": true, "hey": true, "bye": true,
+	"sure": true, "got": true, "it": true, "fine": true, "so": true, "much": true, "very": true, "alright": true,
+	"right": true, "lol": true, "wow": true, "cheers": true, "noted": true,
+}
+
+// nothingNew reports whether a monologue of n new history messages that
+// answered msg brings nothing to memorize: the user acknowledged or
+// greeted in a few words, and the agent answered without a tool.
+func nothingNew(msg string, n int) bool {
+	return n <= 2 && acknowledgement(msg) // more messages: a tool ran
+}
+
+// acknowledgement reports whether msg is a few words that acknowledge or
+// greet.
+func acknowledgement(msg string) bool {
+	words := strings.FieldsFunc(strings.ToLower(msg), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) == 0 || len(words) > 4 {
+		return false
+	}
+	for _, w := range words {
+		if !acknowledgements[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// parseMemorized reads the answer to memory.memorize.sys.md: an object
+// {"fragments": [...], "solutions": [...]}, leniently; an array is read as
+// fragments (texts) and solutions (objects).
+func parseMemorized(answer string) (fragments, solutions []string) {
+	switch v := parseLenient(answer).(type) {
+	case map[string]any:
+		f, _ := v["fragments"].([]any)
+		s, _ := v["solutions"].([]any)
+		return itemsOf(f), itemsOf(s)
+	case []any:
+		var f, s []any
+		for _, it := range v {
+			if _, ok := it.(map[string]any); ok {
+				s = append(s, it)
+			} else {
+				f = append(f, it)
+			}
+		}
+		return itemsOf(f), itemsOf(s)
+	}
+	return nil, nil
 }
 
 // parseItems reads the utility model's answer: a JSON array of notes
 // (strings, or objects for solutions: {"problem", "solution"}), leniently.
 // Anything else is nothing to memorize.
 func parseItems(answer string) []string {
-	v := parseLenient(answer)
 	var list []any
-	switch x := v.(type) {
+	switch x := parseLenient(answer).(type) {
 	case []any:
 		list = x
 	case string, map[string]any:
 		list = []any{x}
 	}
+	return itemsOf(list)
+}
+
+// itemsOf is the texts of a list of notes, bounded.
+func itemsOf(list []any) []string {
 	var out []string
 	for _, it := range list {
 		var text string

@@ -33,7 +33,8 @@ func isMemoryRequest(text string) bool {
 }
 
 // MemoryReply is the answer to a memory request no scripted reply matched:
-// nothing to memorize ([]), the user's message as the recall query, and
+// nothing to memorize ([], or {"fragments": [], "solutions": []} when both
+// are asked at once), the user's message as the recall query, and
 // "keep_separate" for a consolidation.
 func MemoryReply(msgs []llm.Message) Reply {
 	text := ""
@@ -49,6 +50,8 @@ func MemoryReply(msgs []llm.Message) Reply {
 		return Reply{Content: strings.TrimSpace(q)}
 	case strings.Contains(text, markConsolidation):
 		return Reply{Content: `{"action": "keep_separate", "memories_to_remove": [], "new_memory_content": ""}`}
+	case strings.Contains(text, markMemorize) && strings.Contains(text, markSolutions):
+		return Reply{Content: `{"fragments": [], "solutions": []}`} // memory.memorize.sys.md: both in one
 	}
 	return Reply{Content: "[]"}
 }
