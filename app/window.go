@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,7 +182,15 @@ type calibrationFile struct {
 	mu     sync.Mutex
 	loaded bool
 	data   calibrations
+	// written is each model's ratio as last written: a calibration that
+	// moved less than rewriteRatio from it is kept in memory only (the
+	// file is written on every request otherwise, on the turn's path).
+	written map[string]float64
 }
+
+// rewriteRatio is how far (relatively) a ratio moves before the file is
+// written again.
+const rewriteRatio = 0.01
 
 type calibrations struct {
 	Version int                        `json:"version"`
@@ -247,7 +256,8 @@ func (f *calibrationFile) get(key string) llm.Calibration {
 	return f.data.Models[key]
 }
 
-// put records key's calibration and writes the file.
+// put records key's calibration and writes the file when the ratio
+// moved since it was last written (or was never written by this process).
 func (f *calibrationFile) put(key string, cal llm.Calibration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -256,6 +266,13 @@ func (f *calibrationFile) put(key string, cal llm.Calibration) {
 	if f.path == "" {
 		return
 	}
+	if was, ok := f.written[key]; ok && math.Abs(cal.Ratio-was) < rewriteRatio*was {
+		return
+	}
+	if f.written == nil {
+		f.written = map[string]float64{}
+	}
+	f.written[key] = cal.Ratio
 	if err := writeAtomic(f.path, f.data); err != nil {
 		f.logger.Warn("saving the token calibrations", "file", f.path, "err", err)
 	}

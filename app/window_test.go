@@ -101,7 +101,7 @@ func TestWindowSources(t *testing.T) {
 // ignored with a log line.
 func TestCalibrationPersists(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(t, llmtest.Reply{Content: "a summary"}, llmtest.Reply{Content: "another"})
+	srv := llmtest.NewServer(t, llmtest.Reply{Content: "a summary"}, llmtest.Reply{Content: "again"}, llmtest.Reply{Content: "another"})
 	srv.SetWindow(100000) // the server counts prompts (1.15 × cl100k) and reports that count
 	state := t.TempDir()
 	a := windowApp(t, state, nil, "OPENAI_BASE_URL="+srv.URL())
@@ -127,6 +127,18 @@ func TestCalibrationPersists(t *testing.T) {
 	b, err := os.ReadFile(file)
 	if err != nil || !strings.Contains(string(b), `"ratio"`) || !strings.Contains(string(b), "llama3") {
 		t.Fatalf("calibration file: %s, %v", b, err)
+	}
+
+	// The same ratio again is not written again: the file is not
+	// rewritten on every request, on the turn's path.
+	if _, err := m.Stream(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.calibrator(ep.m).Calibration(); got.Samples != 2 || got.Ratio != cal.Ratio {
+		t.Fatalf("calibration after the same request again: %+v", got)
+	}
+	if b2, err := os.ReadFile(file); err != nil || string(b2) != string(b) {
+		t.Errorf("the file was written again for an unchanged ratio: %s, %v", b2, err)
 	}
 
 	// A restart: the new process counts as the old one learned.

@@ -113,11 +113,23 @@ type Calibrator struct {
 	base  func(string) int
 	ratio atomic.Uint64 // math.Float64bits of the ratio in use, 1 until observed
 
-	mu       sync.Mutex
-	cal      Calibration
-	cache    map[string]int // the raw counts of the last observed prompt's messages
+	mu    sync.Mutex
+	cal   Calibration
+	cache map[string]counted // the raw counts of the messages of recent prompts
+	// seen numbers the observed prompts: a count not used by the last
+	// cacheGenerations of them is dropped. The chat's prompts and the
+	// memory's requests to the same model come in turns, and each must
+	// find its own messages counted.
+	seen     int
 	onChange func(Calibration)
 }
+
+// counted is a message's raw count and the last prompt that had it.
+type counted struct{ tokens, seen int }
+
+// cacheGenerations is how many prompts a message's count outlives its last
+// use by.
+const cacheGenerations = 8
 
 // NewCalibrator counts model's tokens starting from start; the zero value,
 // or one not [Calibration.Valid], starts uncalibrated: at ratio 1 for a
@@ -163,19 +175,29 @@ func (c *Calibrator) ObservePrompt(reported int, msgs []Message) {
 		return
 	}
 	c.mu.Lock()
-	next := make(map[string]int, len(msgs))
-	counted := perMessageTokens * (len(msgs) + 1)
-	for _, m := range msgs {
-		n, ok := c.cache[m.Content]
-		if !ok {
-			n = c.base(m.Content)
-		}
-		next[m.Content] = n
-		counted += n
+	if c.cache == nil {
+		c.cache = map[string]counted{}
 	}
-	c.cache = next
+	c.seen++
+	total := perMessageTokens * (len(msgs) + 1)
+	for _, m := range msgs {
+		e, ok := c.cache[m.Content]
+		if !ok {
+			e.tokens = c.base(m.Content)
+		}
+		e.seen = c.seen
+		c.cache[m.Content] = e
+		total += e.tokens
+	}
+	if c.seen%cacheGenerations == 0 {
+		for k, e := range c.cache {
+			if c.seen-e.seen >= cacheGenerations {
+				delete(c.cache, k)
+			}
+		}
+	}
 	c.mu.Unlock()
-	c.Observe(reported, counted)
+	c.Observe(reported, total)
 }
 
 // Observe learns from one request whose prompt the endpoint counted as
