@@ -3,8 +3,6 @@ package llm
 import (
 	"net/url"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
 )
 
 // capOutput puts the request's cap on the answer's tokens into p, under the
@@ -12,15 +10,15 @@ import (
 // max_tokens for its reasoning models and wants max_completion_tokens,
 // while Ollama, LM Studio, llama.cpp's server and many proxies know only
 // max_tokens. A cap of 0 (or less) sends neither.
-func (c *Client) capOutput(p *openai.ChatCompletionNewParams, n int) {
+func (c *Client) capOutput(w *wireRequest, n int) {
 	if n <= 0 {
 		return
 	}
 	if completionTokensField(c.opts.BaseURL) {
-		p.MaxCompletionTokens = openai.Int(int64(n))
+		w.MaxCompletionTokens = n
 		return
 	}
-	p.MaxTokens = openai.Int(int64(n))
+	w.MaxTokens = n
 }
 
 // completionTokensField reports whether the endpoint at base is OpenAI's

@@ -7,16 +7,11 @@ import (
 	"sync"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // message converts one Message into the request's shape: an assistant
-// message with its tool calls, a tool result with its call's id. It is
-// encoded here, once, with encoding/json and handed to the SDK as it is:
-// the SDK's own encoder of its message unions cost 2 ms per request of a
-// long session (a third of Zero's CPU in a turn), all of it reflection.
-func message(i int, m Message) (openai.ChatCompletionMessageParamUnion, error) {
+// message with its tool calls, a tool result with its call's id.
+func message(i int, m Message) (wireMessage, error) {
 	w := wireMessage{Role: string(m.Role), Content: &m.Content}
 	switch m.Role {
 	case System, User:
@@ -26,7 +21,7 @@ func message(i int, m Message) (openai.ChatCompletionMessageParamUnion, error) {
 		}
 		for j, tc := range m.ToolCalls {
 			if tc.ID == "" || tc.Name == "" {
-				return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("model request: message %d: tool call %d has no id or name: %w", i, j, ErrBadToolCall)
+				return wireMessage{}, fmt.Errorf("model request: message %d: tool call %d has no id or name: %w", i, j, ErrBadToolCall)
 			}
 			// Servers parse the arguments they get back; an empty string
 			// is not JSON.
@@ -34,17 +29,13 @@ func message(i int, m Message) (openai.ChatCompletionMessageParamUnion, error) {
 		}
 	case Tool:
 		if m.ToolCallID == "" {
-			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("model request: message %d is a tool result without a tool_call_id: %w", i, ErrBadToolCall)
+			return wireMessage{}, fmt.Errorf("model request: message %d is a tool result without a tool_call_id: %w", i, ErrBadToolCall)
 		}
 		w.ToolCallID = m.ToolCallID
 	default:
-		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("model request: message %d has role %q: %w", i, m.Role, ErrUnknownRole)
+		return wireMessage{}, fmt.Errorf("model request: message %d has role %q: %w", i, m.Role, ErrUnknownRole)
 	}
-	raw, err := json.Marshal(w)
-	if err != nil {
-		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("model request: message %d: %w", i, err)
-	}
-	return param.Override[openai.ChatCompletionMessageParamUnion](json.RawMessage(raw)), nil
+	return w, nil
 }
 
 // wireMessage is a chat message as the API takes it.
@@ -71,23 +62,6 @@ func cmpArgs(args string) string {
 		return "{}"
 	}
 	return args
-}
-
-// tools converts the offered functions. Each definition is sent as the
-// JSON it is built from, so a schema is not decoded and encoded again.
-func tools(specs []ToolSpec) ([]openai.ChatCompletionToolUnionParam, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	out := make([]openai.ChatCompletionToolUnionParam, len(specs))
-	for i, s := range specs {
-		def, err := functionJSON(s)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = openai.ChatCompletionFunctionTool(param.Override[shared.FunctionDefinitionParam](def))
-	}
-	return out, nil
 }
 
 // functionJSON is the function definition of s: name, description and

@@ -1,6 +1,9 @@
 package loop
 
-import "github.com/zeroagent/zero/llm"
+import (
+	"github.com/zeroagent/zero/cut"
+	"github.com/zeroagent/zero/llm"
+)
 
 // The caps on the models' answers (Limits.MaxOutputTokens and
 // UtilityOutputTokens) when none is configured.
@@ -136,4 +139,36 @@ func (s *Session) utilityCap(system, message string) int {
 	}
 	prompt := s.cfg.CountTokens(system) + s.cfg.CountTokens(message) + 3*messageOverhead + window/20
 	return max(min(want, window-prompt), min(want, minOutput))
+}
+
+// FitUtility cuts text, keeping its head and its tail, so that a request
+// to the utility model with system and text leaves room in the window for
+// its answer (the memory reads the new part of a conversation as it was
+// said, which can be longer than the compressed history the chat sends).
+func (a *Agent) FitUtility(system, text string) string {
+	s := a.session
+	window := s.contextTokens()
+	answer := s.cfg.Limits.UtilityOutputTokens
+	if answer <= 0 {
+		answer = defaultUtilityOutput
+	}
+	room := window - s.cfg.CountTokens(system) - 3*messageOverhead - window/20 - min(answer, window/4)
+	if room <= 0 {
+		return ""
+	}
+	if len(text) <= room { // a token is at least a byte
+		return text
+	}
+	n := s.cfg.CountTokens(text)
+	if n <= room {
+		return text
+	}
+	keep := int(float64(len(text)) * float64(room) / float64(n) * 0.9)
+	for {
+		out := cut.Head(text, keep/4) + "\n[…]\n" + cut.Tail(text, keep*3/4)
+		if keep < 64 || s.cfg.CountTokens(out) <= room {
+			return out
+		}
+		keep = keep * 3 / 4
+	}
 }

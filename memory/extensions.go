@@ -422,6 +422,7 @@ func (x *Extensions) memorizeStart(ctx context.Context, p hooks.Payload) error {
 	sess := a.Session().ID()
 	for _, c := range calls {
 		system := a.Prompt(c.system, nil)
+		hist := a.FitUtility(system, hist)
 		x.run(&x.memo, memorizeTimeout, func(ctx context.Context) {
 			answer, err := a.CallUtilityModel(ctx, system, hist)
 			if err != nil {
