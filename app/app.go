@@ -832,6 +832,15 @@ func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (
 		Secrets:       a.Secrets(),
 	}, sink)
 	a.Warn.attach(sess)
+	if withModel {
+		// The first command finds agent 0's shell started, or starting,
+		// rather than starting it after the model's answer.
+		for _, t := range st.Tools {
+			if ce, ok := t.(*tools.CodeExecution); ok {
+				ce.Prewarm(sess.Agent0())
+			}
+		}
+	}
 	return sess, nil
 }
 

@@ -26,6 +26,7 @@ type CodeExecution struct {
 	mu      sync.Mutex
 	shells  map[shellKey]*sandbox.Shell
 	opening map[shellKey]*shellOpen // shells being opened, without mu held
+	closed  bool
 }
 
 // Timeouts are the waiting rules of the terminal and output runtimes.
@@ -256,6 +257,9 @@ type shellOpen struct {
 	cancel context.CancelCauseFunc
 	sh     *sandbox.Shell
 	err    error
+	// discard: the agent or the tool was closed while the shell opened;
+	// it is closed, not kept.
+	discard bool
 }
 
 // shell returns the agent's shell n, opening it when there is none. The
@@ -288,13 +292,7 @@ func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sand
 	}
 	op := ce.opening[key]
 	if op == nil {
-		octx, cancel := context.WithCancelCause(context.Background())
-		op = &shellOpen{done: make(chan struct{}), cancel: cancel}
-		if ce.opening == nil {
-			ce.opening = map[shellKey]*shellOpen{}
-		}
-		ce.opening[key] = op
-		go ce.open(octx, key, op, n)
+		op = ce.startOpen(key)
 	}
 	ce.mu.Unlock()
 	select {
@@ -306,6 +304,41 @@ func (ce *CodeExecution) shell(ctx context.Context, a *loop.Agent, n int) (*sand
 		op.cancel(context.Cause(ctx))
 	}
 	return nil, fmt.Errorf("open shell %d: %w", n, context.Cause(ctx))
+}
+
+// startOpen starts opening the shell of key in the background; ce.mu is
+// held.
+func (ce *CodeExecution) startOpen(key shellKey) *shellOpen {
+	octx, cancel := context.WithCancelCause(context.Background())
+	op := &shellOpen{done: make(chan struct{}), cancel: cancel}
+	if ce.opening == nil {
+		ce.opening = map[shellKey]*shellOpen{}
+	}
+	ce.opening[key] = op
+	go ce.open(octx, key, op, key.n)
+	return op
+}
+
+// Prewarm starts opening agent a's first shell in the background, so that
+// its first command finds it ready: a session's first turn need not wait
+// for the sandbox's start (bubblewrap takes 15 ms, most of it for the
+// network namespace) after the model's answer. A backend that may pull an
+// image first (Docker) is not prewarmed: the pull is reported to the tool
+// call that waits for it.
+func (ce *CodeExecution) Prewarm(a *loop.Agent) {
+	if ce.backend == nil || a == nil {
+		return
+	}
+	if _, pulls := ce.backend.(sandbox.PullWatcher); pulls {
+		return
+	}
+	key := shellKey{a, 0}
+	ce.mu.Lock()
+	defer ce.mu.Unlock()
+	if ce.closed || ce.shells[key] != nil || ce.opening[key] != nil {
+		return
+	}
+	ce.startOpen(key)
 }
 
 // open opens the shell that op stands for, and keeps it for the agent.
@@ -323,6 +356,11 @@ func (ce *CodeExecution) open(ctx context.Context, key shellKey, op *shellOpen, 
 	}
 	ce.mu.Lock()
 	delete(ce.opening, key)
+	if err == nil && (op.discard || ce.closed) {
+		err = fmt.Errorf("open shell %d: %w", n, sandbox.ErrClosed)
+		defer sh.Close() // after the lock: closing waits for the shell
+		sh = nil
+	}
 	if err == nil {
 		ce.shells[key] = sh
 	}
@@ -351,6 +389,12 @@ func (ce *CodeExecution) CloseAgent(a *loop.Agent) {
 			delete(ce.shells, k)
 		}
 	}
+	for k, op := range ce.opening {
+		if k.agent == a {
+			op.discard = true
+			op.cancel(sandbox.ErrClosed)
+		}
+	}
 	ce.mu.Unlock()
 	for _, sh := range shells {
 		_ = sh.Close()
@@ -362,8 +406,13 @@ var _ loop.AgentCloser = (*CodeExecution)(nil)
 // Close closes every shell the tool opened.
 func (ce *CodeExecution) Close() error {
 	ce.mu.Lock()
+	ce.closed = true
 	shells := slices.Collect(maps.Values(ce.shells))
 	clear(ce.shells)
+	for _, op := range ce.opening {
+		op.discard = true
+		op.cancel(sandbox.ErrClosed)
+	}
 	ce.mu.Unlock()
 	var errs []error
 	for _, sh := range shells {

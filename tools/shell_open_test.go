@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +86,53 @@ func TestShellsOpenSideBySide(t *testing.T) {
 	close(g.release)
 	if got := <-done; got != "done a" {
 		t.Errorf("the first run = %q, want done a", got)
+	}
+}
+
+// Prewarm opens an agent's first shell before its first command, once;
+// the command uses that shell. A tool closed while a shell still opens
+// closes the shell when it comes, keeping nothing.
+func TestPrewarm(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	local, err := sandbox.NewLocal(sandbox.LocalOptions{Dir: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { local.Close() })
+	g := &gateBackend{Backend: local, opening: make(chan struct{}, 4), release: make(chan struct{}), ended: make(chan error, 4)}
+	ce := tools.NewCodeExecution(g, tools.Timeouts{})
+	t.Cleanup(func() { ce.Close() })
+	srv := llmtest.NewServer(t, call("code_execution_tool", `{"runtime": "terminal", "code": "echo ran"}`), answer("done"))
+	client, err := llm.New(llm.Options{Model: "test", BaseURL: srv.URL(), APIKey: "k", RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := loop.NewSession("p", loop.Config{
+		Setup:     loop.Setup{Model: client, Prompts: profiles.New(), Tools: []loop.Tool{tools.Response{}, ce, ce.InputTool()}},
+		Workspace: ws,
+	}, func(loop.Event) {})
+	ce.Prewarm(sess.Agent0())
+	ce.Prewarm(sess.Agent0()) // once
+	<-g.opening               // before any run: the session's shell opens
+	close(g.release)
+	if got, err := sess.Run(ctx(t), "go"); err != nil || got != "done" {
+		t.Fatalf("run: %q, %v", got, err)
+	}
+	if n := len(g.opening); n != 0 {
+		t.Errorf("%d more shells opened for the first command", n)
+	}
+	if !strings.Contains(srv.Requests()[1].Messages[len(srv.Requests()[1].Messages)-1].Content, "ran") {
+		t.Errorf("the command did not run in the shell: %+v", srv.Requests()[1].Messages)
+	}
+
+	// Closed while a second agent's shell opens: the shell is closed as it comes.
+	ce2 := tools.NewCodeExecution(&gateBackend{Backend: local, opening: g.opening, release: make(chan struct{}), ended: g.ended}, tools.Timeouts{})
+	other := loop.NewSession("q", loop.Config{Setup: loop.Setup{Model: client, Prompts: profiles.New()}, Workspace: ws}, func(loop.Event) {})
+	ce2.Prewarm(other.Agent0())
+	<-g.opening
+	ce2.Close()
+	if err := <-g.ended; !errors.Is(err, sandbox.ErrClosed) {
+		t.Errorf("the opening ended with %v, want ErrClosed", err)
 	}
 }

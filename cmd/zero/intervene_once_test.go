@@ -11,12 +11,13 @@ import (
 
 // A tool that fails is said once in the terminal: its ✗ line, not again
 // as an error line, and the run's end, which the failure caused, says
-// nothing more. (The shell cannot start: the workspace is gone.)
+// nothing more. (The shell cannot start: the workspace is gone. Shell 1,
+// as agent 0's shell 0 started with the session.)
 func TestInterveneChatFailedToolOnce(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t,
-		llmtest.Reply{HoldAfter: 1, Content: chatCommandReply("echo one")},
-		llmtest.Reply{Content: chatCommandReply("echo two")},
+		llmtest.Reply{HoldAfter: 1, Content: strings.Replace(chatCommandReply("echo one"), `"terminal"`, `"terminal", "session": 1`, 1)},
+		llmtest.Reply{Content: strings.Replace(chatCommandReply("echo two"), `"terminal"`, `"terminal", "session": 1`, 1)},
 	)
 	ws := t.TempDir()
 	ct := startChat(t, srv, ws, "--approval", "auto")
