@@ -17,7 +17,8 @@ import (
 // OpenAI's Responses API (POST /v1/responses), the only wire API some
 // clients speak (Codex). The same script answers it: a reply's Content is
 // one assistant "message" output item, each of its ToolCalls one
-// "function_call" item, streamed with the events OpenAI sends
+// "function_call" item (with a call_id unique in the process when the
+// call has no ID, as a real server's are), streamed with the events OpenAI sends
 // (response.created, response.in_progress, response.output_item.added,
 // response.content_part.added, response.output_text.delta and .done,
 // response.function_call_arguments.delta and .done,
@@ -212,10 +213,10 @@ func (p *response) items(reply Reply) []map[string]any {
 			"content": []any{map[string]any{"type": "output_text", "text": reply.Content, "annotations": []any{}}},
 		})
 	}
-	for i, c := range reply.ToolCalls {
+	for _, c := range reply.ToolCalls {
 		out = append(out, map[string]any{
 			"type": "function_call", "id": fmt.Sprintf("fc_llmtest%016x", respSeq.Add(1)), "status": "completed",
-			"call_id": callID(c, i), "name": c.Name, "arguments": c.Arguments,
+			"call_id": cmp.Or(c.ID, fmt.Sprintf("call_llmtest%016x", respSeq.Add(1))), "name": c.Name, "arguments": c.Arguments,
 		})
 	}
 	return out
