@@ -192,17 +192,28 @@ function spawnACP(cmd, args, env, cwd) {
       return { outcome: { outcome: "selected", optionId: o.optionId } };
     });
   const conn = app.connect(ndJsonStream(Writable.toWeb(p.stdin), Readable.toWeb(p.stdout)));
-  const exited = once(p, "exit");
+  // Settles when the process has ended or could not be started.
+  const exited = new Promise((resolve) => { p.once("exit", resolve); p.once("error", resolve); });
   const fail = (what) => (e) => { throw new Error(`${what}: ${e?.message ?? JSON.stringify(e)}\n--- stderr ---\n${stderr.slice(-4000)}`); };
+  // request sends one request; an agent that ends before answering, or has
+  // not answered in 120 s, fails it.
+  const request = (method, params, what) => {
+    let timer;
+    return Promise.race([
+      conn.agent.request(method, params),
+      exited.then(() => { throw new Error(`the agent ended (exit ${p.exitCode ?? p.signalCode})`); }),
+      new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no answer in 120 s")), 120_000); }),
+    ]).catch(fail(what)).finally(() => clearTimeout(timer));
+  };
   return {
     proc: p,
     stderr: () => stderr,
-    initialize: () => conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }).catch(fail("initialize")),
-    newSession: (ws) => conn.agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] }).catch(fail("session/new")),
+    initialize: () => request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }, "initialize"),
+    newSession: (ws) => request(methods.agent.session.new, { cwd: ws, mcpServers: [] }, "session/new"),
     /** One prompt to its response; checks it ended the turn with "done". */
     async prompt(sessionId, text) {
       const from = updates.length;
-      const res = await conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] }).catch(fail("session/prompt"));
+      const res = await request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] }, "session/prompt");
       const said = updates.slice(from).filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk")
         .map((u) => u.update.content?.text ?? "").join("");
       if (res.stopReason !== "end_turn" || !said.includes("done")) {
@@ -406,7 +417,7 @@ async function measureOneShot(o) {
     for (let i = 0; i < ONESHOTS; i++) {
       const [cmd, args] = o.argv(TASK);
       const t0 = now();
-      const p = track(spawn(cmd, args, { cwd: ws, env, stdio: ["ignore", "pipe", "pipe"] }));
+      const p = track(spawn(cmd, args, { cwd: ws, env, stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 }));
       let out = "";
       p.stdout.on("data", (b) => { out += b; });
       p.stderr.on("data", (b) => { out += b; });
