@@ -4,12 +4,19 @@
 //	fakellm -script replies.json [-addr 127.0.0.1:0]
 //
 // It prints the base URL (ending in /v1) as the only line on stdout, logs
-// each request to stderr, and stops on SIGINT or SIGTERM. The script format
-// is llmtest.Script: {"replies":[{"content":"…"}, …]}.
+// each request to stderr, and stops on SIGINT or SIGTERM, logging how many
+// requests it answered (and writing the counts as JSON to the -counts file,
+// if given: {"requests":N,"memory_requests":M}, memory_requests being Zero's
+// requests to the utility model that the server answers itself). The
+// script format is llmtest.Script: {"replies":[{"content":"…"}, …]}, with
+// "repeat":N to use the replies N times over. It serves OpenAI's chat
+// completions (POST /v1/chat/completions) and Responses API (POST
+// /v1/responses) from the same script.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,6 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	script := fs.String("script", "", "JSON script of replies (required)")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to listen on")
+	counts := fs.String("counts", "", "file to write the request counts to (JSON) when stopping")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -43,7 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *script == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: fakellm -script replies.json [-addr 127.0.0.1:0]")
+		fmt.Fprintln(stderr, "usage: fakellm -script replies.json [-addr 127.0.0.1:0] [-counts counts.json]")
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
@@ -65,5 +73,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	<-ctx.Done()
 	logger.Info("fakellm stopping")
+	srv.Close() // waits for the requests being answered, so the counts are whole
+	n, m := len(srv.Requests()), len(srv.MemoryRequests())
+	logger.Info("fakellm stopped", "requests", n, "memory_requests", m)
+	if *counts != "" {
+		b, _ := json.Marshal(map[string]int{"requests": n, "memory_requests": m})
+		if err := os.WriteFile(*counts, append(b, '\n'), 0o644); err != nil {
+			logger.Error("cannot write the counts", "err", err)
+			return 1
+		}
+	}
 	return 0
 }

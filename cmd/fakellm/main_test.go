@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +107,63 @@ func TestRunUsage(t *testing.T) {
 				t.Errorf("stdout = %q, want nothing", stdout.String())
 			}
 		})
+	}
+}
+
+// TestRunCounts serves a repeated script on both wire APIs and writes the
+// request counts when stopped: the scripted requests and the memory
+// requests it answered itself.
+func TestRunCounts(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	dir := t.TempDir()
+	script, counts := filepath.Join(dir, "script.json"), filepath.Join(dir, "counts.json")
+	if err := os.WriteFile(script, []byte(`{"repeat":2,"replies":[{"content":"once"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() { // owned: the test waits on done
+		defer outW.Close()
+		done <- run(runCtx, []string{"-script", script, "-counts", counts}, outW, io.Discard)
+	}()
+	sc := bufio.NewScanner(outR)
+	if !sc.Scan() {
+		t.Fatalf("no URL on stdout: %v", sc.Err())
+	}
+	url := sc.Text()
+	post := func(path, body string) string {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	if got := post("/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`); !strings.Contains(got, `"once"`) {
+		t.Errorf("chat answer: %s", got)
+	}
+	if got := post("/responses", `{"model":"m","input":"hi"}`); !strings.Contains(got, `"once"`) {
+		t.Errorf("responses answer: %s", got)
+	}
+	post("/chat/completions", `{"model":"m","messages":[{"role":"system","content":"AI provide a search query for search engine where previous memories are stored"},{"role":"user","content":"x"}]}`)
+	stop()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	b, err := os.ReadFile(counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(b)); got != `{"memory_requests":1,"requests":2}` {
+		t.Errorf("counts = %s", got)
 	}
 }

@@ -81,7 +81,14 @@ type Reply struct {
 // Script is a list of replies, loadable from JSON with [LoadScript].
 type Script struct {
 	Replies []Reply `json:"replies"`
+	// Repeat > 1 makes [LoadScript] use the replies Repeat times over, in
+	// order (a benchmark's turns, each the same exchange); at most
+	// MaxScriptReplies replies in all.
+	Repeat int `json:"repeat,omitempty"`
 }
+
+// MaxScriptReplies bounds a script's replies after Repeat.
+const MaxScriptReplies = 1 << 20
 
 // ErrBadScript is returned by [LoadScript] for a script that cannot be used.
 var ErrBadScript = errors.New("llmtest: bad script")
@@ -104,6 +111,17 @@ func LoadScript(path string) (Script, error) {
 		if err := r.validate(); err != nil {
 			return Script{}, fmt.Errorf("load script %s: reply %d: %w: %w", path, i, ErrBadScript, err)
 		}
+	}
+	switch {
+	case s.Repeat < 0 || s.Repeat > MaxScriptReplies || len(s.Replies)*s.Repeat > MaxScriptReplies:
+		return Script{}, fmt.Errorf("load script %s: %w: repeat %d of %d replies is not within 0 and %d replies", path, ErrBadScript, s.Repeat, len(s.Replies), MaxScriptReplies)
+	case s.Repeat > 1:
+		once := s.Replies
+		s.Replies = make([]Reply, 0, len(once)*s.Repeat)
+		for range s.Repeat {
+			s.Replies = append(s.Replies, once...)
+		}
+		s.Repeat = 0
 	}
 	return s, nil
 }

@@ -249,6 +249,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && path == "/chat/completions":
 		s.chat(w, r)
+	case r.Method == http.MethodPost && path == "/responses":
+		s.responses(w, r)
 	case r.Method == http.MethodPost && path == "/embeddings":
 		s.embeddings(w, r)
 	case r.Method == http.MethodGet && path == "/models":
