@@ -133,7 +133,7 @@
 //     the summarised middle of a topic.
 //   - fw.msg_truncated.md (length): the marker left where a large message was cut.
 //
-// Memory (Agent Zero's memory plugin prompts, unchanged; see package memory):
+// Memory (Agent Zero's memory plugin prompts, unchanged, and one of Zero's; see package memory):
 //   - agent.system.tool.memory.md: the one prompt of memory_save, memory_load, memory_delete and
 //     memory_forget.
 //   - agent.system.memories.md (memories), agent.system.solutions.md (solutions): the recalled
@@ -143,6 +143,8 @@
 //   - memory.memories_query.sys.md and memory.memories_query.msg.md (message, history): the
 //     utility model writes the recall query; memory.memories_sum.sys.md and
 //     memory.solutions_sum.sys.md: it extracts what to memorize at the end of a monologue;
+//     memory.memorize.sys.md (Zero's own): both at once, one utility call answering
+//     {"fragments": [...], "solutions": [...]}, used while a profile keeps Agent Zero's two;
 //     memory.consolidation.sys.md and memory.consolidation.msg.md (area, current_timestamp,
 //     new_memory, new_memory_metadata, similar_memories): it merges a new memory with similar ones.
 //   - memory.solutions_query.sys.md (history), memory.keyword_extraction.sys.md,
