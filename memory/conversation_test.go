@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/llm"
@@ -51,9 +52,12 @@ type conversationModel struct {
 	calls  map[string]int
 	// failMemorize fails that many memorizing calls first.
 	failMemorize int
+	// held, when set, gets the first memorizing, which then waits for
+	// its ctx to end.
+	held chan struct{}
 }
 
-func (m *conversationModel) Stream(_ context.Context, req llm.Request, _ llm.StreamFunc) (llm.Result, error) {
+func (m *conversationModel) Stream(ctx context.Context, req llm.Request, _ llm.StreamFunc) (llm.Result, error) {
 	system, msg := req.Messages[0].Content, req.Messages[len(req.Messages)-1].Content
 	kind, answer := "", ""
 	read := msg // what to memorize from: the new messages, as the prompt asks
@@ -110,6 +114,13 @@ func (m *conversationModel) Stream(_ context.Context, req llm.Request, _ llm.Str
 		return llm.Result{}, fmt.Errorf("not a memory request: %.200s", system)
 	}
 	m.mu.Lock()
+	if held := m.held; held != nil && kind == "memorize" {
+		m.held = nil
+		m.mu.Unlock()
+		close(held)
+		<-ctx.Done()
+		return llm.Result{}, context.Cause(ctx)
+	}
 	if kind != "query" && kind != "consolidation" && m.failMemorize > 0 {
 		m.failMemorize--
 		m.mu.Unlock()
@@ -228,6 +239,66 @@ func TestMemorizeFailureReadsAgain(t *testing.T) {
 	}
 }
 
+// TestMemorizeWhenIdle: messages that follow each other before the
+// session is idle are memorized together, once, with the same memories
+// kept: memorizing never competes with the user's next turn.
+func TestMemorizeWhenIdle(t *testing.T) {
+	kept, _, utility := converse(t, profiles.New(), false)
+	if !slices.Equal(kept, wantKept) {
+		t.Errorf("kept:\n%s\nwant:\n%s", strings.Join(kept, "\n"), strings.Join(wantKept, "\n"))
+	}
+	if utility.calls["memorize"] != 1 {
+		t.Errorf("calls %v, want one memorizing of the whole conversation", utility.calls)
+	}
+}
+
+// TestMemorizePutOff: a message that comes while memorizing asks the
+// utility model cancels the question (a local server answers one request
+// at a time: the user's turn must not wait behind it); the next
+// memorizing reads what it was to read.
+func TestMemorizePutOff(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "zero.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := New(Options{Store: st})
+	x := NewExtensions(svc, func(*loop.Agent) string { return "/ws" }, DefaultSettings())
+	x.IdleDelay = time.Nanosecond
+	t.Cleanup(x.Close)
+	reg := loop.Builtins()
+	x.Register(reg)
+	set, err := hooks.Resolve(reg, nil, hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan struct{})
+	utility := &conversationModel{calls: map[string]int{}, held: held}
+	sess := loop.NewSession("c", loop.Config{Setup: loop.Setup{Model: &chatModel{}, UtilityModel: utility, Prompts: profiles.New(),
+		Hooks: set, ToolProtocol: loop.ProtocolJSON, Tools: []loop.Tool{tools.Response{}}}}, func(loop.Event) {})
+	if _, err := sess.Run(ctx, conversation[0].user); err != nil {
+		t.Fatal(err)
+	}
+	<-held // memorizing asks, idle
+	if _, err := sess.Run(ctx, conversation[1].user); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := svc.List([]string{"/ws"}, "", 0)
+	var kept []string
+	for _, m := range all {
+		kept = append(kept, m.Text)
+	}
+	slices.Sort(kept)
+	want := []string{"The staging server of the project is called kestrel.", "The user's name is Dana."}
+	if !slices.Equal(kept, want) || utility.calls["memorize"] != 1 {
+		t.Errorf("kept %q with calls %v, want %q from one memorizing after the one put off", kept, utility.calls, want)
+	}
+}
+
 var (
 	wantKept = []string{
 		"fragments: Deploys to the staging server kestrel use port 8443.",
@@ -242,6 +313,13 @@ var (
 // memories kept ("area: text", sorted), what each chat request recalled,
 // and the utility model.
 func runConversation(t *testing.T, prompts loop.Prompts, failMemorize ...int) (kept, recalled []string, utility *conversationModel) {
+	return converse(t, prompts, true, failMemorize...)
+}
+
+// converse is runConversation; waitEach waits for the memorizing after
+// each message, else memorizing waits for the session to be idle and
+// comes only at the end.
+func converse(t *testing.T, prompts loop.Prompts, waitEach bool, failMemorize ...int) (kept, recalled []string, utility *conversationModel) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(filepath.Join(t.TempDir(), "zero.db"))
@@ -251,6 +329,7 @@ func runConversation(t *testing.T, prompts loop.Prompts, failMemorize ...int) (k
 	t.Cleanup(func() { st.Close() })
 	svc := New(Options{Store: st})
 	x := NewExtensions(svc, func(*loop.Agent) string { return "/ws" }, DefaultSettings())
+	x.IdleDelay = time.Hour // never idle long enough here: Wait starts it
 	t.Cleanup(x.Close)
 	reg := loop.Builtins()
 	x.Register(reg)
@@ -269,9 +348,15 @@ func runConversation(t *testing.T, prompts loop.Prompts, failMemorize ...int) (k
 		if _, err := sess.Run(ctx, turn.user); err != nil {
 			t.Fatalf("%q: %v", turn.user, err)
 		}
+		if !waitEach {
+			continue
+		}
 		if err := x.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := x.Wait(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	all, err := svc.List([]string{"/ws"}, "", 0)

@@ -53,7 +53,9 @@ func DefaultSettings() Settings {
 // _50_recall_memories and _91_recall_wait (message_loop_prompts_after),
 // _50_memorize_fragments and _51_memorize_solutions (monologue_end; they
 // choose what to memorize, and Zero's _59_memorize_start sends it in
-// the background), and _20_behaviour_prompt (system_prompt).
+// the background once the session is idle; its _10_memorize_later,
+// monologue_start, puts it off while the session works), and
+// _20_behaviour_prompt (system_prompt).
 type Extensions struct {
 	svc *Service
 	// Workspace names the scope an agent's memories go to.
@@ -67,9 +69,14 @@ type Extensions struct {
 	// every workspace's agents follow besides the workspace's.
 	UserRules func() string
 
+	// IdleDelay is how long memorizing waits for its session to be idle
+	// after a monologue (0: DefaultIdleDelay).
+	IdleDelay time.Duration
+
 	mu      sync.Mutex
 	wg      sync.WaitGroup // every background task
 	memo    sync.WaitGroup // memorizing (Wait)
+	pending map[*loop.Agent]*pendingMemo
 	closing bool
 	stop    context.CancelFunc
 	ctx     context.Context
@@ -88,12 +95,20 @@ func (x *Extensions) Register(r *hooks.Registry) {
 	r.Register(hooks.MonologueEnd, "_50_memorize_fragments", x.memorizeFragments)
 	r.Register(hooks.MonologueEnd, "_51_memorize_solutions", x.memorizeSolutions)
 	r.Register(hooks.MonologueEnd, "_59_memorize_start", x.memorizeStart)
+	r.Register(hooks.MonologueStart, "_10_memorize_later", x.putOff)
 	r.Register(hooks.SystemPrompt, "_20_behaviour_prompt", x.behaviourPrompt)
 }
 
-// Wait waits for the memorizing in progress, at most until ctx ends (`zero
-// run` waits before it exits, so what a task taught is kept).
+// Wait starts the memorizing that waits for its session to be idle, and
+// waits for all of it, at most until ctx ends (`zero run` and the faces
+// wait before they exit, so what a task taught is kept).
 func (x *Extensions) Wait(ctx context.Context) error {
+	x.mu.Lock()
+	for a, pm := range x.pending {
+		pm.timer.Stop()
+		x.startLocked(a, pm)
+	}
+	x.mu.Unlock()
 	done := make(chan struct{})
 	go func() { x.memo.Wait(); close(done) }()
 	select {
@@ -108,6 +123,9 @@ func (x *Extensions) Wait(ctx context.Context) error {
 func (x *Extensions) Close() {
 	x.mu.Lock()
 	x.closing = true
+	for _, pm := range x.pending {
+		pm.timer.Stop()
+	}
 	x.mu.Unlock()
 	x.stop()
 	x.wg.Wait()
@@ -404,44 +422,168 @@ func (x *Extensions) memorizeStart(ctx context.Context, p hooks.Payload) error {
 	if strings.TrimSpace(hist) == "" {
 		return nil
 	}
-	state.upto.Store(int64(n))
-	type call struct{ system, area string }
+	type call struct{ system, area, hist string }
 	var calls []call
 	switch {
 	case job.fragments && job.solutions && agentZeroPrompts(a):
-		calls = []call{{"memory.memorize.sys.md", ""}}
+		calls = []call{{system: "memory.memorize.sys.md"}}
 	default:
 		if job.fragments {
-			calls = append(calls, call{"memory.memories_sum.sys.md", AreaFragments})
+			calls = append(calls, call{system: "memory.memories_sum.sys.md", area: AreaFragments})
 		}
 		if job.solutions {
-			calls = append(calls, call{"memory.solutions_sum.sys.md", AreaSolutions})
+			calls = append(calls, call{system: "memory.solutions_sum.sys.md", area: AreaSolutions})
 		}
+	}
+	for i := range calls {
+		calls[i].system = a.Prompt(calls[i].system, nil)
+		calls[i].hist = a.FitUtility(calls[i].system, hist)
 	}
 	ws := x.Workspace(a)
 	sess := a.Session().ID()
-	for _, c := range calls {
-		system := a.Prompt(c.system, nil)
-		hist := a.FitUtility(system, hist)
-		x.run(&x.memo, memorizeTimeout, func(ctx context.Context) {
-			answer, err := a.CallUtilityModel(ctx, system, hist)
-			if err != nil {
-				state.upto.CompareAndSwap(int64(n), int64(from)) // read again next time
-				x.Logger.Warn("memorize: the utility model failed", "area", cmp.Or(c.area, "all"), "err", err)
-				return
-			}
-			items := map[string][]string{}
-			if c.area == "" {
-				items[AreaFragments], items[AreaSolutions] = parseMemorized(answer)
-			} else {
-				items[c.area] = parseItems(answer)
-			}
-			for _, area := range []string{AreaFragments, AreaSolutions} {
-				if texts, ok := items[area]; ok {
-					x.save(ctx, a, Memory{Scope: ws, Area: area}, sess, texts)
+	x.later(a, state, from, n, len(calls), func(put context.Context, answered *atomic.Int32) {
+		var asked sync.WaitGroup // launch returns when its questions are answered
+		defer asked.Wait()
+		for _, c := range calls {
+			asked.Add(1)
+			started := x.run(&x.memo, memorizeTimeout, func(ctx context.Context) {
+				defer asked.Done()
+				ask, stop := context.WithCancelCause(ctx)
+				defer stop(nil)
+				go func() { // a new monologue of the session puts the asking off
+					select {
+					case <-put.Done():
+						stop(context.Cause(put))
+					case <-ask.Done():
+					}
+				}()
+				answer, err := a.CallUtilityModel(ask, c.system, c.hist)
+				answered.Add(1)
+				if err != nil {
+					state.upto.CompareAndSwap(int64(n), int64(from)) // read again next time
+					if !errors.Is(context.Cause(ask), errPutOff) {
+						x.Logger.Warn("memorize: the utility model failed", "area", cmp.Or(c.area, "all"), "err", err)
+					}
+					return
 				}
+				items := map[string][]string{}
+				if c.area == "" {
+					items[AreaFragments], items[AreaSolutions] = parseMemorized(answer)
+				} else {
+					items[c.area] = parseItems(answer)
+				}
+				for _, area := range []string{AreaFragments, AreaSolutions} {
+					if texts, ok := items[area]; ok {
+						x.save(ctx, a, Memory{Scope: ws, Area: area}, sess, texts)
+					}
+				}
+			})
+			if !started {
+				asked.Done()
 			}
-		})
+		}
+	})
+	return nil
+}
+
+// errPutOff cancels a memorizing that a new monologue of its session put
+// off: what it was to read is read by the next one.
+var errPutOff = errors.New("memorizing put off: the session is busy")
+
+// DefaultIdleDelay is how long memorizing waits for its session to be
+// idle after a monologue.
+const DefaultIdleDelay = 2 * time.Second
+
+// pendingMemo is a memorizing waiting for its session to be idle, or
+// asking the utility model.
+type pendingMemo struct {
+	session  string
+	timer    *time.Timer
+	launch   func(put context.Context, answered *atomic.Int32)
+	running  bool
+	put      context.CancelCauseFunc
+	ctx      context.Context
+	calls    int          // the questions launch asks
+	answered atomic.Int32 // the questions answered (or failed) so far
+	mark     func()       // moves the agent's memorized mark past what it reads
+	undo     func()       // sets the mark back
+}
+
+// later runs launch once agent a's session has been idle for IdleDelay
+// (at once on Wait): memorizing never competes with the user's next turn
+// for the model (a local server answers one request at a time) or the
+// machine. A monologue of the session that starts meanwhile drops it, or
+// cancels its question to the model (put is done) when it already asks;
+// either way the next monologue's memorizing reads what it was to read.
+func (x *Extensions) later(a *loop.Agent, state *memorized, from, n, calls int, launch func(put context.Context, answered *atomic.Int32)) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closing {
+		return
+	}
+	if x.pending == nil {
+		x.pending = map[*loop.Agent]*pendingMemo{}
+	}
+	if old := x.pending[a]; old != nil && !old.running {
+		old.timer.Stop()
+	}
+	ctx, put := context.WithCancelCause(x.ctx)
+	pm := &pendingMemo{session: a.Session().ID(), launch: launch, put: put, ctx: ctx, calls: calls,
+		mark: func() { state.upto.Store(int64(n)) },
+		undo: func() { state.upto.CompareAndSwap(int64(n), int64(from)) }}
+	x.pending[a] = pm
+	delay := x.IdleDelay
+	if delay <= 0 {
+		delay = DefaultIdleDelay
+	}
+	pm.timer = time.AfterFunc(delay, func() {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.startLocked(a, pm)
+	})
+}
+
+// startLocked launches pm if it still waits; x.mu is held.
+func (x *Extensions) startLocked(a *loop.Agent, pm *pendingMemo) {
+	if x.pending[a] != pm || pm.running || x.closing {
+		return
+	}
+	pm.running = true
+	pm.mark()     // read from now on; undone when put off before its answers
+	x.memo.Add(1) // the launch adds its own; this one covers the handover
+	go func() {
+		defer x.memo.Done()
+		pm.launch(pm.ctx, &pm.answered)
+		x.mu.Lock()
+		if x.pending[a] == pm {
+			delete(x.pending, a)
+		}
+		x.mu.Unlock()
+		pm.put(nil)
+	}()
+}
+
+// putOff drops or cancels the memorizing of agent a's session: a new
+// monologue of it starts (_10_memorize_later, monologue_start).
+func (x *Extensions) putOff(_ context.Context, p hooks.Payload) error {
+	lp, ok := p.(*loop.LoopPayload)
+	if !ok || lp.Agent == nil {
+		return nil
+	}
+	sess := lp.Agent.Session().ID()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for a, pm := range x.pending {
+		if pm.session != sess {
+			continue
+		}
+		pm.timer.Stop()
+		pm.put(errPutOff)
+		if !pm.running {
+			delete(x.pending, a)
+		} else if int(pm.answered.Load()) < pm.calls {
+			pm.undo() // now, before this monologue's end reads the mark
+		}
 	}
 	return nil
 }
