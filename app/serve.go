@@ -225,6 +225,7 @@ func (h *Host) appFor(ctx context.Context, spec server.SessionSpec) (*App, error
 	if err != nil {
 		return nil, err
 	}
+	a.AskWindow(spec.Profile, spec.Model) // while the sandbox opens
 	return a, a.EnsureSandbox(ctx)
 }
 

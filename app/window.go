@@ -107,6 +107,19 @@ func (a *App) Window(ctx context.Context, role string, p *profiles.Profile, mode
 	return w.Tokens, "the endpoint: " + w.Source
 }
 
+// AskWindow asks, in the background, for the context window of the chat
+// model that a session of profile name (the configured one when "") and
+// model ("" for the configured one) will use: the endpoint answers while
+// the sandbox opens, and the session's build finds it known (or waits for
+// the question already asked) instead of asking only then.
+func (a *App) AskWindow(name, model string) {
+	p, err := a.Loader.Load(cmp.Or(name, a.Config.Profile))
+	if err != nil {
+		return // the session's build says why
+	}
+	go a.Window(context.Background(), "chat", p, model) // bounded by WindowTimeout
+}
+
 func (a *App) knownWindow(m config.Model) *knownWindow {
 	a.windows.mu.Lock()
 	defer a.windows.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Window is what an endpoint says of a model's context window.
@@ -85,7 +86,8 @@ const OllamaDefaultContext = 4096
 //     a Warning that says how to raise it;
 //   - LM Studio: GET /api/v0/models/{id}.
 //
-// The native APIs (llama.cpp, Ollama, LM Studio) are asked at the base URL
+// The native APIs (llama.cpp, Ollama, LM Studio) are asked together, once
+// GET /models has not said, in one round trip, at the base URL
 // without its /v1. Each body read is bounded, and the call is bounded by
 // ctx only: give it a short deadline. It fails with [ErrWindowUnknown]
 // when no answer states the window; an error never carries the API key.
@@ -142,15 +144,30 @@ func (c *Client) ContextWindow(ctx context.Context) (Window, error) {
 			return w, ok, nil
 		}},
 	}
-	for _, p := range probes {
-		w, ok, err := p.try()
-		if ok {
-			return w, nil
+	// The servers' own APIs are asked at once (one round trip instead of
+	// four on the start's path); the first in this order that answers wins.
+	type answer struct {
+		w   Window
+		ok  bool
+		err error
+	}
+	answers := make([]answer, len(probes))
+	var wg sync.WaitGroup
+	for i, p := range probes {
+		wg.Go(func() {
+			w, ok, err := p.try()
+			answers[i] = answer{w, ok, err}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return Window{}, c.windowErr(ctx.Err(), nil)
+	}
+	for i, p := range probes {
+		if answers[i].ok {
+			return answers[i].w, nil
 		}
-		fail(p.name, err)
-		if ctx.Err() != nil {
-			return Window{}, c.windowErr(ctx.Err(), nil)
-		}
+		fail(p.name, answers[i].err)
 	}
 	return Window{}, c.windowErr(ErrWindowUnknown, failures)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/zeroagent/zero/llm"
@@ -104,9 +105,11 @@ func TestContextWindowHostile(t *testing.T) {
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var sawKey bool
+			var sawKey atomic.Bool // the probes come together
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				sawKey = sawKey || r.Header.Get("Authorization") == "Bearer "+key
+				if r.Header.Get("Authorization") == "Bearer "+key {
+					sawKey.Store(true)
+				}
 				switch r.URL.Path {
 				case "/v1/models":
 					fmt.Fprint(w, body)
@@ -131,7 +134,7 @@ func TestContextWindowHostile(t *testing.T) {
 			if err != nil && strings.Contains(err.Error(), key) {
 				t.Fatalf("the key is in the error: %v", err)
 			}
-			if !sawKey {
+			if !sawKey.Load() {
 				t.Error("the key was not sent to the endpoint")
 			}
 		})

@@ -75,6 +75,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			fmt.Fprintf(stderr, "zero: trusted this workspace's code (%s)\n", app.Short(st.Manifest.Digest))
 		}
 	}
+	a.AskWindow("", "") // while the sandbox opens
 	if err := a.OpenSandbox(ctx); err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
