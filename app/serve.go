@@ -226,6 +226,7 @@ func (h *Host) appFor(ctx context.Context, spec server.SessionSpec) (*App, error
 		return nil, err
 	}
 	a.AskWindow(spec.Profile, spec.Model) // while the sandbox opens
+	llm.WarmTokenizer()                   // the first answer's usage is counted
 	return a, a.EnsureSandbox(ctx)
 }
 

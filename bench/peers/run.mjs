@@ -152,7 +152,13 @@ function nodeEnv(url, home) {
 
 // ---- process trees --------------------------------------------------------
 
-/** VmRSS in kB of pid and all its descendants (walking /proc/<pid>/stat ppid). */
+/**
+ * VmRSS of pid and all its descendants (walking /proc/<pid>/stat ppid), in
+ * MB, and of it RssAnon: the memory the processes allocated themselves, as
+ * opposed to pages of their executables and libraries mapped from the page
+ * cache (shared with every process of the same binary, and dropped by the
+ * kernel under pressure without swapping).
+ */
 function treeRSS(pid) {
   const children = new Map();
   for (const name of readdirSync("/proc")) {
@@ -164,16 +170,19 @@ function treeRSS(pid) {
       children.get(ppid).push(Number(name));
     } catch { /* ended meanwhile */ }
   }
-  let kb = 0, n = 0;
+  let kb = 0, anon = 0, n = 0;
   const walk = (p) => {
     try {
-      const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${p}/status`, "latin1"));
+      const status = readFileSync(`/proc/${p}/status`, "latin1");
+      const m = /^VmRSS:\s+(\d+) kB/m.exec(status);
       if (m) { kb += Number(m[1]); n++; }
+      const a = /^RssAnon:\s+(\d+) kB/m.exec(status);
+      if (a) anon += Number(a[1]);
     } catch { /* ended meanwhile */ }
     for (const c of children.get(p) ?? []) walk(c);
   };
   walk(pid);
-  return { mb: kb / 1024, procs: n };
+  return { mb: kb / 1024, anonMB: anon / 1024, procs: n };
 }
 
 // ---- ACP agents -----------------------------------------------------------
@@ -375,8 +384,9 @@ async function measureAgent(a) {
       await ag.turn(TASK); // the warm-up turn, after which memory is read
       const mem = treeRSS(ag.pid);
       put(a.id, "rss", mem.mb);
+      put(a.id, "anon", mem.anonMB);
       put(a.id, "procs", mem.procs);
-      log(a.id, `idle RSS ${mem.mb.toFixed(1)} MB in ${mem.procs} processes`);
+      log(a.id, `idle RSS ${mem.mb.toFixed(1)} MB (anonymous ${mem.anonMB.toFixed(1)}) in ${mem.procs} processes`);
       const turns = [];
       for (let i = 0; i < TURNS; i++) {
         const t0 = now();
@@ -448,14 +458,14 @@ for (const o of ONESHOT) {
 const f0 = (x) => (x === undefined || Number.isNaN(x) ? "–" : x.toFixed(0));
 const f1 = (x) => (x === undefined || Number.isNaN(x) ? "–" : x.toFixed(1));
 const rows = [];
-rows.push(`| agent | protocol | start → initialize (ms) | idle RSS, process tree (MB) | warm turn (ms) | model requests, ${REQ_TURNS} turns |`);
-rows.push("|---|---|---:|---:|---:|---:|");
+rows.push(`| agent | protocol | start → initialize (ms) | idle RSS, process tree (MB) | of it anonymous (MB) | warm turn (ms) | model requests, ${REQ_TURNS} turns |`);
+rows.push("|---|---|---:|---:|---:|---:|---:|");
 for (const a of AGENTS) {
   if (only && !only.has(a.id)) continue;
   const r = results[a.id] ?? {};
   const req = r.requests === undefined ? "–" : `${r.requests}${r.memreq ? ` (${r.memreq} memory)` : ""}`;
   const rss = r.rss === undefined ? "–" : `${f1(r.rss)} (${r.procs} proc)`;
-  rows.push(`| ${a.label}${failures[a.id] ? " ⚠" : ""} | ${a.proto} | ${f0(r.start)} | ${rss} | ${f0(r.turn)} | ${req} |`);
+  rows.push(`| ${a.label}${failures[a.id] ? " ⚠" : ""} | ${a.proto} | ${f0(r.start)} | ${rss} | ${f1(r.anon)} | ${f0(r.turn)} | ${req} |`);
 }
 rows.push("");
 rows.push("| one-shot task, whole process | wall time (ms) |");

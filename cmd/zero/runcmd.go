@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/server/term"
 
 	"github.com/zeroagent/zero/app"
@@ -47,6 +48,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "zero run: no message: say what the agent should do, e.g. zero run \"list the Go files here\"")
 		return 2
 	}
+	llm.WarmTokenizer() // on the other core while the app and sandbox open
 	a, err := newApp(common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
