@@ -65,6 +65,9 @@ type App struct {
 	snapshots map[string]string
 
 	sandboxMu sync.Mutex // the editor faces open the sandbox on first use
+	// sandboxSaid says how the local backend confines commands, once its
+	// probe has answered (nil: nothing to say); sessions wait for it.
+	sandboxSaid func()
 
 	// pools are the MCP server connections of each session (mcpPool);
 	// editorMCP the servers an editor passed for a session.
@@ -164,18 +167,24 @@ func (a *App) ChooseBackend(ctx context.Context) (sandbox.Backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		if mode, _ := l.Isolation(); mode == sandbox.IsolationBubblewrap {
-			// Not a warning: it is the sandbox working (zero doctor says
-			// what it isolates). A warning event goes out only when
-			// commands would run unconfined.
-			a.Logger.Info("local backend under " + l.IsolationSummary())
-		} else {
-			ask := "; Zero asks before each command"
-			if a.Config.Approval == "auto" {
-				ask = "; approval auto: they run without asking"
+		// Said once the bwrap probe has answered, which goes on while the
+		// host is made; a session waits for it to be said before it is
+		// made (sandboxSaid), so the warning is its first event, as ever.
+		a.sandboxSaid = sync.OnceFunc(func() {
+			if mode, _ := l.Isolation(); mode == sandbox.IsolationBubblewrap {
+				// Not a warning: it is the sandbox working (zero doctor says
+				// what it isolates). A warning event goes out only when
+				// commands would run unconfined.
+				a.Logger.Info("local backend under " + l.IsolationSummary())
+			} else {
+				ask := "; Zero asks before each command"
+				if a.Config.Approval == "auto" {
+					ask = "; approval auto: they run without asking"
+				}
+				a.Warn.warn("local backend without isolation: " + l.IsolationSummary() + ask)
 			}
-			a.Warn.warn("local backend without isolation: " + l.IsolationSummary() + ask)
-		}
+		})
+		go a.sandboxSaid()
 		return l, nil
 	}
 	switch b := a.Config.Sandbox.Backend; b {
@@ -831,6 +840,9 @@ func (a *App) SessionFor(o SessionOpts, sink func(loop.Event), withModel bool) (
 		Logger:        a.Logger.With("component", "loop"),
 		Secrets:       a.Secrets(),
 	}, sink)
+	if a.sandboxSaid != nil {
+		a.sandboxSaid() // said before the session takes the early warnings
+	}
 	a.Warn.attach(sess)
 	if withModel {
 		// The first command finds agent 0's shell started, or starting,

@@ -450,3 +450,61 @@ func TestBwrapResolverKeptWithNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalAutoBrokenBwrap: auto isolation's probe goes on in the
+// background, and whatever asks how commands are confined, or opens a
+// shell, waits for its answer: a bwrap that cannot build the sandbox here
+// (user namespaces forbidden) leaves isolation none, with the reason, and
+// shells that do not go through it, never a shell started before the
+// probe failed.
+func TestLocalAutoBrokenBwrap(t *testing.T) {
+	bin := t.TempDir()
+	script := "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	l, err := NewLocal(LocalOptions{Dir: t.TempDir(), Isolation: IsolationAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	s, err := l.OpenShell(t.Context())
+	if err != nil {
+		t.Fatalf("a shell without isolation should open: %v", err)
+	}
+	if r := run(t, s, "echo alive"); strings.TrimSpace(r.Output) != "alive" {
+		t.Errorf("the shell: %+v", r)
+	}
+	mode, why := l.Isolation()
+	if mode != IsolationNone || !strings.Contains(why, "No permissions") {
+		t.Errorf("auto with a broken bwrap: %q (%q), want none and why", mode, why)
+	}
+	if sum := l.IsolationSummary(); !strings.HasPrefix(sum, "none:") {
+		t.Errorf("summary %q", sum)
+	}
+}
+
+// TestLocalAutoShellWaitsForProbe: a shell opened at once after NewLocal,
+// while auto isolation's probe may still run, is confined all the same
+// (bash is PID 1 of bwrap's PID namespace): opening never races the probe
+// into an unconfined shell.
+func TestLocalAutoShellWaitsForProbe(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	l, err := NewLocal(LocalOptions{Dir: t.TempDir(), Isolation: IsolationAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	s, err := l.OpenShell(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, s, "echo $$"); strings.TrimSpace(r.Output) != "1" {
+		t.Errorf("the first shell of auto isolation runs outside bwrap's PID namespace: $$ = %q", r.Output)
+	}
+	if mode, _ := l.Isolation(); mode != IsolationBubblewrap {
+		t.Errorf("isolation %q", mode)
+	}
+}

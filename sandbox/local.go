@@ -32,11 +32,15 @@ const exitDrain = 200 * time.Millisecond
 // in [LocalOptions.Dir]. Without bubblewrap it does not isolate commands
 // from the host; [Local.IsolationSummary] says what is in force.
 type Local struct {
-	opts       LocalOptions
-	shell      string // resolved path of opts.Shell
-	bwrap      string // resolved bwrap when isolation is on
-	isolation  string // IsolationNone or IsolationBubblewrap, as in force
-	why        string // why auto isolation fell back to none
+	opts      LocalOptions
+	shell     string // resolved path of opts.Shell
+	bwrap     string // resolved bwrap when isolation is on
+	isolation string // IsolationNone or IsolationBubblewrap, as in force
+	why       string // why auto isolation fell back to none
+	// probed is closed once auto isolation's bwrap probe has set bwrap,
+	// isolation and why (nil: they were set by NewLocal); read them after
+	// settle only.
+	probed     chan struct{}
 	resolvConf string // bound back in when it lies in a hidden directory and the network is on
 	log        *slog.Logger
 
@@ -94,6 +98,21 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 	case "", IsolationNone:
 	case IsolationBubblewrap, IsolationAuto:
 		bw, err := exec.LookPath("bwrap")
+		if err == nil && opts.Isolation == IsolationAuto {
+			// The probe (bwrap and a shell run once, some 15-30 ms) goes
+			// on while the caller opens the rest; whatever asks how the
+			// commands are confined, or starts a shell, waits for it.
+			l.probed = make(chan struct{})
+			go func() {
+				defer close(l.probed)
+				if err := l.probeBwrap(bw); err != nil {
+					l.why = err.Error()
+					return
+				}
+				l.bwrap, l.isolation = bw, IsolationBubblewrap
+			}()
+			break
+		}
 		if err == nil {
 			err = l.probeBwrap(bw)
 		}
@@ -113,13 +132,24 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 
 // Isolation says which isolation is in force (IsolationNone or
 // IsolationBubblewrap) and, for auto that fell back to none, why.
-func (l *Local) Isolation() (mode, why string) { return l.isolation, l.why }
+func (l *Local) Isolation() (mode, why string) {
+	l.settle()
+	return l.isolation, l.why
+}
+
+// settle waits for auto isolation's probe, if any.
+func (l *Local) settle() {
+	if l.probed != nil {
+		<-l.probed
+	}
+}
 
 // IsolationSummary describes for people, in one line, what confines the
 // shells, e.g. "bubblewrap: workspace writable, rest read-only, private
 // /tmp and PIDs, no network, 7 sensitive paths hidden". Paths are counted
 // as they are now; each new shell looks again.
 func (l *Local) IsolationSummary() string {
+	l.settle()
 	if l.isolation != IsolationBubblewrap {
 		s := "none: commands run unconfined, as you, with your files, processes and network"
 		if l.why != "" {
@@ -181,6 +211,7 @@ func (l *Local) Workdir() string { return l.opts.Dir }
 // OpenShell starts a new bash and waits until it is ready for commands;
 // ctx bounds only this start-up.
 func (l *Local) OpenShell(ctx context.Context) (*Shell, error) {
+	l.settle()
 	l.mu.Lock()
 	closed := l.closed
 	l.mu.Unlock()
@@ -217,6 +248,7 @@ func (l *Local) OpenShell(ctx context.Context) (*Shell, error) {
 // Close closes every shell the backend opened; later OpenShell calls fail
 // with [ErrClosed].
 func (l *Local) Close() error {
+	l.settle() // the probe's bwrap is not left running
 	l.mu.Lock()
 	l.closed = true
 	shells := make([]*Shell, 0, len(l.shells))
