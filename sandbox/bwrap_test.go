@@ -464,15 +464,7 @@ func TestLocalAutoBrokenBwrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	l, err := NewLocal(LocalOptions{Dir: t.TempDir(), Isolation: IsolationAuto})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	s, err := l.OpenShell(t.Context())
-	if err != nil {
-		t.Fatalf("a shell without isolation should open: %v", err)
-	}
+	l, s := openAuto(t)
 	if r := run(t, s, "echo alive"); strings.TrimSpace(r.Output) != "alive" {
 		t.Errorf("the shell: %+v", r)
 	}
@@ -492,6 +484,19 @@ func TestLocalAutoBrokenBwrap(t *testing.T) {
 func TestLocalAutoShellWaitsForProbe(t *testing.T) {
 	t.Parallel()
 	requireBwrap(t)
+	l, s := openAuto(t)
+	if r := run(t, s, "echo $$"); strings.TrimSpace(r.Output) != "1" {
+		t.Errorf("the first shell of auto isolation runs outside bwrap's PID namespace: $$ = %q", r.Output)
+	}
+	if mode, _ := l.Isolation(); mode != IsolationBubblewrap {
+		t.Errorf("isolation %q", mode)
+	}
+}
+
+// openAuto opens a shell of an auto-isolated local backend at once after
+// making it, while its bwrap probe may still run.
+func openAuto(t *testing.T) (*Local, *Shell) {
+	t.Helper()
 	l, err := NewLocal(LocalOptions{Dir: t.TempDir(), Isolation: IsolationAuto})
 	if err != nil {
 		t.Fatal(err)
@@ -499,12 +504,7 @@ func TestLocalAutoShellWaitsForProbe(t *testing.T) {
 	t.Cleanup(func() { l.Close() })
 	s, err := l.OpenShell(t.Context())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("open a shell: %v", err)
 	}
-	if r := run(t, s, "echo $$"); strings.TrimSpace(r.Output) != "1" {
-		t.Errorf("the first shell of auto isolation runs outside bwrap's PID namespace: $$ = %q", r.Output)
-	}
-	if mode, _ := l.Isolation(); mode != IsolationBubblewrap {
-		t.Errorf("isolation %q", mode)
-	}
+	return l, s
 }
