@@ -118,21 +118,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	s.mu.Lock()
-	idx := len(s.recs)
-	if err == nil {
-		rec.Memory = isMemoryRequest(text.String())
-		rec.Reply = s.pickLocked(text.String(), rec.Memory)
-	}
-	var reply Reply
-	if rec.Reply >= 0 {
-		reply = s.replies[rec.Reply]
-	} else if err == nil && rec.Reply == pickMemory {
-		reply, rec.Reply = MemoryReply(rec.Messages), -1
-	}
-	s.recs = append(s.recs, rec)
-	s.inflight++
-	s.mu.Unlock()
+	idx, rec, reply := s.record(rec, text.String(), err)
 
 	var out outcome
 	defer s.finish(idx, &out)

@@ -350,22 +350,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	s.mu.Lock()
-	idx := len(s.recs)
-	if err == nil {
-		rec.Memory = isMemoryRequest(text.String())
-		rec.Reply = s.pickLocked(text.String(), rec.Memory)
-	}
-	s.recs = append(s.recs, rec)
-	s.inflight++
-	var reply Reply
-	if rec.Reply >= 0 {
-		reply = s.replies[rec.Reply]
-	} else if err == nil && rec.Reply == pickMemory {
-		reply, rec.Reply = MemoryReply(rec.Messages), -1
-		s.recs[idx] = rec
-	}
-	s.mu.Unlock()
+	idx, rec, reply := s.record(rec, text.String(), err)
 
 	var out outcome
 	// Deferred so the entry is completed even when the handler aborts the
@@ -382,7 +367,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		out.status = http.StatusBadRequest
 		writeError(w, out.status, "llmtest: bad request body: "+err.Error(), "")
-	case rec.Reply < 0 && !(rec.Memory && err == nil):
+	case rec.Reply < 0 && !rec.Memory:
 		out.status = http.StatusBadRequest
 		writeError(w, out.status, NoReplyMessage, "")
 	case reply.Hangup:
@@ -401,6 +386,28 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		out.status = http.StatusOK
 		s.stream(r.Context(), w, req, reply, text.String(), &out)
 	}
+}
+
+// record keeps a request, picks its reply from its text (the messages
+// joined) and returns its index in the records, the record as kept and the
+// reply. A request that could not be read (err) gets none.
+func (s *Server) record(rec Recorded, text string, err error) (int, Recorded, Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	idx := len(s.recs)
+	var reply Reply
+	if err == nil {
+		rec.Memory = isMemoryRequest(text)
+		rec.Reply = s.pickLocked(text, rec.Memory)
+		if rec.Reply >= 0 {
+			reply = s.replies[rec.Reply]
+		} else if rec.Reply == pickMemory {
+			reply, rec.Reply = MemoryReply(rec.Messages), -1
+		}
+	}
+	s.recs = append(s.recs, rec)
+	s.inflight++
+	return idx, rec, reply
 }
 
 // pickLocked chooses the reply for a request: the first unused reply whose
