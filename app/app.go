@@ -22,6 +22,7 @@ import (
 
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/instructions"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/mcpclient"
@@ -49,6 +50,9 @@ type App struct {
 	agentEnv           []string // the agent's environment: no model keys
 	Warn               *warner
 	Trust              *trust.Store
+	// Instructions are the workspace's and the user's AGENTS.md and the
+	// like, for the system prompt.
+	Instructions *instructions.Set
 	// registryWait bounds sandbox.backend auto's question to the registry
 	// (registryCheckTimeout when zero).
 	RegistryWait time.Duration
@@ -114,6 +118,8 @@ func NewAppAt(ws string, roots []string, flags map[string]string, logger *slog.L
 		Warn:      &warner{},
 		Trust:     trust.NewStore(userDir),
 		clients:   map[string]*llm.Client{},
+
+		Instructions: instructions.New(userDir, append([]string{ws}, roots...)...),
 	}
 	for _, ig := range cfg.Ignored() {
 		a.Warn.warn(ig.String())
@@ -710,6 +716,8 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 	}
 	layers := hooks.Layers(code, p.Name, a.UserDir)
 	reg := loop.Builtins()
+	instructions.Register(reg, a.Instructions)
+	a.Instructions.Look() // the subfolders' AGENTS.md, beside the rest of the start
 	if a.memExt != nil {
 		a.memExt.Register(reg)
 	}

@@ -63,6 +63,8 @@ var fileVars = map[string]map[string]any{
 	"agent.system.mcp_tools.md":        {"tools": "### github.search_issues:\nSearch issues."},
 	"agent.system.secrets.md":          {"secrets": "# the deploy token\nAPI_TOKEN", "vars": ""},
 	"behaviour.merge.msg.md":           {"current_rules": "- answer briefly", "adjustments": "use tabs"},
+	"agent.system.projects.active.md": {"project_path": "/work/app", "project_name": "app", "project_description": "",
+		"project_instructions": "### AGENTS.md\nRun make test before you commit."},
 }
 
 func varsFor(name string) map[string]any {

@@ -113,6 +113,10 @@
 //   - agent.system.secrets.md (secrets: the names of the agent's secrets with their comments, as
 //     secrets.Set.Prompt writes them; vars: Agent Zero's plain variables, always empty in Zero):
 //     added only when there are secrets.
+//   - agent.system.projects.active.md (project_path, project_name, project_description,
+//     project_instructions: Agent Zero's names): the workspace's AGENTS.md (or CLAUDE.md, or
+//     GEMINI.md), the user's own and an Agent Zero project's instructions, each under a heading
+//     naming its file (see package instructions); added only when there are any.
 //
 // Messages built by the engine:
 //   - fw.user_message.md (message): JSON {"user": message}.

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroagent/zero/app"
+	"github.com/zeroagent/zero/instructions"
 	"github.com/zeroagent/zero/termsafe"
 
 	"github.com/zeroagent/zero/trust"
@@ -76,6 +77,7 @@ workspace. Without a terminal to ask on, --yes is needed.`,
 		fmt.Fprintln(stderr, "zero:", err)
 		return 1
 	}
+	printInstructions(stdout, ws)
 	st, err := store.Check(m)
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
@@ -165,4 +167,28 @@ func printManifest(w io.Writer, st trust.State) {
 		}
 	}
 	tw.Flush()
+}
+
+// printInstructions names the workspace's instructions for agents
+// (AGENTS.md and the like): text for the agent's prompt, whatever is
+// trusted, so the user sees what steers it beside the code.
+func printInstructions(w io.Writer, ws string) {
+	files := instructions.New("", ws).Files()
+	if len(files) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Instructions for the agent (text its system prompt includes, trusted or not; they run nothing):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, f := range files {
+		what := fmt.Sprintf("%d bytes", f.Size)
+		switch {
+		case f.Problem != "":
+			what = "not read: " + f.Problem
+		case f.Cut:
+			what += fmt.Sprintf(", the first %d read", len(f.Text))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", termsafe.Reviewable(f.Label), termsafe.Reviewable(what))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 }
