@@ -230,3 +230,25 @@ test("session/resume and session/load of a session no process ever made: an hone
   // The connection goes on: a new session works.
   assert.ok((await z.newSession()).sessionId);
 });
+
+test("plan mode: offered as the mode config option and as modes; a command is refused in it; set_config_option leaves it", async (t) => {
+  const z = await startAcp(t, [
+    { match: "PLAN-E2E", content: command("make it", "touch e2e-planned.txt") },
+    { match: "plan mode is on", content: answer("plan: touch e2e-planned.txt") },
+  ]);
+  const s = await z.newSession();
+  const mode = s.configOptions.find((o) => o.category === "mode");
+  assert.equal(mode?.id, "mode", "the mode config option");
+  assert.deepEqual(mode.options.map((o) => o.value), ["default", "plan"]);
+  assert.equal(s.modes.currentModeId, "default");
+  await z.agent.request(methods.agent.session.setMode, { sessionId: s.sessionId, modeId: "plan" });
+  await until(() => z.of(s.sessionId).some((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "plan"), 10000, "current_mode_update");
+  const res = await z.prompt(s.sessionId, "PLAN-E2E: make the file");
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(messageText(z.of(s.sessionId)), "plan: touch e2e-planned.txt");
+  assert.ok(!existsSync(join(z.ws, "e2e-planned.txt")), "the command ran in plan mode");
+  const refused = z.of(s.sessionId).find((u) => u.sessionUpdate === "tool_call_update" && u.status === "failed");
+  assert.ok(refused, "the refused call failed");
+  const set = await z.agent.request(methods.agent.session.setConfigOption, { sessionId: s.sessionId, configId: "mode", value: "default" });
+  assert.equal(set.configOptions.find((o) => o.id === "mode").currentValue, "default");
+});

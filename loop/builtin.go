@@ -20,6 +20,7 @@ func Builtins() *hooks.Registry {
 	r.Register(hooks.SystemPrompt, "_10_main_prompt", mainPrompt)
 	r.Register(hooks.SystemPrompt, "_11_tools_prompt", toolsPrompt)
 	r.Register(hooks.SystemPrompt, "_13_secrets_prompt", secretsPrompt)
+	r.Register(hooks.SystemPrompt, "_15_plan_mode_prompt", planModePrompt)
 	r.Register(hooks.MessageLoopPromptsBefore, "_90_organize_history_wait", organizeHistoryWait)
 	r.Register(hooks.MessageLoopPromptsAfter, "_60_include_current_datetime", includeCurrentDatetime)
 	r.Register(hooks.MessageLoopEnd, "_10_organize_history", organizeHistory)
@@ -134,6 +135,21 @@ func secretsPrompt(_ context.Context, p hooks.Payload) error {
 	if text != "" {
 		*sp.System = append(*sp.System, text)
 	}
+	return nil
+}
+
+// planModePrompt adds agent.system.plan_mode.md while plan mode is on (see
+// [Session.SetPlanning]). It tells the model; the approval gate refuses.
+func planModePrompt(_ context.Context, p hooks.Payload) error {
+	sp, ok := p.(*SystemPromptPayload)
+	if !ok || sp.Agent == nil || !sp.Agent.session.Planning() {
+		return nil
+	}
+	text, err := sp.Agent.Render("agent.system.plan_mode.md", nil)
+	if err != nil {
+		return fmt.Errorf("plan mode prompt: %w", err)
+	}
+	*sp.System = append(*sp.System, strings.TrimSpace(text))
 	return nil
 }
 

@@ -774,7 +774,8 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: ToolCancelled, Text: "not run: the user sent a message"})
 		return "", false, err
 	}
-	bp := &ToolBeforePayload{Agent: a, Loop: ld, ToolName: req.Name, Method: req.Method, Kind: kind, Args: req.Args}
+	readOnly := ChangesNothing(tool, req.Method)
+	bp := &ToolBeforePayload{Agent: a, Loop: ld, ToolName: req.Name, Method: req.Method, Kind: kind, ReadOnly: readOnly, Args: req.Args}
 	if err := a.call(ctx, hooks.ToolExecuteBefore, bp); err != nil {
 		return "", false, err
 	}
@@ -787,7 +788,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	if gate := a.session.currentGate(); gate != nil && bp.Block == "" {
 		// The gate decides about the call that runs: what the tool is and
 		// does is not the extensions' to change.
-		bp.ToolName, bp.Method, bp.Kind = req.Name, req.Method, kind
+		bp.ToolName, bp.Method, bp.Kind, bp.ReadOnly = req.Name, req.Method, kind, readOnly
 		if err := gate(ctx, bp); err != nil {
 			return "", false, err
 		}

@@ -86,6 +86,8 @@ type toolTable struct {
 	// to be the monologue's (see refreshTools).
 	names []string
 	fresh bool
+	// planning: it was made for plan mode (only what changes nothing).
+	planning bool
 }
 
 // tokenCount is the tokens the functions take in a request, counted once.
@@ -110,12 +112,12 @@ func (a *Agent) tools() *toolTable {
 	if a.table != nil && a.table.fresh {
 		return a.table
 	}
-	names := a.toolNames()
-	if a.table != nil && slices.Equal(a.table.names, names) {
+	names, planning := a.toolNames(), a.session.Planning()
+	if a.table != nil && slices.Equal(a.table.names, names) && a.table.planning == planning {
 		a.table.fresh = true
 		return a.table
 	}
-	t := &toolTable{toAPI: map[string]string{}, byAPI: map[string]string{}, names: names, fresh: true}
+	t := &toolTable{toAPI: map[string]string{}, byAPI: map[string]string{}, names: names, planning: planning, fresh: true}
 	type entry struct {
 		raw  string
 		spec ToolSpec
@@ -135,11 +137,14 @@ func (a *Agent) tools() *toolTable {
 			if s.Method != "" {
 				raw += ":" + s.Method
 			}
-			entries = append(entries, entry{raw: raw, spec: s, tool: name})
+			// In plan mode a method that changes something is not offered
+			// (text_editor:write), but its name is still known, so that a
+			// call of it is refused for what it is.
+			t.add(raw)
+			if !planning || ChangesNothing(tool, s.Method) {
+				entries = append(entries, entry{raw: raw, spec: s, tool: name})
+			}
 		}
-	}
-	for _, e := range entries {
-		t.add(e.raw)
 	}
 	described := map[string]string{} // prompt file -> the API name of the function that has it whole
 	for _, e := range entries {

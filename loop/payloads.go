@@ -275,7 +275,10 @@ type ToolBeforePayload struct {
 	// gate decides by. Name, method and kind are the tool's: the gate is
 	// given them as they were, whatever an extension set.
 	Kind string
-	Args map[string]any
+	// ReadOnly says the call changes nothing ([ChangesNothing]): what plan
+	// mode allows. Like Kind, it is the tool's.
+	ReadOnly bool
+	Args     map[string]any
 	// Block, when set, stops the tool; the text goes to the model as the
 	// tool's result.
 	Block string

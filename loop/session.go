@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroagent/zero/hooks"
@@ -205,6 +206,9 @@ type Session struct {
 	active  *Agent        // the agent whose monologue runs now
 	resume  chan struct{} // non-nil while paused; closed by Resume
 	gate    Gate
+	// planning is plan mode: only tools that change nothing are offered
+	// (SetPlanning).
+	planning atomic.Bool
 
 	// maskHook, when set (by tests, before the session is used), sees
 	// every text the session masks (see mask).
@@ -309,6 +313,16 @@ func (s *Session) SetGate(g Gate) {
 	defer s.mu.Unlock()
 	s.gate = g
 }
+
+// SetPlanning turns plan mode on or off: while it is on, the agents are
+// offered only the tools, and the methods, that change nothing
+// ([ChangesNothing]) and are told so in their system prompt
+// (agent.system.plan_mode.md). It applies from the next request on.
+// Refusing other calls is the approval gate's job, not this.
+func (s *Session) SetPlanning(on bool) { s.planning.Store(on) }
+
+// Planning reports whether plan mode is on.
+func (s *Session) Planning() bool { return s.planning.Load() }
 
 func (s *Session) currentGate() Gate {
 	s.mu.Lock()

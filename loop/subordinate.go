@@ -114,30 +114,54 @@ func (a *Agent) tool(name string) Tool {
 	return t
 }
 
-// toolNames are the names of the tools the agent may use, sorted: the
-// setup's and those its ToolSource found.
+// toolNames are the names of the tools the agent is offered, sorted: the
+// setup's and those its ToolSource found; in plan mode only those with a
+// method that changes nothing.
 func (a *Agent) toolNames() []string {
 	names := make([]string, 0, len(a.setup.names)+len(a.foundNames))
-	for _, n := range a.setup.names {
-		if a.tool(n) != nil {
-			names = append(names, n)
-		}
-	}
-	for _, n := range a.foundNames {
-		if a.tool(n) != nil {
-			names = append(names, n)
+	planning := a.session.Planning()
+	for _, list := range [][]string{a.setup.names, a.foundNames} {
+		for _, n := range list {
+			if t := a.tool(n); t != nil && (!planning || readsSomehow(t)) {
+				names = append(names, n)
+			}
 		}
 	}
 	slices.Sort(names)
 	return names
 }
 
+// readsSomehow reports whether one of t's methods changes nothing: what
+// plan mode offers.
+func readsSomehow(t Tool) bool {
+	return slices.ContainsFunc(methods(t), func(m string) bool { return ChangesNothing(t, m) })
+}
+
+// methods are the methods a tool offers ("" for one without).
+func methods(t Tool) []string {
+	sp, ok := t.(Specified)
+	if !ok {
+		return []string{""}
+	}
+	specs := sp.Specs()
+	if len(specs) == 0 {
+		return []string{""}
+	}
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Method
+	}
+	return out
+}
+
 // FoundTools are the tools the setup's ToolSource provided for the
-// monologue going on (for the extension that describes them to the model).
+// monologue going on (for the extension that describes them to the model),
+// in plan mode only those that change nothing.
 func (a *Agent) FoundTools() []Tool {
 	out := make([]Tool, 0, len(a.foundNames))
+	planning := a.session.Planning()
 	for _, n := range a.foundNames {
-		if t := a.tool(n); t != nil {
+		if t := a.tool(n); t != nil && (!planning || readsSomehow(t)) {
 			out = append(out, t)
 		}
 	}

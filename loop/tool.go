@@ -42,6 +42,34 @@ func KindOf(tool Tool, method string) string {
 	return "other"
 }
 
+// ReadOnlyKind reports whether calls of kind change nothing: they read,
+// search, fetch to read or think (the answer, a subordinate whose own
+// calls are judged alike). Plan mode offers and allows only these.
+func ReadOnlyKind(kind string) bool {
+	switch kind {
+	case "read", "search", "fetch", "think":
+		return true
+	}
+	return false
+}
+
+// ReadOnlyClaimer is implemented by a tool whose author says its calls
+// change nothing, though its kind does not (an MCP server's readOnlyHint).
+// Plan mode takes the claim; the approval policies go by the kind.
+type ReadOnlyClaimer interface {
+	ClaimsReadOnly() bool
+}
+
+// ChangesNothing reports whether a call of tool with method changes
+// nothing, by its kind or its author's claim: what plan mode allows.
+func ChangesNothing(tool Tool, method string) bool {
+	if ReadOnlyKind(KindOf(tool, method)) {
+		return true
+	}
+	c, ok := tool.(ReadOnlyClaimer)
+	return ok && c.ClaimsReadOnly()
+}
+
 // ToolSpec is one callable of a tool as native tool calls offer it: the
 // tool itself (Method "") or one of its methods (text_editor's "read"),
 // with the JSON Schema of its arguments.

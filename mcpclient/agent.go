@@ -54,6 +54,10 @@ func (a agentTool) Name() string { return a.t.FullName() }
 // Kind is "other": what a server's tool does is the server's business.
 func (agentTool) Kind(string) string { return "other" }
 
+// ClaimsReadOnly is the server's readOnlyHint: plan mode takes it at its
+// word (the user chose the server); approval policies go by the kind.
+func (a agentTool) ClaimsReadOnly() bool { return a.t.ReadOnly }
+
 // Specs: the server's input schema (checked when listed: a schema that
 // cannot be offered is any object) and its description.
 func (a agentTool) Specs() []loop.ToolSpec {

@@ -64,6 +64,9 @@ type Tool struct {
 	// server's (too large, not a JSON Schema of an object...); "" when it
 	// is the server's.
 	SchemaProblem string
+	// ReadOnly is the server's claim (readOnlyHint) that the tool changes
+	// nothing: plan mode offers it; approvals do not believe it.
+	ReadOnly bool
 }
 
 // FullName is the tool's name for the agent: server.tool.
@@ -275,8 +278,9 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 			if problem != "" {
 				p.opts.Logger.Warn("mcp tool's input schema replaced by any object", "server", s.Name, "tool", t.Name, "reason", problem)
 			}
+			ro := t.Annotations.ReadOnlyHint
 			tools = append(tools, Tool{Server: s.Name, Name: t.Name, Description: cut.Clip(t.Description, MaxDescription),
-				InputSchema: schema, SchemaProblem: problem})
+				InputSchema: schema, SchemaProblem: problem, ReadOnly: ro != nil && *ro})
 		}
 		if res.NextCursor == "" || res.NextCursor == cursor || len(tools) == MaxToolsPerServer {
 			break

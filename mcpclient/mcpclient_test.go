@@ -50,7 +50,7 @@ func serveFake(log string) {
 		func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return mcp.NewGetPromptResult("greet", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello "+req.Params.Arguments["name"]))}), nil
 		})
-	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."), mcp.WithString("text", mcp.Required())),
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."), mcp.WithString("text", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("echo: " + req.GetString("text", "") + " env=" + os.Getenv("FAKE_VAR")), nil
 		})
@@ -120,6 +120,11 @@ func TestPool(t *testing.T) {
 	slices.Sort(names)
 	if got := strings.Join(names, ","); got != "fake_server.crash,fake_server.echo,fake_server.fail,fake_server.flood" {
 		t.Errorf("tools: %s", got)
+	}
+	for _, tl := range tools { // the server's readOnlyHint, for plan mode
+		if tl.ReadOnly != (tl.Name == "echo") {
+			t.Errorf("%s: ReadOnly %v", tl.Name, tl.ReadOnly)
+		}
 	}
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "broken") {
 		t.Errorf("the broken server's error: %v", errs)
@@ -262,5 +267,32 @@ func TestServerFloods(t *testing.T) {
 	res, err := p.Call(ctx(t), "fake", "flood", nil)
 	if err != nil || len(res.Text) > mcpclient.MaxResult+16 || !strings.HasSuffix(res.Text, "…") {
 		t.Errorf("flood: %d bytes, %v", len(res.Text), err)
+	}
+}
+
+// TestPlanModeOffersReadOnlyServerTools: in plan mode the agent is offered
+// only the servers' tools that say they change nothing (readOnlyHint).
+func TestPlanModeOffersReadOnlyServerTools(t *testing.T) {
+	srv, _ := fakeServer(t, "fake")
+	p, _ := mcpclient.NewPool([]mcpclient.Server{srv}, mcpclient.Options{})
+	defer p.Close()
+	model := &scripted{replies: []string{`{"thoughts": ["plan"], "headline": "Answer", "tool_name": "response", "tool_args": {"text": "the plan"}}`}}
+	reg := loop.Builtins()
+	mcpclient.Register(reg)
+	set, err := hooks.Resolve(reg, nil, hooks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := loop.NewSession("m", loop.Config{Setup: loop.Setup{
+		Model: model, Prompts: profiles.New(), Hooks: set, Tools: []loop.Tool{tools.Response{}},
+		ToolSource: mcpclient.Source{Pool: p}, ToolProtocol: loop.ProtocolJSON,
+	}}, func(loop.Event) {})
+	sess.SetPlanning(true)
+	if _, err := sess.Run(ctx(t), "plan it"); err != nil {
+		t.Fatal(err)
+	}
+	sys := model.sent[0][0].Content
+	if !strings.Contains(sys, "### fake.echo:") || strings.Contains(sys, "### fake.crash:") || strings.Contains(sys, "### fake.flood:") {
+		t.Errorf("plan mode offered the wrong server tools:\n%s", sys)
 	}
 }

@@ -218,6 +218,7 @@ type Broker struct {
 	always   map[string]map[string]bool // session -> remembered "allow always" keys
 	emitters map[string]func(Event)
 	policies map[string]Policy // per session, over policy
+	planning map[string]bool   // sessions in plan mode
 	// remembered is told when a session's "allow always" set grew (the
 	// manager stores it with the session).
 	remembered func(session string)
@@ -250,6 +251,20 @@ func NewBroker(p Policy, opts BrokerOptions) *Broker {
 		always:   map[string]map[string]bool{},
 		emitters: map[string]func(Event){},
 		policies: map[string]Policy{},
+		planning: map[string]bool{},
+	}
+}
+
+// setPlanning puts session in plan mode or out of it: in plan mode a call
+// that changes something is refused before any policy or "allow always"
+// is looked at (see check).
+func (b *Broker) setPlanning(session string, on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if on {
+		b.planning[session] = true
+	} else {
+		delete(b.planning, session)
 	}
 }
 
@@ -302,6 +317,7 @@ func (b *Broker) detach(id string) {
 	delete(b.emitters, id)
 	delete(b.always, id)
 	delete(b.policies, id)
+	delete(b.planning, id)
 }
 
 func (b *Broker) emit(session string, e Event) {
@@ -320,6 +336,14 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 	}
 	subject := b.subject(bp.ToolName, bp.Args)
 	session := bp.Agent.Session().ID()
+	b.mu.Lock()
+	planning := b.planning[session]
+	b.mu.Unlock()
+	if planning && !bp.ReadOnly {
+		bp.Block = PlanModeRefusal
+		b.logger.Info("tool call refused in plan mode", "session", session, "tool", bp.ToolName)
+		return nil
+	}
 	decision, rule := b.policyOf(session).decide(Call{Tool: bp.ToolName, Method: bp.Method, Kind: bp.Kind, Subject: subject})
 	switch decision {
 	case Deny:

@@ -44,6 +44,9 @@ type SessionSpec struct {
 	// Journal, set by the manager when it has a store, must be passed to
 	// the loop session's Config.Journal: it records the agents' histories.
 	Journal loop.HistoryJournal `json:"-"`
+	// Mode is the session's mode (ModeDefault, ModePlan; "" is the
+	// default); see Session.SetMode.
+	Mode string `json:"mode,omitempty"`
 	// MCPServers are MCP servers the editor passed for this session (ACP's
 	// mcpServers), besides the configured ones. They are not stored: they
 	// may carry tokens, and the editor passes them again when it loads.
@@ -143,6 +146,8 @@ type Info struct {
 	Roots   []string `json:"roots,omitempty"`
 	Profile string   `json:"profile,omitempty"`
 	Model   string   `json:"model,omitempty"`
+	// Mode is the session's mode when it is not the default ("plan").
+	Mode string `json:"mode,omitempty"`
 	// Title is the first message of the session, shortened.
 	Title   string    `json:"title,omitempty"`
 	Created time.Time `json:"created"`
@@ -197,6 +202,12 @@ func (m *Manager) Approvals() Approvals {
 // Create builds and registers a session. With a store, the session is
 // stored before anything happens in it.
 func (m *Manager) Create(ctx context.Context, spec SessionSpec) (*Session, error) {
+	switch {
+	case !ValidMode(spec.Mode):
+		return nil, fmt.Errorf("create session: %w: unknown mode %q (the modes are default and plan)", ErrInvalid, spec.Mode)
+	case spec.Mode == ModePlan && m.opts.Broker == nil:
+		return nil, fmt.Errorf("create session: plan mode: %w without an approval broker", ErrUnsupported)
+	}
 	spec.Roots = slices.Clone(spec.Roots)
 	if len(spec.Roots) == 0 && m.opts.Workspace != "" {
 		spec.Roots = []string{m.opts.Workspace}
@@ -258,7 +269,13 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 		s.store = st
 		spec.Journal = journal{st: st, id: spec.ID}
 		if b := m.opts.Broker; b != nil {
-			s.settings = func() settings { return settings{Always: b.alwaysOf(spec.ID)} }
+			s.settings = func() settings {
+				set := settings{Always: b.alwaysOf(spec.ID)}
+				if mode := s.Mode(); mode != ModeDefault {
+					set.Mode = mode
+				}
+				return set
+			}
 		}
 	}
 	s.setup, s.now, s.trust = m.opts.Setup, m.opts.Now, m.opts.Trust
@@ -293,6 +310,7 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 	s.ls = ls
 	if b := m.opts.Broker; b != nil {
 		ls.SetGate(b.Gate)
+		s.broker = b
 	}
 	m.mu.Lock()
 	if _, taken := m.sessions[spec.ID]; taken {
@@ -301,6 +319,9 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 	}
 	m.sessions[spec.ID] = s
 	m.mu.Unlock()
+	s.mu.Lock()
+	s.applyModeLocked()
+	s.mu.Unlock()
 	if b := m.opts.Broker; b != nil {
 		b.attach(spec.ID, s.emit)
 		if r != nil {
@@ -402,6 +423,15 @@ func (m *Manager) load(ctx context.Context, id string, o GetOptions) (*Session, 
 		r.note = &loop.HistoryMessage{N: last.N + 1, Topic: last.Topic, Content: interruptedNote}
 	}
 	spec := SessionSpec{ID: id, Roots: rec.Roots, Profile: rec.Profile, Model: rec.Model, MCPServers: o.MCPServers}
+	var set settings
+	if len(rec.Settings) > 0 {
+		if err := json.Unmarshal(rec.Settings, &set); err != nil {
+			m.opts.Logger.Warn("a stored session's settings are unreadable", "session", id, "err", err)
+		}
+	}
+	if ValidMode(set.Mode) && set.Mode != ModeDefault {
+		spec.Mode = set.Mode // a damaged one: the default
+	}
 	s = newSession(spec, newStoreLog(st, id, m.opts.LogLimit, tail, last), rec.Created)
 	s.runs, s.title = rec.Runs, rec.Title
 	if err := loadUsage(st, id, &s.usage); err != nil {
@@ -409,11 +439,7 @@ func (m *Manager) load(ctx context.Context, id string, o GetOptions) (*Session, 
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	s.updated.Store(rec.Updated.UnixNano())
-	if len(rec.Settings) > 0 {
-		if err := json.Unmarshal(rec.Settings, &r.set); err != nil {
-			m.opts.Logger.Warn("a stored session's settings are unreadable", "session", id, "err", err)
-		}
-	}
+	r.set = set
 	s, err = m.start(ctx, s, r)
 	if err != nil {
 		release()

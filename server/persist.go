@@ -198,6 +198,7 @@ func (j journal) CountTokens(agent, n, tokens int) { j.st.SetTokens(j.id, agent,
 // person allowed always.
 type settings struct {
 	Always []string `json:"always,omitempty"`
+	Mode   string   `json:"mode,omitempty"` // "plan"; the default is not written
 }
 
 // record is the session's row in the store.

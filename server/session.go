@@ -49,6 +49,7 @@ type Session struct {
 	store   *store.Store // nil: the session lives in memory only
 	// settings, with a store, are what the session keeps besides its spec.
 	settings func() settings
+	broker   *Broker // nil: no approvals, no plan mode
 
 	// deliverMu orders appends: events from the engine and from the
 	// broker get increasing Seq in the order they are logged.
@@ -104,7 +105,11 @@ func (s *Session) Info() Info {
 	running, runs, spec, title, usage := s.busy, s.runs, s.spec, s.title, s.usage.usage()
 	s.mu.Unlock()
 	last := s.Cursor()
-	return Info{ID: spec.ID, Roots: slices.Clone(spec.Roots), Profile: spec.Profile, Model: spec.Model,
+	mode := spec.Mode
+	if mode == ModeDefault {
+		mode = ""
+	}
+	return Info{ID: spec.ID, Roots: slices.Clone(spec.Roots), Profile: spec.Profile, Model: spec.Model, Mode: mode,
 		Title: title, Created: s.created, Updated: time.Unix(0, s.updated.Load()),
 		Running: running, Paused: s.ls.Paused(), Runs: runs, LastSeq: last, Usage: usage}
 }

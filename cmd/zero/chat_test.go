@@ -917,3 +917,35 @@ func TestChatResize(t *testing.T) {
 		t.Errorf("exit %d, want 0", code)
 	}
 }
+
+// Shift-Tab turns plan mode on (the prompt says so): the command the model
+// asks for is refused and its answer is the plan; /act leaves plan mode
+// and has the plan carried out; /plan on and off switch it too.
+func TestChatPlanMode(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Match: "PLAN-1", Content: chatCommandReply("touch planned.txt")},
+		llmtest.Reply{Match: "plan mode is on", Content: chatAnswer("PLAN-ANSWER: 1. touch planned.txt")},
+		llmtest.Reply{Match: "carry out the plan", Content: chatCommandReply("touch planned.txt")},
+		llmtest.Reply{Match: "planned.txt", Content: chatAnswer("ACT-DONE")},
+	)
+	ws := t.TempDir()
+	ct := startChat(t, srv, ws, "--approval", "auto")
+	ct.ready()
+	at := ct.mark()
+	ct.typeText("\x1b[Z") // Shift-Tab
+	ct.waitFor(at, "plan mode is on")
+	ct.waitScreen("plan mode: the agent changes nothing")
+	ct.waitFor(ct.send("PLAN-1: make planned.txt"), "PLAN-ANSWER: 1. touch planned.txt")
+	if _, err := os.Stat(filepath.Join(ws, "planned.txt")); err == nil {
+		t.Fatal("the command ran in plan mode")
+	}
+	at = ct.send("/act")
+	ct.waitFor(at, "plan mode is off")
+	ct.answered(at, "ACT-DONE")
+	if _, err := os.Stat(filepath.Join(ws, "planned.txt")); err != nil {
+		t.Errorf("/act did not carry the plan out: %v", err)
+	}
+	ct.waitFor(ct.send("/plan on"), "plan mode is on")
+	ct.waitFor(ct.send("/plan off"), "plan mode is off")
+}

@@ -239,9 +239,21 @@ func (a *agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, 
 	return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
 }
 
-// SetSessionMode is not advertised: profiles are config options.
-func (a *agent) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetMode)
+// SetSessionMode switches the session's mode (default or plan); every
+// client following the session learns it from the mode_changed event.
+func (a *agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	id := string(p.SessionId)
+	sess, err := a.opts.Manager.Get(id)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, rpcError(id, err)
+	}
+	if !server.ValidMode(string(p.ModeId)) || p.ModeId == "" {
+		return sdk.SetSessionModeResponse{}, invalidParams("modeId", fmt.Sprintf("unknown mode %q (the modes are default and plan)", p.ModeId))
+	}
+	if err := sess.SetMode(string(p.ModeId)); err != nil {
+		return sdk.SetSessionModeResponse{}, rpcError(id, err)
+	}
+	return sdk.SetSessionModeResponse{}, nil
 }
 
 // roots checks cwd and the additional directories: ACP paths are absolute.
@@ -297,30 +309,30 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if msg := trustNotice(sess); msg != "" {
 		st.enqueue(item{message: msg})
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.ID()), ConfigOptions: a.configOptions(sess)}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.ID()), ConfigOptions: a.configOptions(sess), Modes: modeState(sess)}, nil
 }
 
 // LoadSession replays the session's event log as session/update
 // notifications, then answers.
 func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	opts, err := a.reattach(ctx, string(p.SessionId), true, mcpServers(p.McpServers))
-	return sdk.LoadSessionResponse{ConfigOptions: opts}, err
+	opts, modes, err := a.reattach(ctx, string(p.SessionId), true, mcpServers(p.McpServers))
+	return sdk.LoadSessionResponse{ConfigOptions: opts, Modes: modes}, err
 }
 
 // ResumeSession reattaches to a session without replaying it.
 func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	opts, err := a.reattach(ctx, string(p.SessionId), false, mcpServers(p.McpServers))
-	return sdk.ResumeSessionResponse{ConfigOptions: opts}, err
+	opts, modes, err := a.reattach(ctx, string(p.SessionId), false, mcpServers(p.McpServers))
+	return sdk.ResumeSessionResponse{ConfigOptions: opts, Modes: modes}, err
 }
 
 // reattach connects this client to a session (load replays it first,
 // resume does not), sends the slash commands, asks again for approvals
-// still pending, and returns the session's config options. The editor's
+// still pending, and returns the session's config options and mode. The editor's
 // MCP servers are the session's when it is loaded from the store.
-func (a *agent) reattach(ctx context.Context, id string, replay bool, mcp []mcpconf.Server) ([]sdk.SessionConfigOption, error) {
+func (a *agent) reattach(ctx context.Context, id string, replay bool, mcp []mcpconf.Server) ([]sdk.SessionConfigOption, *sdk.SessionModeState, error) {
 	sess, err := a.opts.Manager.GetWith(id, server.GetOptions{MCPServers: mcp})
 	if err != nil {
-		return nil, rpcError(id, err)
+		return nil, nil, rpcError(id, err)
 	}
 	var st *sessState
 	if replay {
@@ -329,17 +341,17 @@ func (a *agent) reattach(ctx context.Context, id string, replay bool, mcp []mcpc
 		st, err = a.attach(sess, nil)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	idx := st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
 	if msg := trustNotice(sess); msg != "" {
 		idx = st.enqueue(item{message: msg})
 	}
 	if err := st.waitSent(ctx, idx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a.askPending(st)
-	return a.configOptions(sess), nil
+	return a.configOptions(sess), modeState(sess), nil
 }
 
 // CloseSession cancels the session's run and forgets the session.
@@ -413,6 +425,14 @@ func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 	value := string(p.ValueId.Value)
 	var profile, model string
 	switch p.ValueId.ConfigId {
+	case configMode:
+		if !server.ValidMode(value) || value == "" {
+			return sdk.SetSessionConfigOptionResponse{}, invalidParams("value", fmt.Sprintf("unknown mode %q", value))
+		}
+		if err := sess.SetMode(value); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, rpcError(id, err)
+		}
+		return sdk.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(sess)}, nil
 	case configProfile:
 		if !a.offered(a.profiles(), value) {
 			return sdk.SetSessionConfigOptionResponse{}, invalidParams("value", fmt.Sprintf("unknown profile %q", value))
@@ -459,6 +479,13 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		return sdk.PromptResponse{}, err
 	}
 	gen := st.nextPrompt()
+	if strings.TrimSpace(msg) == "/act" && sess.Mode() == server.ModePlan {
+		// Out of plan mode, and the plan carried out: a run like any.
+		if err := sess.SetMode(server.ModeDefault); err != nil {
+			return sdk.PromptResponse{}, rpcError(id, err)
+		}
+		msg = server.ActMessage
+	}
 	if reply, ok := a.command(ctx, st, msg); ok {
 		idx := st.enqueue(item{message: reply})
 		if err := st.waitSent(ctx, idx); err != nil && !errors.Is(err, context.Canceled) {

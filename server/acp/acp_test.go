@@ -623,7 +623,7 @@ func TestSlashCommandsAndConfig(t *testing.T) {
 	for _, o := range s.ConfigOptions {
 		ids = append(ids, string(o.Select.Id))
 	}
-	if d := cmp.Diff([]string{"profile", "model"}, ids); d != "" {
+	if d := cmp.Diff([]string{"mode", "profile", "model"}, ids); d != "" {
 		t.Errorf("config options (-want +got):\n%s", d)
 	}
 	sess, err := env.Manager.Get(string(s.SessionId))
@@ -659,7 +659,7 @@ func TestSlashCommandsAndConfig(t *testing.T) {
 
 	resp, err := h.conn.SetSessionConfigOption(t.Context(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
 		SessionId: s.SessionId, ConfigId: "profile", Value: "researcher"}})
-	if err != nil || string(resp.ConfigOptions[0].Select.CurrentValue) != "researcher" || sess.Spec().Profile != "researcher" {
+	if err != nil || string(resp.ConfigOptions[1].Select.CurrentValue) != "researcher" || sess.Spec().Profile != "researcher" {
 		t.Errorf("set_config_option = %+v, %v (profile %q)", resp, err, sess.Spec().Profile)
 	}
 	_, err = h.conn.SetSessionConfigOption(t.Context(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{

@@ -34,6 +34,9 @@ type mapper struct {
 	// thought is the kind of the last thought chunk sent (reasoning or the
 	// JSON thoughts), so a switch between them starts a new paragraph.
 	thought loop.EventType
+	// options are the session's config options as they are now (nil: none
+	// are sent when the mode changes).
+	options func() []sdk.SessionConfigOption
 }
 
 func newMapper(roots []string) *mapper {
@@ -83,6 +86,16 @@ func (m *mapper) event(e server.Event, replay bool, send func(sdk.SessionUpdate)
 		}
 	case server.EventSandboxPull, server.EventApprovalRequested, server.EventApprovalResolved:
 		m.serverEvent(e, replay, send, ask)
+	case server.EventModeChanged:
+		if replay {
+			return // session/load answers with the mode as it is now
+		}
+		// Both: a client that knows config options shows the mode option,
+		// one that knows only modes the mode.
+		send(sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(e.Text)}})
+		if m.options != nil {
+			send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: m.options()}})
+		}
 	default:
 		m.text(e, replay, send)
 	}

@@ -204,6 +204,7 @@ func (st *sessState) drain() {
 		}
 	}
 	m := newMapper(st.sess.Spec().Roots)
+	m.options = func() []sdk.SessionConfigOption { return st.a.configOptions(st.sess) }
 	send := func(u sdk.SessionUpdate) {
 		if err := st.a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(st.id), Update: u}); err != nil {
 			st.a.opts.Logger.Debug("session/update not sent", "session", st.id, "err", err)
@@ -394,6 +395,7 @@ func uriName(uri string) string {
 
 // Config option ids.
 const (
+	configMode    = "mode"
 	configProfile = "profile"
 	configModel   = "model"
 )
@@ -421,22 +423,44 @@ func (a *agent) offered(list []server.Choice, id string) bool {
 	return false
 }
 
-// configOptions are the profile (category "mode") and model selectors.
+// configOptions are the session mode (category "mode", the selector
+// editors cycle with a key), the profile and the model selectors, in that
+// order of display.
 func (a *agent) configOptions(sess *server.Session) []sdk.SessionConfigOption {
 	spec := sess.Spec()
-	var opts []sdk.SessionConfigOption
+	opts := []sdk.SessionConfigOption{selectOption(configMode, "Mode", "Plan mode reads and thinks without changing anything.",
+		sdk.Ptr(sdk.SessionConfigOptionCategoryMode), modeChoices(), sess.Mode())}
 	if ps := a.profiles(); len(ps) > 0 {
 		opts = append(opts, selectOption(configProfile, "Profile", "The agent profile: its prompts and role.",
-			sdk.SessionConfigOptionCategoryMode, ps, spec.Profile))
+			nil, ps, spec.Profile))
 	}
 	if ms := a.models(); len(ms) > 0 {
 		opts = append(opts, selectOption(configModel, "Model", "The chat model.",
-			sdk.SessionConfigOptionCategoryModel, ms, spec.Model))
+			sdk.Ptr(sdk.SessionConfigOptionCategoryModel), ms, spec.Model))
 	}
 	return opts
 }
 
-func selectOption(id, name, desc string, cat sdk.SessionConfigOptionCategory, list []server.Choice, current string) sdk.SessionConfigOption {
+// modeChoices are server.Modes as choices.
+func modeChoices() []server.Choice {
+	out := make([]server.Choice, len(server.Modes))
+	for i, m := range server.Modes {
+		out[i] = server.Choice{ID: m.ID, Name: m.Name, Description: m.Description}
+	}
+	return out
+}
+
+// modeState is the session's mode for clients that know ACP's modes and
+// not config options (those that know both use the options).
+func modeState(sess *server.Session) *sdk.SessionModeState {
+	st := &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(sess.Mode())}
+	for _, m := range server.Modes {
+		st.AvailableModes = append(st.AvailableModes, sdk.SessionMode{Id: sdk.SessionModeId(m.ID), Name: m.Name, Description: sdk.Ptr(m.Description)})
+	}
+	return st
+}
+
+func selectOption(id, name, desc string, cat *sdk.SessionConfigOptionCategory, list []server.Choice, current string) sdk.SessionConfigOption {
 	if current == "" {
 		current = list[0].ID
 	}
@@ -452,7 +476,7 @@ func selectOption(id, name, desc string, cat sdk.SessionConfigOptionCategory, li
 		vals = append(vals, o)
 	}
 	return sdk.SessionConfigOption{Select: &sdk.SessionConfigOptionSelect{
-		Id: sdk.SessionConfigId(id), Name: name, Description: sdk.Ptr(desc), Category: sdk.Ptr(cat),
+		Id: sdk.SessionConfigId(id), Name: name, Description: sdk.Ptr(desc), Category: cat,
 		CurrentValue: sdk.SessionConfigValueId(current), Options: sdk.SessionConfigSelectOptions{Ungrouped: &vals}, Type: "select",
 	}}
 }
@@ -473,6 +497,9 @@ func commandsUpdate(cat server.Catalog) *sdk.SessionUpdate {
 		{Name: "reset", Description: "Start the conversation over (history, subordinates and shells go)"},
 		{Name: "profile", Description: "Switch the agent profile from the next message on",
 			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: hint}}},
+		{Name: "plan", Description: "Plan mode on or off: the agent reads and thinks, changes nothing, and answers with a plan",
+			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "on | off (empty: switch)"}}},
+		{Name: "act", Description: "Leave plan mode and have the plan carried out"},
 		{Name: "pause", Description: "Hold the agent before its next model call"},
 		{Name: "resume", Description: "Let a paused agent go on"},
 		{Name: "trust", Description: "Review the workspace's code (extensions, tools) and trust exactly those files"},
@@ -500,6 +527,20 @@ func (a *agent) command(ctx context.Context, st *sessState, msg string) (reply s
 		return "The conversation starts over.", true
 	case "/trust":
 		return a.trustCommand(ctx, st), true
+	case "/act": // in plan mode it is a run (see Prompt)
+		return "Plan mode is not on: there is no plan to carry out.", true
+	case "/plan":
+		mode, err := server.PlanSwitch(sess.Mode(), strings.Join(fields[1:], " "))
+		if err != nil {
+			return err.Error() + ".", true
+		}
+		if err := sess.SetMode(mode); err != nil {
+			return "Could not switch plan mode: " + err.Error(), true
+		}
+		if mode == server.ModePlan {
+			return "Plan mode is on: the agent reads and thinks, changes nothing, and answers with a plan. /act carries the plan out.", true
+		}
+		return "Plan mode is off.", true
 	case "/memory":
 		return a.memoryCommand(ctx, st, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "/memory"))), true
 	case "/pause":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -672,5 +673,53 @@ func TestRenameCloseDeleteSession(t *testing.T) {
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("deleting a path-like session id touched the workspace: %v", err)
+	}
+}
+
+// TestPlanMode: modes are advertised; a session made in plan mode refuses
+// a command saying so and is listed as in plan mode; zero/setMode switches
+// it back, every client gets mode_changed, and the command runs; a mode
+// that does not exist is invalid params.
+func TestPlanMode(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, servertest.Options{Store: true, Replies: []llmtest.Reply{
+		{Match: "PLAN-1", Content: servertest.Command("try it", "touch ran.txt")},
+		{Match: "plan mode is on", Content: answer("1. touch ran.txt")},
+		{Match: "ACT-1", Content: servertest.Command("do it", "touch ran.txt")},
+		{Content: answer("done")},
+	}})
+	c := start(t, env, clientOpts{})
+	init := c.initialize(env.Workspace)
+	if zc := init["capabilities"].(map[string]any)["experimental"].(map[string]any)["zero"].(map[string]any); fmt.Sprint(zc["modes"]) == "" || !strings.Contains(fmt.Sprint(zc["modes"]), "plan") {
+		t.Fatalf("modes not advertised: %v", zc["modes"])
+	}
+	var ns newSessionResult
+	c.call("zero/newSession", map[string]any{"mode": "plan"}, &ns)
+	var res PromptResult
+	c.call("zero/prompt", map[string]any{"sessionId": ns.SessionID, "message": "PLAN-1: make it"}, &res)
+	if res.Response != "1. touch ran.txt" {
+		t.Fatalf("plan mode answered %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(env.Workspace, "ran.txt")); err == nil {
+		t.Fatal("a command ran in plan mode")
+	}
+	var list sessionsResult
+	c.call("zero/sessions", nil, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].Mode != "plan" {
+		t.Fatalf("sessions: %+v", list.Sessions)
+	}
+	c.call("zero/setMode", map[string]any{"sessionId": ns.SessionID, "mode": "default"}, nil)
+	c.waitFor("mode_changed", hasEvent(ns.SessionID, func(e server.Event) bool { return e.Type == server.EventModeChanged && e.Text == "default" }))
+	c.call("zero/prompt", map[string]any{"sessionId": ns.SessionID, "message": "ACT-1: go"}, &res)
+	if _, err := os.Stat(filepath.Join(env.Workspace, "ran.txt")); err != nil {
+		t.Errorf("the command did not run in the default mode: %v", err)
+	}
+	for _, bad := range []map[string]any{{"sessionId": ns.SessionID, "mode": "yolo"}, {"sessionId": ns.SessionID}} {
+		if e := c.rpcErr("zero/setMode", bad); e.Code != jsonrpc2.CodeInvalidParams {
+			t.Errorf("zero/setMode %v: %d %q", bad, e.Code, e.Message)
+		}
+	}
+	if e := c.rpcErr("zero/newSession", map[string]any{"mode": "yolo"}); e.Code != jsonrpc2.CodeInvalidParams || !strings.Contains(e.Message, "mode") {
+		t.Errorf("zero/newSession with mode yolo: %d %q", e.Code, e.Message)
 	}
 }

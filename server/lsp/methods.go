@@ -46,6 +46,7 @@ var methods = map[string]method{
 	"zero/closeSession":        (*conn).closeSession,
 	"zero/deleteSession":       (*conn).deleteSession,
 	"zero/renameSession":       (*conn).renameSession,
+	"zero/setMode":             (*conn).setMode,
 	"zero/trust":               (*conn).trust,
 	"zero/memories":            (*conn).memories,
 	"workspace/executeCommand": (*conn).executeCommand,
@@ -128,6 +129,7 @@ type zeroCapabilities struct {
 	Methods  []string        `json:"methods"`
 	Profiles []server.Choice `json:"profiles,omitempty"`
 	Models   []server.Choice `json:"models,omitempty"`
+	Modes    []server.Mode   `json:"modes"`
 }
 
 func (c *conn) initialize(params json.RawMessage) (continuation, error) {
@@ -177,7 +179,7 @@ func (c *conn) initialize(params json.RawMessage) (continuation, error) {
 	c.state, c.roots, c.caps = stateReady, roots, caps
 	c.mu.Unlock()
 
-	zc := zeroCapabilities{Methods: slices.Sorted(maps.Keys(methods))}
+	zc := zeroCapabilities{Methods: slices.Sorted(maps.Keys(methods)), Modes: server.Modes}
 	if c.opts.Catalog != nil {
 		zc.Profiles, zc.Models = c.opts.Catalog.Profiles(), c.opts.Catalog.Models()
 	}
@@ -211,6 +213,7 @@ type newSessionParams struct {
 	WorkspaceFolders []protocol.WorkspaceFolder `json:"workspaceFolders"`
 	Profile          string                     `json:"profile"`
 	Model            string                     `json:"model"`
+	Mode             string                     `json:"mode"` // "" or "default", "plan"
 }
 
 // newSessionResult is zero/newSession's result.
@@ -251,7 +254,10 @@ func (c *conn) newSessionWith(params json.RawMessage, prefix string) (continuati
 			return continuation{}, invalidParams(prefix+"model", "unknown model %q", p.Model)
 		}
 	}
-	spec := server.SessionSpec{Roots: roots, Profile: p.Profile, Model: p.Model}
+	if !server.ValidMode(p.Mode) {
+		return continuation{}, invalidParams(prefix+"mode", "unknown mode %q (the modes are default and plan)", p.Mode)
+	}
+	spec := server.SessionSpec{Roots: roots, Profile: p.Profile, Model: p.Model, Mode: p.Mode}
 	return later(func(ctx context.Context) (any, error) {
 		sess, err := c.opts.Manager.Create(ctx, spec)
 		if err != nil {
@@ -582,6 +588,32 @@ func (c *conn) renameSession(_ *jsonrpc2.Conn, params json.RawMessage) (continua
 		return continuation{}, err
 	}
 	sess.SetTitle(*p.Title)
+	return done(nil), nil
+}
+
+// setModeParams are zero/setMode's.
+type setModeParams struct {
+	SessionID *string `json:"sessionId"`
+	Mode      *string `json:"mode"`
+}
+
+// setMode switches a session's mode (server.Modes); every client following
+// it gets a mode_changed event.
+func (c *conn) setMode(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
+	var p setModeParams
+	if err := decode(params, &p, ""); err != nil {
+		return continuation{}, err
+	}
+	if p.Mode == nil || *p.Mode == "" || !server.ValidMode(*p.Mode) {
+		return continuation{}, invalidParams("mode", "one of default, plan")
+	}
+	sess, err := c.session(p.SessionID, "")
+	if err != nil {
+		return continuation{}, err
+	}
+	if err := sess.SetMode(*p.Mode); err != nil {
+		return continuation{}, fmt.Errorf("zero/setMode: %w", err)
+	}
 	return done(nil), nil
 }
 

@@ -184,6 +184,8 @@ func TestProtocolTS(t *testing.T) {
 		"TrustParams":         reflect.TypeFor[trustParams](),
 		"TrustFile":           reflect.TypeFor[server.TrustFile](),
 		"TrustState":          reflect.TypeFor[server.TrustState](),
+		"Mode":                reflect.TypeFor[server.Mode](),
+		"SetModeParams":       reflect.TypeFor[setModeParams](),
 	}
 	notGo := map[string]string{ // interfaces with no Go type of ours, and why
 		"WorkspaceFolder":       "go.lsp.dev/protocol's",

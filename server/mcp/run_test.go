@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,5 +130,41 @@ func TestModernCapabilitiesFromMeta(t *testing.T) {
 		if r.Error != nil || !strings.Contains(string(r.Result), tt.want) {
 			t.Errorf("capabilities %s: zero_run = %+v %s; want %s", tt.caps, r.Error, r.Result, tt.want)
 		}
+	}
+}
+
+// zero_run with mode plan: the command the model asks for is refused, the
+// answer is the plan, zero_status says plan; continuing the session with
+// mode default lets the command run; a mode that does not exist is an
+// argument error the client's model can read.
+func TestRunInPlanMode(t *testing.T) {
+	env := newEnv(t, nil,
+		llmtest.Reply{Match: "PLAN-1", Content: command("make it", "touch made.txt")},
+		llmtest.Reply{Match: "plan mode is on", Content: answer("1. touch made.txt")},
+		llmtest.Reply{Match: "ACT-1", Content: command("make it", "touch made.txt")},
+		llmtest.Reply{Content: answer("made")})
+	r := startStdio(t, env, clientOpts{})
+	out, res := call(t, r.c, "zero_run", map[string]any{"message": "PLAN-1: make the file", "workspace": env.Workspace, "mode": "plan"})
+	mustOK(t, res)
+	if out["response"] != "1. touch made.txt" {
+		t.Fatalf("zero_run in plan mode = %v", out)
+	}
+	if _, err := os.Stat(filepath.Join(env.Workspace, "made.txt")); err == nil {
+		t.Fatal("the command ran in plan mode")
+	}
+	session := out["session"].(string)
+	st, res := call(t, r.c, "zero_status", map[string]any{"session": session})
+	mustOK(t, res)
+	if st["mode"] != "plan" {
+		t.Errorf("zero_status mode = %v", st["mode"])
+	}
+	out, res = call(t, r.c, "zero_run", map[string]any{"message": "ACT-1: now do it", "session": session, "mode": "default"})
+	mustOK(t, res)
+	if _, err := os.Stat(filepath.Join(env.Workspace, "made.txt")); err != nil || out["response"] != "made" {
+		t.Errorf("back in the default mode: %v, %v", out, err)
+	}
+	_, res = call(t, r.c, "zero_start", map[string]any{"message": "x", "workspace": env.Workspace, "mode": "yolo"})
+	if !res.IsError || !strings.Contains(text(res), "mode") {
+		t.Errorf("mode yolo: %v", text(res))
 	}
 }

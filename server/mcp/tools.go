@@ -92,6 +92,11 @@ func (f *face) startSchema() *jsonschema.Schema {
 		p.Enum = enum(profileIDs(offered)...)
 		p.Description = profileDescription(p.Description, offered)
 	}
+	var modes []string
+	for _, m := range server.Modes {
+		modes = append(modes, m.ID)
+	}
+	prop(s, "mode").Enum = enum(modes...)
 	return s
 }
 
@@ -135,6 +140,7 @@ type (
 		Workspace string `json:"workspace,omitempty" jsonschema:"Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in (never / or the home directory unless the user named it with --workspace)."`
 		Session   string `json:"session,omitempty" jsonschema:"Id of a session to continue, from an earlier zero_start, zero_run or zero_sessions result. Omit to start a new session."`
 		Profile   string `json:"profile,omitempty" jsonschema:"Agent profile for a new session (or to switch a session to)."`
+		Mode      string `json:"mode,omitempty" jsonschema:"plan: the agent only reads, searches and thinks, changes nothing, and answers with a plan; default: it may edit files and run commands. For a new session, or to switch a session to. Default: a new session's is default."`
 	}
 	startOut struct {
 		Session    string        `json:"session"`
@@ -156,6 +162,7 @@ type (
 		Cursor  int64       `json:"cursor"`
 		More    bool        `json:"more,omitempty" jsonschema:"more events wait: call again with cursor"`
 		Running bool        `json:"running"`
+		Mode    string      `json:"mode" jsonschema:"the session's mode: default, or plan (it changes nothing and answers with a plan)"`
 		Pending []approval  `json:"pending_approvals"`
 		Result  *lastResult `json:"result,omitempty"`
 		// Usage is what the session's runs used, all of them.
@@ -313,6 +320,9 @@ func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputRespons
 			return nil, nil, err
 		}
 	}
+	if !server.ValidMode(a.Mode) {
+		return nil, nil, badArg("mode", "unknown mode %q: default or plan", a.Mode)
+	}
 	if a.Session != "" {
 		s, err := f.session(a.Session)
 		if err != nil {
@@ -331,6 +341,11 @@ func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputRespons
 				return nil, nil, badArg("profile", "%v", err)
 			}
 		}
+		if a.Mode != "" {
+			if err := s.SetMode(a.Mode); err != nil {
+				return nil, nil, badArg("mode", "%v", err)
+			}
+		}
 		f.drive(ctx, s)
 		return s, nil, nil
 	}
@@ -338,7 +353,7 @@ func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputRespons
 	if err != nil || ask != nil {
 		return nil, ask, err
 	}
-	s, err = f.mgr.Create(context.WithoutCancel(ctx), server.SessionSpec{Roots: roots, Profile: a.Profile})
+	s, err = f.mgr.Create(context.WithoutCancel(ctx), server.SessionSpec{Roots: roots, Profile: a.Profile, Mode: a.Mode})
 	var refused interface{ InvalidWorkspace() bool }
 	if errors.As(err, &refused) && refused.InvalidWorkspace() { // the host's word on choosing another folder
 		return nil, nil, badArg("workspace", "%v", err)
@@ -545,7 +560,7 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		last, ended = s.Last()
 		evs, next = s.Events(a.Since)
 	}
-	out := statusOut{Session: s.ID(), Cursor: next, Running: running, Pending: []approval{}, Usage: s.Info().Usage}
+	out := statusOut{Session: s.ID(), Cursor: next, Running: running, Mode: s.Mode(), Pending: []approval{}, Usage: s.Info().Usage}
 	out.Events, out.Cursor, out.More = compactEvents(evs, out.Cursor)
 	out.Events = answerOnce(out.Events)
 	if ap := f.mgr.Approvals(); ap != nil {

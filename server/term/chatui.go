@@ -342,6 +342,11 @@ func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case "ctrl+z":
 		return tea.Suspend
+	case "shift+tab": // Claude Code's key for plan mode
+		if len(m.asks) == 0 {
+			m.planCommand("")
+			return nil
+		}
 	}
 	if len(m.asks) > 0 {
 		return m.askKey(msg)
@@ -794,6 +799,8 @@ func (m *chatUI) content() string {
 		hint = m.view.style("the agent is working: a message you send now goes to it · Ctrl-C cancels the run", dim)
 	case m.leaving:
 		hint = m.view.style("press Ctrl-C again to leave", yellow)
+	case m.sess != nil && m.sess.Mode() == server.ModePlan:
+		hint = m.view.style("plan mode: the agent changes nothing · Shift-Tab leaves it · /act leaves it and has the plan carried out", yellow)
 	}
 	b.WriteString("\n" + hint)
 	return b.String()
@@ -868,6 +875,17 @@ func (m *chatUI) command(text string) tea.Cmd {
 		say(m.view.style("a new conversation: the agent starts afresh", dim))
 	case "profile":
 		m.profileCommand(arg, busy)
+	case "plan":
+		m.planCommand(arg)
+	case "act":
+		if m.sess == nil || busy() {
+			return nil
+		}
+		if err := m.sess.SetMode(server.ModeDefault); err != nil {
+			say(m.view.style("error: "+err.Error(), red))
+			return nil
+		}
+		return m.submit(server.ActMessage)
 	case "pause":
 		if m.sess == nil {
 			return nil
@@ -946,6 +964,8 @@ func (m *chatUI) release(old *server.Session) {
 const chatHelp = `Type a message and press Enter; while the agent works, a message you send is given to it at its next step.
   /reset            a new session: the agent starts afresh
   /profile [NAME]   switch this session's profile, or show the current one and the others
+  /plan [on|off]    plan mode: the agent reads and thinks, changes nothing, and answers with a plan
+  /act              leave plan mode and have the plan carried out
   /pause            hold the agent before its next model call
   /resume           let a paused agent go on
   /trust            review the workspace's code (extensions, tools) and trust exactly those files
@@ -955,7 +975,7 @@ const chatHelp = `Type a message and press Enter; while the agent works, a messa
   /load ID          switch to a session (an id prefix is enough) and show its conversation
   /help             this help
   /exit             leave (so do Ctrl-D at an empty prompt, and Ctrl-C twice at an empty prompt)
-Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Ctrl-C cancels the run
+Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Shift-Tab: plan mode on/off · Ctrl-C cancels the run
 (twice: leaves), clears what you typed, or at an empty prompt asks for a second one to leave · Ctrl-Z suspends
 When the agent asks before a tool runs, answer y (yes), n (no) or a (always, for the rest of the session),
 then Enter; what you type in the moment the question comes up stays in your message.`
@@ -973,6 +993,22 @@ func (m *chatUI) wrap(s string) []string {
 		s = ansi.Wrap(s, m.width, "")
 	}
 	return strings.Split(s, "\n")
+}
+
+// planCommand turns plan mode on ("on"), off ("off") or over (""); the
+// mode_changed event says it (to every face following the session).
+func (m *chatUI) planCommand(arg string) {
+	if m.sess == nil {
+		return
+	}
+	mode, err := server.PlanSwitch(m.sess.Mode(), arg)
+	if err != nil {
+		m.say(err.Error())
+		return
+	}
+	if err := m.sess.SetMode(mode); err != nil {
+		m.say(m.view.style("error: "+err.Error(), red))
+	}
 }
 
 func (m *chatUI) profileCommand(arg string, busy func() bool) {

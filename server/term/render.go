@@ -202,6 +202,12 @@ func (r *renderer) event(e server.Event) {
 		r.enter("", "") // end the answer's line
 	case loop.EventWarning:
 		r.line(r.style(prefix+"! "+e.Text, yellow))
+	case server.EventModeChanged:
+		if e.Text == server.ModePlan {
+			r.line(r.style("plan mode is on: the agent reads and thinks, changes nothing, and answers with a plan", yellow))
+		} else {
+			r.line(r.style("plan mode is off: the agent may edit files and run commands again", dim))
+		}
 	case loop.EventHistoryCompressed:
 		r.line(r.style(prefix+"("+e.Text+")", dim))
 	case loop.EventError:

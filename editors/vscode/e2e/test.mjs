@@ -222,6 +222,25 @@ await check('Allow always: the next command of the session runs without asking',
 });
 await screenshot('allowed-always');
 
+await check('plan mode (the Mode switch): a write is refused, the answer is the plan; back to Default', async () => {
+  await view.locator('#new').click();
+  await view.locator('#log .empty').waitFor({ timeout: 15000 });
+  const mode = view.locator('#mode');
+  await mode.selectOption('plan');
+  await view.locator('#input').fill('E2E-PLAN: write plan.txt.');
+  await view.locator('#input').press('Enter');
+  await view.locator('.msg.answer', { hasText: 'e2e-plan-ok' }).waitFor({ timeout: 30000 });
+  const card = view.locator('.card.tool.status-failed', { hasText: 'Writing plan.txt' }).first();
+  await card.waitFor({ state: 'attached', timeout: 10000 });
+  if (fs.existsSync(path.join(folder, 'plan.txt'))) throw new Error('plan.txt was written in plan mode');
+  if ((await mode.inputValue()) !== 'plan') throw new Error(`the switch shows ${await mode.inputValue()} in a plan-mode session`);
+  await mode.selectOption('default');
+  // The server's mode_changed comes back to the view: the switch stays on Default.
+  await view.locator('body:not(.plan)').waitFor({ state: 'attached', timeout: 10000 });
+  if ((await mode.inputValue()) !== 'default') throw new Error('the switch did not stay on Default');
+});
+await screenshot('plan-mode');
+
 /** Clicks a view container's activity-bar item ("Explorer", "Zero"). */
 async function showContainer(label) {
   await page.locator(`.activitybar .action-item a[aria-label^="${label}"], .activitybar .action-item[aria-label^="${label}"]`).first().click();

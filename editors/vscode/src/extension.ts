@@ -20,6 +20,7 @@ import {
   type ApproveParams,
   type InitializationOptions,
   type LoadSessionResult,
+  type Mode,
   type NewSessionParams,
   type NewSessionResult,
   type PromptParams,
@@ -28,7 +29,9 @@ import {
   type SessionParams,
   type SessionInfo,
   type SessionsResult,
+  type SetModeParams,
   type TrustState,
+  type ZeroCapabilities,
   type ZeroEvent,
 } from './protocol';
 import { ChatViewProvider, DiffContentProvider } from './view';
@@ -48,6 +51,10 @@ export class Controller implements vscode.Disposable {
   private readonly tracked = new Set<string>();
   current?: string;
   sessions: SessionInfo[] = [];
+  /** The session modes the server offers (its initialize result). */
+  modes: Mode[] = [];
+  /** The mode the next session is made in, chosen while there is none. */
+  private nextMode = 'default';
   private readonly changeEmitter = new vscode.EventEmitter<{ session: string; reset?: boolean }>();
   /** A session's model changed (reset: redraw it all). */
   readonly onDidChange = this.changeEmitter.event;
@@ -145,6 +152,8 @@ export class Controller implements vscode.Disposable {
       this.fail(startFailure(binary, err, this.stderrTail));
       return false;
     }
+    const zc = client.initializeResult?.capabilities.experimental as { zero?: ZeroCapabilities } | undefined;
+    this.modes = zc?.zero?.modes ?? [];
     // The stderr of the process goes to the output channel; keep its tail to explain failures.
     this.setServer('ready', '');
     await this.refreshSessions();
@@ -216,6 +225,7 @@ export class Controller implements vscode.Disposable {
     const approvals = m.pendingApprovals.length;
     m.apply(e);
     this.changeEmitter.fire({ session: e.session });
+    if (e.type === 'mode_changed' && e.session === this.current) this.serverEmitter.fire();
     if (e.session === this.current && (before !== m.runState || approvals !== m.pendingApprovals.length)) this.updateStatus();
     // Only a request still pending after the fold: a replay repeats old ones.
     const pending = e.type === 'approval_requested' ? m.pendingApprovals.find((a) => a.id === e.text) : undefined;
@@ -280,10 +290,13 @@ export class Controller implements vscode.Disposable {
     const params: NewSessionParams = {};
     const folders = vscode.workspace.workspaceFolders?.filter((f) => f.uri.scheme === 'file');
     if (folders && folders.length > 0) params.workspaceFolders = folders.map((f) => ({ uri: f.uri.toString(), name: f.name }));
+    const mode = this.nextMode;
+    if (mode !== 'default') params.mode = mode;
     // Events of the session (sandbox warnings) arrive before the answer.
     const res = await this.request<NewSessionResult>(Methods.newSession, params);
+    this.nextMode = 'default';
     this.tracked.add(res.sessionId);
-    if (!this.models.has(res.sessionId)) this.models.set(res.sessionId, new SessionModel(res.sessionId));
+    if (!this.models.has(res.sessionId)) this.models.set(res.sessionId, new SessionModel(res.sessionId, mode));
     this.setCurrent(res.sessionId);
     void this.refreshSessions();
     void this.checkTrust(res.sessionId);
@@ -293,7 +306,7 @@ export class Controller implements vscode.Disposable {
   async switchSession(id: string): Promise<void> {
     if (!this.tracked.has(id)) {
       // Load it: the server replays its events before the answer.
-      this.models.set(id, new SessionModel(id));
+      this.models.set(id, new SessionModel(id, this.sessions.find((x) => x.id === id)?.mode));
       this.tracked.add(id);
       this.setCurrent(id);
       try {
@@ -380,6 +393,23 @@ export class Controller implements vscode.Disposable {
     const res = await this.request<PromptResult>(Methods.prompt, params);
     if ((res.stopReason === 'error' || res.stopReason === 'budget') && res.error) void vscode.window.showErrorMessage(`Zero: ${res.error}`);
     void this.refreshSessions();
+  }
+
+  /** The mode of the current session, or of the next one while there is none. */
+  currentMode(): string {
+    const m = this.current && this.tracked.has(this.current) ? this.model() : undefined;
+    return m ? m.currentMode : this.nextMode;
+  }
+
+  /** Switches the current session's mode (zero/setMode), or chooses the next session's. */
+  async setMode(mode: string): Promise<void> {
+    if (this.current && this.tracked.has(this.current)) {
+      const params: SetModeParams = { sessionId: this.current, mode };
+      await this.request<null>(Methods.setMode, params);
+      return; // mode_changed tells the view
+    }
+    this.nextMode = mode;
+    this.serverEmitter.fire();
   }
 
   async cancel(): Promise<void> {

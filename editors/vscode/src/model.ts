@@ -147,6 +147,8 @@ export interface Status {
   approvals: PendingApproval[];
   usage: { prompt: number; completion: number; total: number; estimated: boolean; last?: Usage };
   lastSeq: number;
+  /** The session's mode: "default" or "plan" (mode_changed events). */
+  mode: string;
 }
 
 /** What changed since the last takeChanges. */
@@ -178,8 +180,17 @@ export class SessionModel {
   /** The tool cards whose pull is still going (its progress is shown). */
   private readonly pulling = new Set<string>();
 
-  constructor(session?: string) {
+  private mode: string;
+
+  /** mode is the session's mode when it was made or listed ("" or absent: the default). */
+  constructor(session?: string, mode?: string) {
     this.session = session;
+    this.mode = mode || 'default';
+  }
+
+  /** The session's mode: "default" or "plan". */
+  get currentMode(): string {
+    return this.mode;
   }
 
   /** Applies a batch of events (a replay, or live ones). */
@@ -413,6 +424,12 @@ export class SessionModel {
           this.changed.add('');
         }
         break;
+      case 'mode_changed':
+        if (text !== '' && text !== this.mode) {
+          this.mode = text;
+          this.changed.add('');
+        }
+        break;
       case 'run_ended': {
         this.running = false;
         this.lastStop = e.stop_reason;
@@ -459,6 +476,7 @@ export class SessionModel {
       approvals: [...this.approvals.values()],
       usage: { ...this.usage },
       lastSeq: this.lastSeq,
+      mode: this.mode,
     };
     if (this.session !== undefined) s.session = this.session;
     if (this.lastStop !== undefined) s.lastStop = this.lastStop;

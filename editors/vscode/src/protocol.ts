@@ -27,7 +27,8 @@ export type EventType =
   | 'history_compressed'
   | 'approval_requested'
   | 'approval_resolved'
-  | 'sandbox_pull';
+  | 'sandbox_pull'
+  | 'mode_changed';
 
 /** loop.Stop* (run_ended.stop_reason); zero/prompt adds "intervened". */
 export type StopReason = 'response' | 'cancelled' | 'error' | 'budget' | 'intervened';
@@ -149,11 +150,19 @@ export interface Choice {
   backend?: string;
 }
 
+/** server.Mode: a session mode (default, plan). */
+export interface Mode {
+  id: string;
+  name: string;
+  description: string;
+}
+
 /** capabilities.experimental.zero of the initialize result. */
 export interface ZeroCapabilities {
   methods: string[];
   profiles?: Choice[];
   models?: Choice[];
+  modes: Mode[];
 }
 
 /**
@@ -172,6 +181,17 @@ export interface NewSessionParams {
   workspaceFolders?: WorkspaceFolder[];
   profile?: string;
   model?: string;
+  mode?: string;
+}
+
+/**
+ * zero/setMode params (result null): the session's mode from the next tool
+ * call on; every client following it gets a mode_changed event (text: the
+ * mode). In plan mode only what changes nothing is offered and may run.
+ */
+export interface SetModeParams {
+  sessionId: string;
+  mode: string;
 }
 export interface NewSessionResult {
   sessionId: string;
@@ -230,6 +250,8 @@ export interface SessionInfo {
   roots?: string[];
   profile?: string;
   model?: string;
+  /** "plan"; absent in the default mode. */
+  mode?: string;
   title?: string;
   created: string;
   updated: string;
@@ -284,6 +306,7 @@ export const Methods = {
   closeSession: 'zero/closeSession',
   deleteSession: 'zero/deleteSession',
   renameSession: 'zero/renameSession',
+  setMode: 'zero/setMode',
   trust: 'zero/trust',
   event: 'zero/event',
 } as const;

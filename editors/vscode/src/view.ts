@@ -72,7 +72,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private postServer(): void {
-    this.post({ type: 'server', state: this.c.serverState, message: this.c.serverMessage, sessions: this.c.sessions, current: this.c.current ?? null });
+    this.post({
+      type: 'server',
+      state: this.c.serverState,
+      message: this.c.serverMessage,
+      sessions: this.c.sessions,
+      current: this.c.current ?? null,
+      modes: this.c.modes,
+      mode: this.c.currentMode(),
+    });
   }
 
   /** Sends the whole current session. */
@@ -118,6 +126,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         return;
       case 'newSession':
         await this.c.newSession();
+        return;
+      case 'setMode':
+        await this.c.setMode(m.mode);
         return;
       case 'switch':
         await this.c.switchSession(m.id);
@@ -201,6 +212,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <footer id="composer">
   <textarea id="input" rows="3" placeholder="Ask Zero… (Enter sends, Shift+Enter for a new line)" aria-label="Message"></textarea>
   <div id="actions">
+    <select id="mode" title="Mode: Plan reads and thinks without changing anything, and answers with a plan" aria-label="Mode"></select>
     <span id="state"></span>
     <button id="stop" class="secondary" title="Stop the run (Zero: Cancel)" hidden>Stop</button>
     <button id="send" title="Send (Enter)">Send</button>

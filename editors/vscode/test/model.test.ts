@@ -358,3 +358,13 @@ test('utf16Offset turns UTF-8 byte counts into string offsets', () => {
   assert.equal(utf16Offset(s, 100), s.length);
   assert.equal(utf16Offset(s, 0), 0);
 });
+
+test('the mode: as the session was made, then as mode_changed says', () => {
+  const ev = stream();
+  const m = new SessionModel('s1', 'plan');
+  assert.equal(m.status().mode, 'plan');
+  m.apply(ev('mode_changed', { text: 'default' }));
+  assert.equal(m.status().mode, 'default');
+  assert.equal(m.takeChanges().status.mode, 'default');
+  assert.equal(new SessionModel('s2').currentMode, 'default');
+});

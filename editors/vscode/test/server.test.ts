@@ -20,11 +20,13 @@ import {
   Methods,
   type InitializationOptions,
   type LoadSessionResult,
+  type NewSessionParams,
   type NewSessionResult,
   type PromptResult,
   type RenameSessionParams,
   type SessionParams,
   type SessionsResult,
+  type SetModeParams,
   type ZeroEvent,
 } from '../src/protocol';
 
@@ -231,3 +233,32 @@ for (const showDocuments of [undefined, false] as const) {
     }
   });
 }
+
+/** A script whose model tries to write a file, then answers with its plan. */
+const planScript = {
+  replies: [
+    { match: 'PLAN-IT', content: JSON.stringify({ thoughts: ['I write it.'], headline: 'Writing', tool_name: 'text_editor:write', tool_args: { path: 'plan.txt', content: 'x\n' } }) },
+    { match: 'plan mode is on', content: JSON.stringify({ thoughts: ['Plan mode.'], headline: 'Planning', tool_name: 'response', tool_args: { text: '1. Write plan.txt.' } }) },
+  ],
+};
+
+test('the real zero lsp: a session made in plan mode refuses a write; zero/setMode switches it back', { skip, timeout: 60_000 }, async () => {
+  const z = await startZero(planScript, 'auto', { approvals: 'events', showDocuments: false });
+  try {
+    const params: NewSessionParams = { mode: 'plan' };
+    const { sessionId } = await z.conn.sendRequest<NewSessionResult>(Methods.newSession, params);
+    const live = new SessionModel(sessionId, 'plan');
+    z.conn.onNotification(Methods.event, (e: ZeroEvent) => live.apply(e));
+    const res = await z.conn.sendRequest<PromptResult>(Methods.prompt, { sessionId, message: 'PLAN-IT: write plan.txt' });
+    assert.equal(res.response, '1. Write plan.txt.', `${res.error ?? ''}\n${z.stderr()}`);
+    assert.ok(!existsSync(path.join(z.ws, 'plan.txt')), 'the file was written in plan mode');
+    const list = await z.conn.sendRequest<SessionsResult>(Methods.sessions, {});
+    assert.equal(list.sessions.find((s) => s.id === sessionId)?.mode, 'plan');
+    await z.conn.sendRequest<null>(Methods.setMode, { sessionId, mode: 'default' } satisfies SetModeParams);
+    await z.conn.sendRequest<SessionsResult>(Methods.sessions, {}); // the event comes before this answer
+    assert.equal(live.status().mode, 'default');
+    await assert.rejects(z.conn.sendRequest(Methods.setMode, { sessionId, mode: 'yolo' }), (e: ResponseError<unknown>) => e.code === ErrorCodes.invalidParams);
+  } finally {
+    await z.close();
+  }
+});

@@ -5,7 +5,7 @@
 // innerHTML.
 
 import type { Block, Status, ToolBlock } from '../model';
-import type { SessionInfo } from '../protocol';
+import type { Mode, SessionInfo } from '../protocol';
 import { renderMarkdown } from '../markdown';
 import type { FromView, ToView } from './messages';
 
@@ -22,6 +22,7 @@ const stateEl = $<HTMLElement>('state');
 const sessionsEl = $<HTMLSelectElement>('sessions');
 const banner = $<HTMLElement>('banner');
 const approvalsEl = $<HTMLElement>('approvals');
+const modeEl = $<HTMLSelectElement>('mode');
 const renameBtn = $<HTMLButtonElement>('rename');
 const deleteBtn = $<HTMLButtonElement>('delete');
 
@@ -241,8 +242,29 @@ function apply(list: Block[]): void {
   if (stick) log.scrollTop = log.scrollHeight;
 }
 
+/** The mode switch: the modes the server offers, the current one chosen; hidden without any. */
+function drawModes(modes: Mode[], mode: string): void {
+  if (modes.map((m) => m.id).join() !== [...modeEl.options].map((o) => o.value).join()) {
+    modeEl.replaceChildren(
+      ...modes.map((m) => {
+        const o = el('option', undefined, m.name);
+        o.value = m.id;
+        o.title = m.description;
+        return o;
+      }),
+    );
+  }
+  modeEl.hidden = modes.length === 0;
+  modeEl.value = mode;
+  document.body.classList.toggle('plan', mode === 'plan');
+}
+
 function drawStatus(): void {
   const run = status?.run ?? 'idle';
+  if (status?.mode && modeEl.options.length > 0) {
+    modeEl.value = status.mode;
+    document.body.classList.toggle('plan', status.mode === 'plan');
+  }
   stopBtn.hidden = run === 'idle';
   stateEl.textContent = run === 'running' ? 'Running… a message now is an intervention' : run === 'waiting_approval' ? 'Waiting for your approval' : '';
   sendBtn.textContent = run === 'idle' ? 'Send' : 'Intervene';
@@ -303,6 +325,7 @@ window.addEventListener('message', (ev: MessageEvent<ToView>) => {
       break;
     case 'server': {
       drawSessions(m.sessions, m.current);
+      drawModes(m.modes, m.mode);
       banner.hidden = m.state !== 'failed' && m.state !== 'starting';
       banner.className = m.state === 'failed' ? 'error' : 'info';
       banner.replaceChildren(el('div', undefined, m.state === 'starting' ? 'Starting Zero…' : m.message));
@@ -341,6 +364,7 @@ renameBtn.addEventListener('click', () => {
 deleteBtn.addEventListener('click', () => {
   if (sessionsEl.value) send({ type: 'deleteSession', id: sessionsEl.value });
 });
+modeEl.addEventListener('change', () => send({ type: 'setMode', mode: modeEl.value }));
 sessionsEl.addEventListener('focus', () => send({ type: 'refreshSessions' }));
 sessionsEl.addEventListener('change', () => {
   if (sessionsEl.value) send({ type: 'switch', id: sessionsEl.value });

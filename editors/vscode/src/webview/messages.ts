@@ -1,12 +1,21 @@
 // The messages between the extension and the Zero view's script.
 
 import type { Block, Status } from '../model';
-import type { SessionInfo } from '../protocol';
+import type { Mode, SessionInfo } from '../protocol';
 
 export type ToView =
   | { type: 'reset'; session: string | null; blocks: Block[]; status: Status | null }
   | { type: 'patch'; session: string | null; blocks: Block[]; status: Status }
-  | { type: 'server'; state: 'stopped' | 'starting' | 'ready' | 'failed'; message: string; sessions: SessionInfo[]; current: string | null };
+  | {
+      type: 'server';
+      state: 'stopped' | 'starting' | 'ready' | 'failed';
+      message: string;
+      sessions: SessionInfo[];
+      current: string | null;
+      /** The modes the server offers, and the mode of the current session (or of the next one). */
+      modes: Mode[];
+      mode: string;
+    };
 
 export type FromView =
   | { type: 'ready' }
@@ -14,6 +23,7 @@ export type FromView =
   | { type: 'cancel' }
   | { type: 'approve'; id: string; approve: boolean; always: boolean }
   | { type: 'newSession' }
+  | { type: 'setMode'; mode: string }
   | { type: 'switch'; id: string }
   | { type: 'renameSession'; id: string }
   | { type: 'deleteSession'; id: string }
