@@ -677,7 +677,7 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 	// copy of it (see workspaceCode).
 	code, _ := a.workspaceCode()
 	skillset := a.skills(p.Name, code != "")
-	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, texteditor.New(append([]string{a.Workspace}, a.roots...)...).WithFiles(files)}
+	all := []loop.Tool{tools.Response{}, tools.CallSubordinate{}, tools.Todo{}, texteditor.New(append([]string{a.Workspace}, a.roots...)...).WithFiles(files)}
 	if a.Memory != nil {
 		all = append(all, tools.NewMemory(a.Memory, a.Workspace).Tools()...)
 		all = append(all, tools.Behaviour{Adjuster: a.memExt})

@@ -31,6 +31,9 @@ const (
 	// EventHistoryCompressed: an agent's history was compressed; Tokens
 	// holds what the model sees of it before and after, Text says so.
 	EventHistoryCompressed EventType = "history_compressed"
+	// EventPlan: an agent wrote its plan (todo:write); Plan is the whole
+	// list, which replaces the agent's last one.
+	EventPlan EventType = "plan"
 )
 
 // Stop reasons carried by run_ended.
@@ -89,6 +92,8 @@ type Event struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Tokens of the history (history_compressed).
 	Tokens *TokenChange `json:"tokens,omitempty"`
+	// Plan is an agent's whole plan (plan).
+	Plan *Plan `json:"plan,omitempty"`
 	// Run end (run_ended). Error is why it failed or, for a run cancelled
 	// for another reason than the user's asking, why it was cancelled
 	// ("cancelled: the client disconnected"); on a failed tool_result it
@@ -97,6 +102,28 @@ type Event struct {
 	StopReason string `json:"stop_reason,omitempty"`
 	Error      string `json:"error,omitempty"`
 }
+
+// Plan is an agent's list of steps, as todo:write keeps it and ACP shows
+// it (its plan entries).
+type Plan struct {
+	Items []PlanItem `json:"items"`
+}
+
+// A PlanItem is one step of a plan.
+type PlanItem struct {
+	Content string `json:"content"`
+	// Status is PlanPending, PlanInProgress or PlanCompleted.
+	Status string `json:"status"`
+	// Priority is "high", "medium" or "low"; "" when the agent gave none.
+	Priority string `json:"priority,omitempty"`
+}
+
+// The statuses of a plan's steps.
+const (
+	PlanPending    = "pending"
+	PlanInProgress = "in_progress"
+	PlanCompleted  = "completed"
+)
 
 // Usage is the token usage of one model call (a usage event's), or the
 // totals of a run (run_ended's; see usage.go). Estimated is true when the

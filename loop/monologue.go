@@ -874,6 +874,9 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	// Running says its work did not.
 	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text, Diffs: res.Diffs,
 		Running: res.Running, Streamed: streamedPrefix(res.Text, call.shownOutput())})
+	if res.Plan != nil {
+		a.emit(Event{Type: EventPlan, Item: call.ID, Plan: res.Plan})
+	}
 	st.lastResult = res.Text
 	if res.BreakLoop {
 		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})

@@ -197,6 +197,14 @@ func (s *Session) maskEvent(e *Event) {
 		e.Args = s.maskJSON(e.Args)
 	}
 	e.Diffs = s.maskDiffs(e.Diffs)
+	if e.Plan != nil {
+		p := &Plan{Items: make([]PlanItem, len(e.Plan.Items))}
+		for i, it := range e.Plan.Items {
+			it.Content = s.mask(it.Content)
+			p.Items[i] = it
+		}
+		e.Plan = p
+	}
 }
 
 // maskJSON masks a JSON document. Masking its text finds values inside

@@ -112,6 +112,9 @@ type ToolResult struct {
 	// Diffs are the files the tool changed, for editors to show; they
 	// travel on the tool_result event, not into history.
 	Diffs []FileDiff
+	// Plan, when set, is the agent's new plan (todo:write): it goes out
+	// as a plan event after the tool_result.
+	Plan *Plan
 }
 
 // FileDiff is one file a tool changed: its text before (nil for a file it

@@ -113,6 +113,7 @@
 //   - agent.system.secrets.md (secrets: the names of the agent's secrets with their comments, as
 //     secrets.Set.Prompt writes them; vars: Agent Zero's plain variables, always empty in Zero):
 //     added only when there are secrets.
+//   - agent.system.tool.todo.md (Zero's own): todo:write, the agent's plan that every face shows.
 //   - agent.system.plan_mode.md (no vars, Zero's own): while plan mode is on, that only tools that
 //     change nothing may run and that the answer is the plan.
 //   - agent.system.projects.active.md (project_path, project_name, project_description,

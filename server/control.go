@@ -70,6 +70,7 @@ func (s *Session) Reset() error {
 	if err := s.ls.Reset(); err != nil {
 		return fmt.Errorf("reset session %s: %w", s.spec.ID, err)
 	}
+	s.plans = nil // the agents' plans went with them
 	if s.store != nil {
 		s.store.ClearHistory(s.spec.ID) // queued: before the next run's messages
 	}

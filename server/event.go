@@ -52,6 +52,7 @@ type Event struct {
 	Profile    string          `json:"profile,omitempty"`
 	Usage      *Usage          `json:"usage,omitempty"`
 	Tokens     *TokenChange    `json:"tokens,omitempty"`
+	Plan       *Plan           `json:"plan,omitempty"`
 	StopReason string          `json:"stop_reason,omitempty"`
 	Error      string          `json:"error,omitempty"`
 }
@@ -61,6 +62,19 @@ type FileDiff struct {
 	Path    string  `json:"path"`
 	OldText *string `json:"old_text"`
 	NewText string  `json:"new_text"`
+}
+
+// Plan is an agent's whole plan (a plan event), as todo:write wrote it.
+type Plan struct {
+	Items []PlanItem `json:"items"`
+}
+
+// A PlanItem is one step of a plan: its status is pending, in_progress or
+// completed; its priority high, medium, low or absent.
+type PlanItem struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority,omitempty"`
 }
 
 // TokenChange is what the model sees of a history before and after it was
@@ -88,6 +102,12 @@ func EventOf(e loop.Event) Event {
 	out.Usage = usageOf(e.Usage) // usage: a call's; run_ended: the run's totals
 	if t := e.Tokens; t != nil {
 		out.Tokens = &TokenChange{Before: t.Before, After: t.After}
+	}
+	if p := e.Plan; p != nil {
+		out.Plan = &Plan{Items: make([]PlanItem, len(p.Items))}
+		for i, it := range p.Items {
+			out.Plan.Items[i] = PlanItem{Content: it.Content, Status: it.Status, Priority: it.Priority}
+		}
 	}
 	return out
 }

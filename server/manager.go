@@ -434,6 +434,9 @@ func (m *Manager) load(ctx context.Context, id string, o GetOptions) (*Session, 
 	}
 	s = newSession(spec, newStoreLog(st, id, m.opts.LogLimit, tail, last), rec.Created)
 	s.runs, s.title = rec.Runs, rec.Title
+	for _, e := range tail { // the plans as they were last (the tail's)
+		s.seePlanLocked(e)
+	}
 	if err := loadUsage(st, id, &s.usage); err != nil {
 		release()
 		return nil, fmt.Errorf("load session %s: %w", id, err)

@@ -57,6 +57,7 @@ type Session struct {
 	// usage adds up the session's usage events (under mu), from the
 	// store's log too for a session loaded.
 	usage    usageTotals
+	plans    map[int][]PlanItem // each agent's last plan, under mu
 	notifyMu sync.Mutex
 	notify   chan struct{} // closed and replaced on every event: wakes the followers
 
@@ -366,9 +367,14 @@ func (s *Session) emit(e Event) {
 	defer s.deliverMu.Unlock()
 	e.V, e.Session = EventVersion, s.spec.ID
 	s.log.Append(e)
-	if e.Type == loop.EventUsage {
+	switch e.Type {
+	case loop.EventUsage:
 		s.mu.Lock()
 		s.usage.see(e)
+		s.mu.Unlock()
+	case loop.EventPlan:
+		s.mu.Lock()
+		s.seePlanLocked(e)
 		s.mu.Unlock()
 	}
 	if e.Type == loop.EventRunEnded && s.store != nil {

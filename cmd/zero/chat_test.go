@@ -949,3 +949,19 @@ func TestChatPlanMode(t *testing.T) {
 	ct.waitFor(ct.send("/plan on"), "plan mode is on")
 	ct.waitFor(ct.send("/plan off"), "plan mode is off")
 }
+
+// The agent's plan (todo:write) shows as a compact list.
+func TestChatPlanList(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Match: "PLAN-LIST", Content: `{"thoughts": ["plan"], "headline": "Planning", "tool_name": "todo:write", "tool_args": {"items": [{"content": "Write the test", "status": "completed"}, {"content": "Make it pass", "status": "in_progress", "priority": "high"}, {"content": "Tidy up", "status": "pending"}]}}`},
+		llmtest.Reply{Match: "The plan is now", Content: chatAnswer("PLANNED")},
+	)
+	ct := startChat(t, srv, t.TempDir())
+	ct.ready()
+	at := ct.send("PLAN-LIST: go")
+	ct.answered(at, "PLANNED")
+	for _, want := range []string{"plan: 1 of 3 done", "✓ Write the test", "▸ Make it pass (high)", "○ Tidy up"} {
+		ct.waitFor(at, want)
+	}
+}

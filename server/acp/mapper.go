@@ -2,7 +2,10 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -37,6 +40,9 @@ type mapper struct {
 	// options are the session's config options as they are now (nil: none
 	// are sent when the mode changes).
 	options func() []sdk.SessionConfigOption
+	// plans are each agent's last plan: ACP has one plan per session, so
+	// the subordinates' steps follow agent 0's, each marked with its agent.
+	plans map[int][]server.PlanItem
 }
 
 func newMapper(roots []string) *mapper {
@@ -49,6 +55,7 @@ func (m *mapper) reset() {
 	m.tools.Reset()
 	m.out = map[string]string{}
 	m.dirty, m.answer, m.errShown, m.lastSeq, m.thought = nil, "", false, 0, ""
+	m.plans = map[int][]server.PlanItem{}
 }
 
 // flush sends the pending output updates, coalescing many small deltas.
@@ -86,6 +93,12 @@ func (m *mapper) event(e server.Event, replay bool, send func(sdk.SessionUpdate)
 		}
 	case server.EventSandboxPull, server.EventApprovalRequested, server.EventApprovalResolved:
 		m.serverEvent(e, replay, send, ask)
+	case loop.EventPlan:
+		if e.Plan == nil {
+			return
+		}
+		m.plans[e.Agent] = e.Plan.Items
+		send(m.plan())
 	case server.EventModeChanged:
 		if replay {
 			return // session/load answers with the mode as it is now
@@ -99,6 +112,26 @@ func (m *mapper) event(e server.Event, replay bool, send func(sdk.SessionUpdate)
 	default:
 		m.text(e, replay, send)
 	}
+}
+
+// plan is the session's plan as ACP shows it: agent 0's steps, then each
+// subordinate's, marked "A1 · ", the whole list every time.
+func (m *mapper) plan() sdk.SessionUpdate {
+	entries := []sdk.PlanEntry{}
+	for _, n := range slices.Sorted(maps.Keys(m.plans)) {
+		for _, it := range m.plans[n] {
+			content := it.Content
+			if n > 0 {
+				content = fmt.Sprintf("A%d · %s", n, content)
+			}
+			prio := sdk.PlanEntryPriority(it.Priority)
+			if prio == "" {
+				prio = sdk.PlanEntryPriorityMedium
+			}
+			entries = append(entries, sdk.PlanEntry{Content: content, Priority: prio, Status: sdk.PlanEntryStatus(it.Status)})
+		}
+	}
+	return sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: entries}}
 }
 
 // text maps the events that say something in words: the user's messages,

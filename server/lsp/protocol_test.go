@@ -185,6 +185,8 @@ func TestProtocolTS(t *testing.T) {
 		"TrustFile":           reflect.TypeFor[server.TrustFile](),
 		"TrustState":          reflect.TypeFor[server.TrustState](),
 		"Mode":                reflect.TypeFor[server.Mode](),
+		"Plan":                reflect.TypeFor[server.Plan](),
+		"PlanItem":            reflect.TypeFor[server.PlanItem](),
 		"SetModeParams":       reflect.TypeFor[setModeParams](),
 	}
 	notGo := map[string]string{ // interfaces with no Go type of ours, and why

@@ -38,7 +38,7 @@ type compact struct {
 	Profile    string `json:"profile,omitempty"`
 }
 
-// compactEvents drops bookkeeping events (turns, usage, the response
+// compactEvents drops bookkeeping events (turns, usage, plans, the response
 // tool's own call, which is the answer) and joins consecutive deltas of the
 // same item (server.Coalesce). Seq of a joined delta is its last one's.
 // When more than maxEvents remain, it stops there and returns that event's
@@ -49,6 +49,7 @@ func compactEvents(evs []server.Event, cursor int64) ([]compact, int64, bool) {
 	for _, e := range evs {
 		switch e.Type {
 		case loop.EventTurnStarted, loop.EventUsage:
+		case loop.EventPlan: // todo:write's result says the plan; zero_status's plan holds it
 		case loop.EventToolCall, loop.EventToolStarted, loop.EventToolResult:
 			if _, ok := tools.Tool(e); ok { // not the response tool's: that is the answer
 				kept = append(kept, e)

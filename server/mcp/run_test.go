@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/zeroagent/zero/internal/servertest"
 	"github.com/zeroagent/zero/llm/llmtest"
 )
 
@@ -166,5 +167,34 @@ func TestRunInPlanMode(t *testing.T) {
 	_, res = call(t, r.c, "zero_start", map[string]any{"message": "x", "workspace": env.Workspace, "mode": "yolo"})
 	if !res.IsError || !strings.Contains(text(res), "mode") {
 		t.Errorf("mode yolo: %v", text(res))
+	}
+}
+
+// zero_status carries each agent's last plan (todo:write), and its events
+// say it once: by the tool's result, not a plan event besides.
+func TestStatusHasThePlan(t *testing.T) {
+	env := newEnv(t, nil,
+		llmtest.Reply{Match: "PLAN-MCP", Content: servertest.ToolReply("plan", "todo:write", map[string]any{"items": []any{
+			map[string]any{"content": "Write the test", "status": "completed"}, map[string]any{"content": "Make it pass", "status": "in_progress"}}})},
+		llmtest.Reply{Match: "The plan is now", Content: answer("planned")})
+	r := startStdio(t, env, clientOpts{})
+	out, res := call(t, r.c, "zero_run", map[string]any{"message": "PLAN-MCP: go", "workspace": env.Workspace})
+	mustOK(t, res)
+	st, res := call(t, r.c, "zero_status", map[string]any{"session": out["session"].(string)})
+	mustOK(t, res)
+	plans, _ := st["plan"].([]any)
+	if len(plans) != 1 {
+		t.Fatalf("zero_status plan = %v", st["plan"])
+	}
+	p := plans[0].(map[string]any)
+	items, _ := p["items"].([]any)
+	if p["agent"] != float64(0) || len(items) != 2 || items[1].(map[string]any)["status"] != "in_progress" {
+		t.Errorf("zero_status plan = %v", p)
+	}
+	evs, _ := st["events"].([]any)
+	for _, e := range evs {
+		if e.(map[string]any)["type"] == "plan" {
+			t.Errorf("a plan event in zero_status's events: %v", e)
+		}
 	}
 }

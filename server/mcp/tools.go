@@ -157,14 +157,15 @@ type (
 		Wait    float64 `json:"wait,omitempty" jsonschema:"Seconds to wait for news (default 0: answer at once)."`
 	}
 	statusOut struct {
-		Session string      `json:"session"`
-		Events  []compact   `json:"events"`
-		Cursor  int64       `json:"cursor"`
-		More    bool        `json:"more,omitempty" jsonschema:"more events wait: call again with cursor"`
-		Running bool        `json:"running"`
-		Mode    string      `json:"mode" jsonschema:"the session's mode: default, or plan (it changes nothing and answers with a plan)"`
-		Pending []approval  `json:"pending_approvals"`
-		Result  *lastResult `json:"result,omitempty"`
+		Session string             `json:"session"`
+		Events  []compact          `json:"events"`
+		Cursor  int64              `json:"cursor"`
+		More    bool               `json:"more,omitempty" jsonschema:"more events wait: call again with cursor"`
+		Running bool               `json:"running"`
+		Mode    string             `json:"mode" jsonschema:"the session's mode: default, or plan (it changes nothing and answers with a plan)"`
+		Plan    []server.AgentPlan `json:"plan,omitempty" jsonschema:"each agent's last plan (todo:write): its steps with their status"`
+		Pending []approval         `json:"pending_approvals"`
+		Result  *lastResult        `json:"result,omitempty"`
 		// Usage is what the session's runs used, all of them.
 		Usage *server.Usage `json:"session_usage,omitempty" jsonschema:"what all the session's model calls used"`
 	}
@@ -560,7 +561,7 @@ func (f *face) handleStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		last, ended = s.Last()
 		evs, next = s.Events(a.Since)
 	}
-	out := statusOut{Session: s.ID(), Cursor: next, Running: running, Mode: s.Mode(), Pending: []approval{}, Usage: s.Info().Usage}
+	out := statusOut{Session: s.ID(), Cursor: next, Running: running, Mode: s.Mode(), Plan: s.Plans(), Pending: []approval{}, Usage: s.Info().Usage}
 	out.Events, out.Cursor, out.More = compactEvents(evs, out.Cursor)
 	out.Events = answerOnce(out.Events)
 	if ap := f.mgr.Approvals(); ap != nil {

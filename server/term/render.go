@@ -202,6 +202,31 @@ func (r *renderer) event(e server.Event) {
 		r.enter("", "") // end the answer's line
 	case loop.EventWarning:
 		r.line(r.style(prefix+"! "+e.Text, yellow))
+	case loop.EventPlan:
+		if e.Plan == nil {
+			return
+		}
+		done := 0
+		for _, it := range e.Plan.Items {
+			if it.Status == loop.PlanCompleted {
+				done++
+			}
+		}
+		r.line(r.style(fmt.Sprintf("%splan: %d of %d done", prefix, done, len(e.Plan.Items)), bold))
+		for _, it := range e.Plan.Items {
+			text := termsafe.Visible(it.Content)
+			if it.Priority == "high" {
+				text += " (high)"
+			}
+			switch it.Status {
+			case loop.PlanCompleted:
+				r.line(r.style("  ✓ "+text, dim))
+			case loop.PlanInProgress:
+				r.line(r.style("  ▸ "+text, bold, cyan))
+			default:
+				r.line("  ○ " + text)
+			}
+		}
 	case server.EventModeChanged:
 		if e.Text == server.ModePlan {
 			r.line(r.style("plan mode is on: the agent reads and thinks, changes nothing, and answers with a plan", yellow))

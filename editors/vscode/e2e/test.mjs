@@ -241,6 +241,17 @@ await check('plan mode (the Mode switch): a write is refused, the answer is the 
 });
 await screenshot('plan-mode');
 
+await check('the agent\'s plan (todo:write) shows as a checklist', async () => {
+  await view.locator('#input').fill('E2E-TODO: plan the fix.');
+  await view.locator('#input').press('Enter');
+  await view.locator('.msg.answer', { hasText: 'e2e-todo-ok' }).waitFor({ timeout: 30000 });
+  const plan = view.locator('.plan', { hasText: 'Plan · 1 of 3 done' });
+  await plan.waitFor({ timeout: 10000 });
+  await plan.locator('.step.status-in_progress', { hasText: 'Write the e2e fix' }).waitFor({ timeout: 5000 });
+  await plan.locator('.step.status-completed', { hasText: 'Read the e2e notes' }).waitFor({ timeout: 5000 });
+});
+await screenshot('plan-checklist');
+
 /** Clicks a view container's activity-bar item ("Explorer", "Zero"). */
 async function showContainer(label) {
   await page.locator(`.activitybar .action-item a[aria-label^="${label}"], .activitybar .action-item[aria-label^="${label}"]`).first().click();

@@ -8,7 +8,7 @@
 // or updated in place, and every change bumps the block's rev, so a
 // renderer can redraw only what changed (see takeChanges).
 
-import type { FileDiff, TokenChange, Usage, ZeroEvent } from './protocol';
+import type { FileDiff, PlanItem, TokenChange, Usage, ZeroEvent } from './protocol';
 
 /** How much of a tool's live output the model keeps (the tail). */
 export const MAX_OUTPUT = 256 * 1024;
@@ -114,7 +114,14 @@ export interface SubagentBlock extends BlockBase {
   error?: string;
 }
 
+/** An agent's plan (todo:write): the whole list, updated in place as the agent rewrites it. */
+export interface PlanBlock extends BlockBase {
+  kind: 'plan';
+  items: PlanItem[];
+}
+
 export type Block =
+  | PlanBlock
   | UserBlock
   | ReasoningBlock
   | ThoughtsBlock
@@ -424,6 +431,19 @@ export class SessionModel {
           this.changed.add('');
         }
         break;
+      case 'plan': {
+        const items = Array.isArray(e.plan?.items) ? e.plan!.items.filter((it) => it && typeof it.content === 'string') : [];
+        // One list per agent: agent 0's for the session, a subordinate's under its card.
+        const owner = agent > 0 ? this.parentOf(agent) : undefined;
+        const id = owner ? `${owner.id}:plan` : `plan@agent${agent}`;
+        const known = this.index.get(id);
+        if (known && known.kind === 'plan') this.update(known, () => (known.items = items));
+        else if (!known) this.create<PlanBlock>({ kind: 'plan', id, agent, seq: e.seq, items });
+        // The checklist says what the todo:write call did: its card goes.
+        const call = e.item ? this.index.get(e.item) : undefined;
+        if (call && call.kind === 'tool' && !call.hidden) this.update(call, () => (call.hidden = true));
+        break;
+      }
       case 'mode_changed':
         if (text !== '' && text !== this.mode) {
           this.mode = text;

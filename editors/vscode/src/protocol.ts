@@ -28,7 +28,8 @@ export type EventType =
   | 'approval_requested'
   | 'approval_resolved'
   | 'sandbox_pull'
-  | 'mode_changed';
+  | 'mode_changed'
+  | 'plan';
 
 /** loop.Stop* (run_ended.stop_reason); zero/prompt adds "intervened". */
 export type StopReason = 'response' | 'cancelled' | 'error' | 'budget' | 'intervened';
@@ -87,6 +88,18 @@ export interface UsageByRole {
   embedding?: UsageCount;
 }
 
+/** server.PlanItem: status pending | in_progress | completed; priority high | medium | low. */
+export interface PlanItem {
+  content: string;
+  status: string;
+  priority?: string;
+}
+
+/** server.Plan: an agent's whole plan (the plan event, from todo:write); it replaces the agent's last. */
+export interface Plan {
+  items: PlanItem[];
+}
+
 /** loop.TokenChange. */
 export interface TokenChange {
   before: number;
@@ -132,6 +145,7 @@ export interface ZeroEvent {
   profile?: string;
   usage?: Usage;
   tokens?: TokenChange;
+  plan?: Plan;
   stop_reason?: string;
   error?: string;
 }

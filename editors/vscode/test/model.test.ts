@@ -368,3 +368,26 @@ test('the mode: as the session was made, then as mode_changed says', () => {
   assert.equal(m.takeChanges().status.mode, 'default');
   assert.equal(new SessionModel('s2').currentMode, 'default');
 });
+
+test('plans: a checklist per agent, rewritten in place; a subordinate\'s under its card; the todo card goes', () => {
+  const ev = stream();
+  const m = new SessionModel('s1');
+  m.applyAll([
+    ev('run_started', { item: 'run-1', text: 'fix it' }),
+    ev('tool_call', { item: 'tool-1', tool: 'todo', method: 'write', args: { items: [] } }),
+    ev('tool_result', { item: 'tool-1', tool: 'todo', status: 'completed', text: 'The plan is now: …' }),
+    ev('plan', { item: 'tool-1', plan: { items: [{ content: 'Read', status: 'in_progress' }, { content: 'Fix', status: 'pending', priority: 'high' }] } }),
+    ev('subordinate_started', { agent: 1, text: 'count the files', profile: 'developer' }),
+    ev('plan', { agent: 1, item: 'tool-2', plan: { items: [{ content: 'Count', status: 'completed' }] } }),
+    ev('subordinate_ended', { agent: 1, text: '3 files' }),
+    ev('plan', { item: 'tool-3', plan: { items: [{ content: 'Read', status: 'completed' }, { content: 'Fix', status: 'completed' }] } }),
+  ]);
+  const plans = m.blocks.filter((b) => b.kind === 'plan');
+  assert.equal(plans.length, 2);
+  const [mine, sub] = [plans[0]!, plans[1]!];
+  assert.ok(mine.kind === 'plan' && mine.items.every((it) => it.status === 'completed') && mine.items.length === 2, 'agent 0\'s plan is rewritten in place');
+  const card = m.blocks.find((b) => b.kind === 'subagent');
+  assert.ok(sub.kind === 'plan' && sub.items[0]?.content === 'Count' && sub.parent === card?.id, 'the subordinate\'s plan is under its card');
+  const todo = m.blocks.find((b) => b.id === 'tool-1');
+  assert.ok(todo && todo.kind === 'tool' && todo.hidden, 'the todo:write card is hidden');
+});

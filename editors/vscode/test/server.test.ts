@@ -248,14 +248,19 @@ test('the real zero lsp: a session made in plan mode refuses a write; zero/setMo
     const params: NewSessionParams = { mode: 'plan' };
     const { sessionId } = await z.conn.sendRequest<NewSessionResult>(Methods.newSession, params);
     const live = new SessionModel(sessionId, 'plan');
-    z.conn.onNotification(Methods.event, (e: ZeroEvent) => live.apply(e));
+    let changed!: () => void;
+    const modeChanged = new Promise<void>((resolve) => (changed = resolve));
+    z.conn.onNotification(Methods.event, (e: ZeroEvent) => {
+      live.apply(e);
+      if (e.type === 'mode_changed') changed();
+    });
     const res = await z.conn.sendRequest<PromptResult>(Methods.prompt, { sessionId, message: 'PLAN-IT: write plan.txt' });
     assert.equal(res.response, '1. Write plan.txt.', `${res.error ?? ''}\n${z.stderr()}`);
     assert.ok(!existsSync(path.join(z.ws, 'plan.txt')), 'the file was written in plan mode');
     const list = await z.conn.sendRequest<SessionsResult>(Methods.sessions, {});
     assert.equal(list.sessions.find((s) => s.id === sessionId)?.mode, 'plan');
     await z.conn.sendRequest<null>(Methods.setMode, { sessionId, mode: 'default' } satisfies SetModeParams);
-    await z.conn.sendRequest<SessionsResult>(Methods.sessions, {}); // the event comes before this answer
+    await modeChanged; // every client following the session is told
     assert.equal(live.status().mode, 'default');
     await assert.rejects(z.conn.sendRequest(Methods.setMode, { sessionId, mode: 'yolo' }), (e: ResponseError<unknown>) => e.code === ErrorCodes.invalidParams);
   } finally {

@@ -191,6 +191,20 @@ function draw(b: Block): HTMLElement | null {
       if (b.tokens) d.append(el('span', 'dim', ` (${b.tokens.before} → ${b.tokens.after} tokens)`));
       return d;
     }
+    case 'plan': {
+      const done = b.items.filter((it) => it.status === 'completed').length;
+      const d = el('div', 'plan');
+      d.append(el('div', 'label', `Plan · ${done} of ${b.items.length} done`));
+      const list = el('ul', 'checklist');
+      for (const it of b.items) {
+        const li = el('li', `step status-${it.status}`);
+        li.append(el('span', 'mark', it.status === 'completed' ? '✓' : it.status === 'in_progress' ? '▸' : '○'), el('span', 'text', it.content));
+        if (it.priority === 'high') li.append(el('span', 'badge', 'high'));
+        list.append(li);
+      }
+      d.append(list);
+      return d;
+    }
     case 'subagent': {
       const d = el('div', `subagent${b.ended ? ' ended' : ''}`);
       const head = el('div', 'label', `Agent ${b.number}${b.profile ? ` (${b.profile})` : ''}${b.ended ? (b.error ? ' · failed' : ' · done') : ' · working'}`);
