@@ -17,7 +17,9 @@ import (
 func TestPlanUpdates(t *testing.T) {
 	t.Parallel()
 	items := func(list ...map[string]any) map[string]any { return map[string]any{"items": list} }
-	step := func(content, status string) map[string]any { return map[string]any{"content": content, "status": status} }
+	step := func(content, status string) map[string]any {
+		return map[string]any{"content": content, "status": status}
+	}
 	env := servertest.New(t, servertest.Options{Store: true, Replies: []llmtest.Reply{
 		{Match: "PLAN-A0", Content: toolReply("plan", "todo:write", items(step("Read the code", "in_progress"), map[string]any{"content": "Fix it", "status": "pending", "priority": "high"}))},
 		{Match: "The plan is now", Content: toolReply("delegate", "call_subordinate", map[string]any{"message": "SUB-TASK: count the files", "reset": true})},
