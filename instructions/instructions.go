@@ -254,10 +254,12 @@ type projectJSON struct {
 // project reads root's .a0proj/project.json, if it has one.
 func (s *Set) project(root string) (projectJSON, bool) {
 	name := projectDir + "/project.json"
-	data, err := rootfs.ReadFile(root, "", name, MaxFile)
-	if err != nil {
+	// Through the cache: the prompt asks for it on every request.
+	f, ok := s.read(filepath.Join(root, filepath.FromSlash(name)), name, openIn(root, name))
+	if !ok || f.Problem != "" || f.Cut {
 		return projectJSON{}, false
 	}
+	data := []byte(f.Text)
 	var raw struct {
 		Title        string `json:"title"`
 		Description  string `json:"description"`
