@@ -36,12 +36,12 @@ func (Todo) KeepsAliases() bool { return true }
 
 type (
 	todoArgs struct {
-		Items []todoItem `json:"items" jsonschema:"the whole plan, in order: it replaces the last one"`
+		Items []todoItem `json:"items" jsonschema:"the whole plan, in order"`
 	}
 	todoItem struct {
 		Content  string `json:"content" jsonschema:"the step, in a few words"`
-		Status   string `json:"status" jsonschema:"pending, in_progress or completed"`
-		Priority string `json:"priority,omitempty" jsonschema:"high, medium or low"`
+		Status   string `json:"status"`
+		Priority string `json:"priority,omitempty"`
 	}
 )
 

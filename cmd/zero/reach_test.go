@@ -169,14 +169,17 @@ func TestAskPolicyCoversTheRealTools(t *testing.T) {
 		"code_execution_tool": server.Ask, "input": server.Ask, "text_editor:write": server.Ask, "text_editor:patch": server.Ask,
 		"text_editor:read": server.Auto, "response": server.Auto, "call_subordinate": server.Auto, "document_query": server.Auto,
 		"search_engine": server.Auto, "memory_save": server.Auto, "memory_load": server.Auto, "memory_delete": server.Auto,
-		"memory_forget": server.Auto, "behaviour_adjustment": server.Auto, "": server.Ask, // the user's executable
+		"memory_forget": server.Auto, "behaviour_adjustment": server.Auto, "todo:write": server.Auto, "": server.Ask, // the user's executable
 	}
 	ask := server.PolicyFor("ask", true)
 	seen := map[string]bool{}
 	for _, tool := range all {
 		methods := []string{""}
-		if tool.Name() == "text_editor" {
+		switch tool.Name() {
+		case "text_editor":
 			methods = []string{"read", "write", "patch"}
+		case "todo":
+			methods = []string{"write"}
 		}
 		for _, m := range methods {
 			name := tool.Name()
