@@ -105,6 +105,7 @@ func (h *Host) init(ctx context.Context, a *App) {
 		Store:      h.Store,
 		Workspace:  h.Workspace,
 		Memory:     hostMemory{h},
+		Commands:   newCommandBook(h.opts.Env, logger),
 		OnClose: func(spec server.SessionSpec) {
 			h.mu.Lock() // only an app that exists holds the session's servers
 			a := h.apps[strings.Join(rootsOr(spec.Roots, h.Workspace), "\x00")]

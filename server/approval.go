@@ -217,8 +217,9 @@ type Broker struct {
 	order    []string                   // pending ids, oldest first
 	always   map[string]map[string]bool // session -> remembered "allow always" keys
 	emitters map[string]func(Event)
-	policies map[string]Policy // per session, over policy
-	planning map[string]bool   // sessions in plan mode
+	policies map[string]Policy   // per session, over policy
+	planning map[string]bool     // sessions in plan mode
+	only     map[string][]string // sessions running a command that names its tools
 	// remembered is told when a session's "allow always" set grew (the
 	// manager stores it with the session).
 	remembered func(session string)
@@ -252,6 +253,7 @@ func NewBroker(p Policy, opts BrokerOptions) *Broker {
 		emitters: map[string]func(Event){},
 		policies: map[string]Policy{},
 		planning: map[string]bool{},
+		only:     map[string][]string{},
 	}
 }
 
@@ -318,6 +320,7 @@ func (b *Broker) detach(id string) {
 	delete(b.always, id)
 	delete(b.policies, id)
 	delete(b.planning, id)
+	delete(b.only, id)
 }
 
 func (b *Broker) emit(session string, e Event) {
@@ -338,10 +341,16 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 	session := bp.Agent.Session().ID()
 	b.mu.Lock()
 	planning := b.planning[session]
+	only, limited := b.only[session]
 	b.mu.Unlock()
 	if planning && !bp.ReadOnly {
 		bp.Block = PlanModeRefusal
 		b.logger.Info("tool call refused in plan mode", "session", session, "tool", bp.ToolName)
+		return nil
+	}
+	if limited && !slices.Contains(only, bp.ToolName) {
+		bp.Block = OnlyRefusal(only)
+		b.logger.Info("tool call refused: the command names other tools", "session", session, "tool", bp.ToolName)
 		return nil
 	}
 	decision, rule := b.policyOf(session).decide(Call{Tool: bp.ToolName, Method: bp.Method, Kind: bp.Kind, Subject: subject})

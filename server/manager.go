@@ -93,6 +93,9 @@ type Options struct {
 	// Memory, when set, lists and searches the agent's memory for the
 	// faces (Manager.Memories).
 	Memory Memory
+	// Commands, when set, finds the saved prompts the faces offer as
+	// slash commands (Session.Commands, Session.RunCommand).
+	Commands Commands
 	// OnClose, when set, is called after a session was closed (by Close,
 	// Delete or CloseAll), to let go of what the session held outside the
 	// engine (its MCP servers).
@@ -308,6 +311,7 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 	// log's last Seq are new ones.
 	ls.ContinueItems(int(s.Cursor()))
 	s.ls = ls
+	s.commands = m.opts.Commands
 	if b := m.opts.Broker; b != nil {
 		ls.SetGate(b.Gate)
 		s.broker = b

@@ -49,7 +49,8 @@ type Session struct {
 	store   *store.Store // nil: the session lives in memory only
 	// settings, with a store, are what the session keeps besides its spec.
 	settings func() settings
-	broker   *Broker // nil: no approvals, no plan mode
+	broker   *Broker  // nil: no approvals, no plan mode
+	commands Commands // nil: no saved prompts
 
 	// deliverMu orders appends: events from the engine and from the
 	// broker get increasing Seq in the order they are logged.
@@ -136,7 +137,7 @@ func (s *Session) Last() (RunResult, bool) {
 // The error is for the session itself (ErrClosed); how the run ended is in
 // the result.
 func (s *Session) Prompt(ctx context.Context, msg string) (RunResult, error) {
-	rctx, cancel, n, err := s.begin(ctx, msg)
+	rctx, cancel, n, err := s.begin(ctx, msg, false)
 	if err != nil || rctx == nil {
 		return RunResult{Run: n, StopReason: StopIntervened}, err
 	}
@@ -149,7 +150,7 @@ func (s *Session) Prompt(ctx context.Context, msg string) (RunResult, error) {
 // msg to the run in progress and returns intervened. The result arrives as
 // events and through Last.
 func (s *Session) Send(msg string) (run int, intervened bool, err error) {
-	rctx, cancel, n, err := s.begin(context.Background(), msg)
+	rctx, cancel, n, err := s.begin(context.Background(), msg, false)
 	if err != nil || rctx == nil {
 		return n, err == nil, err
 	}
@@ -162,7 +163,9 @@ func (s *Session) Send(msg string) (run int, intervened bool, err error) {
 // context). A run between starting and its run_started event, or between
 // run_ended and returning, cannot take an intervention; begin waits out
 // that short window.
-func (s *Session) begin(ctx context.Context, msg string) (context.Context, context.CancelCauseFunc, int, error) {
+// With strict, a run going on is not intervened in: begin fails with
+// loop.ErrBusy.
+func (s *Session) begin(ctx context.Context, msg string, strict bool) (context.Context, context.CancelCauseFunc, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -178,6 +181,8 @@ func (s *Session) begin(ctx context.Context, msg string) (context.Context, conte
 			}
 			s.wg.Add(1) // under mu with closed false, so close's Wait sees it
 			return rctx, cancel, s.runs, nil
+		case strict:
+			return nil, nil, s.runs, fmt.Errorf("session %s: %w", s.spec.ID, loop.ErrBusy)
 		case s.live:
 			if err := s.ls.Intervene(msg); err == nil {
 				return nil, nil, s.runs, nil

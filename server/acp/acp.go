@@ -305,7 +305,7 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
+	st.enqueue(item{update: commandsUpdate(a.opts.Catalog, sess.Commands())})
 	if msg := trustNotice(sess); msg != "" {
 		st.enqueue(item{message: msg})
 	}
@@ -343,7 +343,7 @@ func (a *agent) reattach(ctx context.Context, id string, replay bool, mcp []mcpc
 	if err != nil {
 		return nil, nil, err
 	}
-	idx := st.enqueue(item{update: commandsUpdate(a.opts.Catalog)})
+	idx := st.enqueue(item{update: commandsUpdate(a.opts.Catalog, sess.Commands())})
 	if msg := trustNotice(sess); msg != "" {
 		idx = st.enqueue(item{message: msg})
 	}
@@ -506,7 +506,14 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	defer close(done)
 	a.spawn(func() { a.watch(ctx, done, st, gen) })
 
-	res, err := sess.Prompt(runCtx, msg)
+	res, err := a.run(runCtx, sess, msg)
+	if errors.Is(err, loop.ErrBusy) { // a saved command while a run goes on
+		idx := st.enqueue(item{message: "A run is in progress: " + err.Error() + "."})
+		if err := st.waitSent(ctx, idx); err != nil && !errors.Is(err, context.Canceled) {
+			return sdk.PromptResponse{}, err
+		}
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	}
 	if err != nil {
 		return sdk.PromptResponse{}, rpcError(id, err)
 	}
@@ -526,6 +533,17 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	resp.Usage, resp.Meta = promptUsage(res.Usage)
 	return resp, nil
+}
+
+// run runs msg: a saved command's expanded text when msg names one
+// (/review main.go), else msg as it is.
+func (a *agent) run(ctx context.Context, sess *server.Session, msg string) (server.RunResult, error) {
+	if name, args, ok := server.CommandCall(msg); ok {
+		if res, found, err := sess.RunCommand(ctx, name, args); found {
+			return res, err
+		}
+	}
+	return sess.Prompt(ctx, msg)
 }
 
 // promptUsage is what a turn's usage becomes in ACP: the prompt response's

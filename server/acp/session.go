@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -481,8 +482,9 @@ func selectOption(id, name, desc string, cat *sdk.SessionConfigOptionCategory, l
 	}}
 }
 
-// commandsUpdate lists the slash commands the face handles itself.
-func commandsUpdate(cat server.Catalog) *sdk.SessionUpdate {
+// commandsUpdate lists the slash commands the face handles itself, then
+// the workspace's and the user's saved prompts.
+func commandsUpdate(cat server.Catalog, saved []server.Command) *sdk.SessionUpdate {
 	hint := "profile name"
 	if cat != nil {
 		var ids []string
@@ -493,7 +495,7 @@ func commandsUpdate(cat server.Catalog) *sdk.SessionUpdate {
 			hint = strings.Join(ids, " | ")
 		}
 	}
-	return &sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: []sdk.AvailableCommand{
+	list := []sdk.AvailableCommand{
 		{Name: "reset", Description: "Start the conversation over (history, subordinates and shells go)"},
 		{Name: "profile", Description: "Switch the agent profile from the next message on",
 			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: hint}}},
@@ -505,7 +507,15 @@ func commandsUpdate(cat server.Catalog) *sdk.SessionUpdate {
 		{Name: "trust", Description: "Review the workspace's code (extensions, tools) and trust exactly those files"},
 		{Name: "memory", Description: "List the agent's newest memories of this workspace, or search them",
 			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "what to look for (empty: the newest)"}}},
-	}}}
+	}
+	for _, c := range saved {
+		ac := sdk.AvailableCommand{Name: c.Name, Description: cmp.Or(c.Description, c.Name) + " (" + c.Source + ")"}
+		if c.Hint != "" {
+			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: c.Hint}}
+		}
+		list = append(list, ac)
+	}
+	return &sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: list}}
 }
 
 // command handles a slash command; ok is false for any other message, which

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Command is a saved prompt offered as a slash command (a workspace's
+// .claude/commands/review.md is /review), as the faces list it.
+type Command struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Hint        string `json:"hint,omitempty"`   // what the arguments are ("[file] [focus]")
+	Source      string `json:"source,omitempty"` // the file it comes from
+}
+
+// Expansion is a command made a message: the text the agent gets, and
+// the tools it may use for it (nil: any; the command narrows, never
+// widens, and the approval policy still decides each call).
+type Expansion struct {
+	Text  string
+	Tools []string
+}
+
+// Commands finds the saved prompts of a workspace (Options.Commands).
+// Builtin names the faces' own commands, which win over a file.
+type Commands interface {
+	// List is the commands of the workspace roots (the first the main
+	// one), sorted by name.
+	List(roots []string) []Command
+	// Expand is the command name of roots with args in place; ok is false
+	// when there is no such command.
+	Expand(roots []string, name, args string) (e Expansion, ok bool)
+}
+
+// Builtin are the slash commands the faces handle themselves; a saved
+// prompt of one of these names is not offered.
+var Builtin = []string{"reset", "profile", "plan", "act", "pause", "resume", "trust", "memory", "help", "quit", "exit", "clear"}
+
+// Commands lists the saved prompts of the session's workspace (none
+// without Options.Commands).
+func (s *Session) Commands() []Command {
+	if s.commands == nil {
+		return nil
+	}
+	return s.commands.List(s.Spec().Roots)
+}
+
+// RunCommand runs the saved prompt name with args as the user's message,
+// the agent limited for that run to the tools the command names (if it
+// names any): the broker refuses any other call before every rule. It
+// does not intervene in a run going on (loop.ErrBusy): a narrowing cannot
+// apply to half a run. ok is false when there is no such command.
+func (s *Session) RunCommand(ctx context.Context, name, args string) (res RunResult, ok bool, err error) {
+	if s.commands == nil {
+		return RunResult{}, false, nil
+	}
+	e, ok := s.commands.Expand(s.Spec().Roots, name, args)
+	if !ok {
+		return RunResult{}, false, nil
+	}
+	if e.Tools != nil && s.broker == nil {
+		return RunResult{}, true, fmt.Errorf("session %s: /%s names its tools: %w without an approval broker", s.spec.ID, name, ErrUnsupported)
+	}
+	rctx, cancel, n, err := s.begin(ctx, e.Text, true)
+	if err != nil {
+		return RunResult{}, true, fmt.Errorf("/%s: %w (send it when the run ends)", name, err)
+	}
+	if s.broker != nil {
+		s.broker.setOnly(s.spec.ID, e.Tools)
+		defer s.broker.setOnly(s.spec.ID, nil)
+	}
+	s.persist()
+	return s.run(rctx, cancel, n, e.Text), true, nil
+}
+
+// OnlyRefusal is what the model is told of a call a command's
+// allowed-tools left out.
+func OnlyRefusal(tools []string) string {
+	return "Refused: the command the user ran allows only these tools for this message: " + strings.Join(tools, ", ") + "."
+}
+
+// setOnly limits session's calls to tools (nil: no limit).
+func (b *Broker) setOnly(session string, tools []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if tools == nil {
+		delete(b.only, session)
+	} else {
+		b.only[session] = slices.Clone(tools)
+	}
+}
+
+// CommandCall splits a message that calls a slash command ("/review
+// main.go") into its name and arguments; ok is false for any other.
+func CommandCall(msg string) (name, args string, ok bool) {
+	msg = strings.TrimSpace(msg)
+	rest, ok := strings.CutPrefix(msg, "/")
+	if !ok {
+		return "", "", false
+	}
+	name, args, _ = strings.Cut(rest, " ")
+	if i := strings.IndexAny(name, "\n\t"); i >= 0 {
+		name, args = name[:i], rest[i+1:]
+	}
+	if name == "" {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(args), true
+}
