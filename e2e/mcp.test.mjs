@@ -344,3 +344,20 @@ async function cancelledRun(t, client) {
   await call(client, "zero_sessions", {});
   assert.deepEqual(unknown, [], "the SDK reported messages for a request it had forgotten");
 }
+
+test("stdio: the workspace's saved commands are prompts, as Claude Code starts zero mcp (its cwd the project)", async (t) => {
+  const url = await startModel(t, []);
+  const ws = tempDir(t);
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  mkdirSync(`${ws}/.claude/commands/git`, { recursive: true });
+  writeFileSync(`${ws}/.claude/commands/review.md`, "---\ndescription: Review a file\nargument-hint: [file]\n---\nReview $1 carefully.\n");
+  writeFileSync(`${ws}/.claude/commands/git/commit.md`, "Write the commit message for $ARGUMENTS.\n");
+  const client = await stdioClient(t, url, { cwd: ws });
+  const { prompts } = await client.listPrompts();
+  assert.deepEqual(prompts.map((p) => [p.name, p.description, p.arguments?.map((a) => a.name)]), [
+    ["git:commit", "Write the commit message for $ARGUMENTS. (.claude/commands/git/commit.md)", ["arguments"]],
+    ["review", "Review a file (.claude/commands/review.md)", ["arguments"]],
+  ]);
+  const got = await client.getPrompt({ name: "review", arguments: { arguments: "main.go" } });
+  assert.deepEqual(got.messages, [{ role: "user", content: { type: "text", text: "Review main.go carefully." } }]);
+});

@@ -110,3 +110,22 @@ func CommandCall(msg string) (name, args string, ok bool) {
 	}
 	return name, strings.TrimSpace(args), true
 }
+
+// Commands lists the saved prompts of the workspace roots (none without
+// Options.Commands), for a face that has no session yet (MCP's prompts).
+func (m *Manager) Commands(roots []string) []Command {
+	if m.opts.Commands == nil {
+		return nil
+	}
+	return m.opts.Commands.List(roots)
+}
+
+// ExpandCommand is the saved prompt name of roots with args in place, for
+// a face that hands the text to its client's own agent (MCP's
+// prompts/get); ok is false when there is no such command.
+func (m *Manager) ExpandCommand(roots []string, name, args string) (Expansion, bool) {
+	if m.opts.Commands == nil {
+		return Expansion{}, false
+	}
+	return m.opts.Commands.Expand(roots, name, args)
+}

@@ -29,9 +29,12 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 	hooks.AddOnRequestInitialization(f.requireInitialized)
 	hooks.AddAfterInitialize(f.markInitialized)
 	hooks.AddBeforeListResources(func(context.Context, any, *mcp.ListResourcesRequest) { f.syncResources() })
+	hooks.AddBeforeListPrompts(func(context.Context, any, *mcp.ListPromptsRequest) { f.syncPrompts() })
+	hooks.AddBeforeGetPrompt(func(context.Context, any, *mcp.GetPromptRequest) { f.syncPrompts() })
 	s := mcpserver.NewMCPServer("zero", f.opts.Version,
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithResourceCapabilities(false, false),
+		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
 		mcpserver.WithRecovery(),
 		mcpserver.WithHooks(hooks),
