@@ -37,7 +37,8 @@ type Commands interface {
 
 // Builtin are the slash commands the faces handle themselves; a saved
 // prompt of one of these names is not offered.
-var Builtin = []string{"reset", "profile", "plan", "act", "pause", "resume", "trust", "memory", "help", "quit", "exit", "clear"}
+var Builtin = []string{"reset", "profile", "plan", "act", "pause", "resume", "trust", "memory",
+	"help", "quit", "exit", "q", "new", "clear", "sessions", "cost", "usage", "load"} // the last are zero chat's
 
 // Commands lists the saved prompts of the session's workspace (none
 // without Options.Commands).
@@ -54,26 +55,51 @@ func (s *Session) Commands() []Command {
 // does not intervene in a run going on (loop.ErrBusy): a narrowing cannot
 // apply to half a run. ok is false when there is no such command.
 func (s *Session) RunCommand(ctx context.Context, name, args string) (res RunResult, ok bool, err error) {
+	run, _, ok, err := s.startCommand(ctx, name, args)
+	if run == nil {
+		return RunResult{}, ok, err
+	}
+	return run(), true, nil
+}
+
+// SendCommand is RunCommand without waiting, as Send is Prompt: it starts
+// the run in the background and returns its number.
+func (s *Session) SendCommand(name, args string) (n int, ok bool, err error) {
+	run, n, ok, err := s.startCommand(context.Background(), name, args)
+	if run == nil {
+		return 0, ok, err
+	}
+	go run() // owned by s.wg (begin added it), awaited by close
+	return n, true, nil
+}
+
+// startCommand begins the run of a saved command and returns what runs
+// it (nil when it does not run: no such command, or err).
+func (s *Session) startCommand(ctx context.Context, name, args string) (run func() RunResult, n int, ok bool, err error) {
 	if s.commands == nil {
-		return RunResult{}, false, nil
+		return nil, 0, false, nil
 	}
 	e, ok := s.commands.Expand(s.Spec().Roots, name, args)
 	if !ok {
-		return RunResult{}, false, nil
+		return nil, 0, false, nil
 	}
 	if e.Tools != nil && s.broker == nil {
-		return RunResult{}, true, fmt.Errorf("session %s: /%s names its tools: %w without an approval broker", s.spec.ID, name, ErrUnsupported)
+		return nil, 0, true, fmt.Errorf("session %s: /%s names its tools: %w without an approval broker", s.spec.ID, name, ErrUnsupported)
 	}
 	rctx, cancel, n, err := s.begin(ctx, e.Text, true)
 	if err != nil {
-		return RunResult{}, true, fmt.Errorf("/%s: %w (send it when the run ends)", name, err)
+		return nil, 0, true, fmt.Errorf("/%s: %w (send it when the run ends)", name, err)
 	}
 	if s.broker != nil {
 		s.broker.setOnly(s.spec.ID, e.Tools)
-		defer s.broker.setOnly(s.spec.ID, nil)
 	}
 	s.persist()
-	return s.run(rctx, cancel, n, e.Text), true, nil
+	return func() RunResult {
+		if s.broker != nil {
+			defer s.broker.setOnly(s.spec.ID, nil)
+		}
+		return s.run(rctx, cancel, n, e.Text)
+	}, n, true, nil
 }
 
 // OnlyRefusal is what the model is told of a call a command's

@@ -965,3 +965,35 @@ func TestChatPlanList(t *testing.T) {
 		ct.waitFor(at, want)
 	}
 }
+
+// The workspace's saved commands: /help lists them, Tab completes their
+// name, and /name ARGS sends the expanded text; a command that names its
+// tools cannot get the agent to run another one.
+func TestChatSavedCommands(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".claude", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summarize.md"), []byte("---\ndescription: Summarize a file\nargument-hint: FILE\nallowed-tools: Read\n---\nSUMMARIZE-CMD $1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Match: "SUMMARIZE-CMD notes.md", Content: chatCommandReply("touch widened.txt")},
+		llmtest.Reply{Match: "allows only these tools", Content: chatAnswer("SUMMARY-DONE")},
+	)
+	ct := startChat(t, srv, ws, "--approval", "auto")
+	ct.ready()
+	ct.waitFor(ct.send("/help"), "/summarize FILE")
+	ct.typeText("/summ\t")
+	ct.waitScreen("› /summarize") // and a space, which the screen does not show
+	ct.typeText("notes.md")
+	ct.waitScreen("› /summarize notes.md")
+	at := ct.mark()
+	ct.typeText("\r")
+	ct.answered(at, "SUMMARY-DONE")
+	if _, err := os.Stat(filepath.Join(ws, "widened.txt")); err == nil {
+		t.Error("the command's allowed-tools was widened: the agent ran a command")
+	}
+}

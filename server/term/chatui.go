@@ -347,6 +347,11 @@ func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.planCommand("")
 			return nil
 		}
+	case "tab":
+		if len(m.asks) == 0 && strings.HasPrefix(m.input.Value(), "/") {
+			m.complete()
+			return nil
+		}
 	}
 	if len(m.asks) > 0 {
 		return m.askKey(msg)
@@ -853,6 +858,7 @@ func (m *chatUI) command(text string) tea.Cmd {
 		for _, l := range strings.Split(chatHelp, "\n") {
 			say(l)
 		}
+		m.savedHelp()
 	case "exit", "quit", "q":
 		return m.leave(0)
 	case "reset", "new", "clear":
@@ -944,9 +950,75 @@ func (m *chatUI) command(text string) tea.Cmd {
 		m.attach(sess, true)
 		m.release(old)
 	default:
-		say(m.view.style(fmt.Sprintf("unknown command /%s: /help lists them (//%s sends the text as a message)", name, name), yellow))
+		if m.sess != nil {
+			if _, ok, err := m.sess.SendCommand(name, arg); ok {
+				if err != nil {
+					say(m.view.style("error: "+err.Error(), red))
+					return nil
+				}
+				m.running = true
+				m.status = "waiting for the model"
+				return nil
+			}
+		}
+		say(m.view.style(fmt.Sprintf("unknown command /%s: /help lists them (//%s sends the text as a message)", termsafe.Visible(name), termsafe.Visible(name)), yellow))
 	}
 	return nil
+}
+
+// savedHelp lists the workspace's and the user's saved commands for /help.
+func (m *chatUI) savedHelp() {
+	if m.sess == nil {
+		return
+	}
+	cmds := m.sess.Commands()
+	if len(cmds) == 0 {
+		return
+	}
+	m.say("Saved commands (files in .zero/commands, .claude/commands and yours):")
+	for _, c := range cmds {
+		m.say(termsafe.Visible(fmt.Sprintf("  /%-16s %s (%s)", strings.TrimSpace(c.Name+" "+c.Hint), c.Description, c.Source)))
+	}
+}
+
+// chatCommands are the chat's own command names, for Tab.
+var chatCommands = []string{"help", "exit", "reset", "profile", "plan", "act", "pause", "resume", "trust", "memory", "sessions", "cost", "load"}
+
+// complete is Tab in a "/na" prompt: the command's name completed when
+// one matches, else as far as the matches agree, which are listed.
+func (m *chatUI) complete() {
+	text := m.input.Value()
+	prefix, ok := strings.CutPrefix(text, "/")
+	if !ok || strings.ContainsAny(prefix, " \n") || strings.HasPrefix(prefix, "/") {
+		return
+	}
+	names := slices.Clone(chatCommands)
+	if m.sess != nil {
+		for _, c := range m.sess.Commands() {
+			names = append(names, c.Name)
+		}
+	}
+	var match []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			match = append(match, n)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return
+	case 1:
+		m.input.SetValue("/" + match[0] + " ")
+		return
+	}
+	common := match[0]
+	for _, n := range match[1:] {
+		for !strings.HasPrefix(n, common) {
+			common = common[:len(common)-1]
+		}
+	}
+	m.input.SetValue("/" + common)
+	m.say(termsafe.Visible("/" + strings.Join(match, "  /")))
 }
 
 // release closes a session the chat left (/reset, /load), so that another
@@ -975,7 +1047,7 @@ const chatHelp = `Type a message and press Enter; while the agent works, a messa
   /load ID          switch to a session (an id prefix is enough) and show its conversation
   /help             this help
   /exit             leave (so do Ctrl-D at an empty prompt, and Ctrl-C twice at an empty prompt)
-Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Shift-Tab: plan mode on/off · Ctrl-C cancels the run
+Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Tab: completes a /command · Shift-Tab: plan mode on/off · Ctrl-C cancels the run
 (twice: leaves), clears what you typed, or at an empty prompt asks for a second one to leave · Ctrl-Z suspends
 When the agent asks before a tool runs, answer y (yes), n (no) or a (always, for the rest of the session),
 then Enter; what you type in the moment the question comes up stays in your message.`
