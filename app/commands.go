@@ -10,9 +10,9 @@ import (
 
 // commandBook finds the saved prompts of a workspace for the faces: the
 // user's own first (~/.config/zero/commands, then Claude Code's
-// ~/.claude/commands), so that a cloned repository cannot take the name
-// of one the user relies on, then the workspace's (.zero/commands, then
-// .claude/commands). The folders are read on every use: a command added
+// ~/.claude/commands and Gemini CLI's ~/.gemini/commands), so that a
+// cloned repository cannot take the name of one the user relies on, then
+// the workspace's (.zero/commands, .claude/commands, .gemini/commands). The folders are read on every use: a command added
 // shows at once.
 type commandBook struct {
 	userDir, home string
@@ -33,12 +33,15 @@ func (b commandBook) dirs(roots []string) []commands.Dir {
 		dirs = append(dirs, commands.Dir{Base: b.userDir, Sub: "commands", Label: label})
 	}
 	if b.home != "" {
-		dirs = append(dirs, commands.Dir{Base: b.home, Sub: ".claude/commands", Label: "~/.claude/commands"})
+		dirs = append(dirs,
+			commands.Dir{Base: b.home, Sub: ".claude/commands", Label: "~/.claude/commands"},
+			commands.Dir{Base: b.home, Sub: ".gemini/commands", Label: "~/.gemini/commands"})
 	}
 	if len(roots) > 0 {
 		dirs = append(dirs,
 			commands.Dir{Base: roots[0], Sub: ".zero/commands", Label: ".zero/commands"},
-			commands.Dir{Base: roots[0], Sub: ".claude/commands", Label: ".claude/commands"})
+			commands.Dir{Base: roots[0], Sub: ".claude/commands", Label: ".claude/commands"},
+			commands.Dir{Base: roots[0], Sub: ".gemini/commands", Label: ".gemini/commands"})
 	}
 	return dirs
 }

@@ -3,7 +3,8 @@
 // commands folder (~/.config/zero/commands, <workspace>/.zero/commands)
 // and in Claude Code's (.claude/commands, ~/.claude/commands), with
 // Claude Code's front matter (description, argument-hint, allowed-tools)
-// and its $ARGUMENTS and $1…$9 in the body.
+// and its $ARGUMENTS and $1…$9 in the body; and Gemini CLI's .toml
+// commands (.gemini/commands: description, prompt, {{args}}).
 //
 // A command is text for the model, never something that runs: a line of
 // Claude Code's format that would run a program on the host (!`cmd`) is
@@ -31,6 +32,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/zeroagent/zero/cut"
@@ -70,6 +72,9 @@ type Command struct {
 	AllowedTools []string // allowed-tools: what the agent may use for it ("" none: no narrowing)
 	Source       string   // the file, as the user knows it (".claude/commands/review.md")
 	Body         string   // the prompt, front matter removed
+	// Gemini is a Gemini CLI command (.toml): {{args}} and !{command} in
+	// its prompt, rather than Claude Code's $ARGUMENTS and !`command`.
+	Gemini bool
 }
 
 // A Warning is a file that was not made a command, and why.
@@ -157,7 +162,8 @@ func load(d Dir) ([]Command, []Warning) {
 				}
 				continue
 			}
-			if !strings.HasSuffix(name, ".md") {
+			ext := path.Ext(name)
+			if ext != ".md" && ext != ".toml" {
 				continue
 			}
 			c, err := readFile(r, rel)
@@ -166,7 +172,7 @@ func load(d Dir) ([]Command, []Warning) {
 				continue
 			}
 			c.Source = src
-			c.Name = strings.ReplaceAll(strings.TrimSuffix(rel, ".md"), "/", ":")
+			c.Name = strings.ReplaceAll(strings.TrimSuffix(rel, ext), "/", ":")
 			if !nameRE.MatchString(strings.ReplaceAll(c.Name, ":", "")) {
 				warns = append(warns, Warning{src, "its name is not a command name (letters, digits, . _ -)"})
 				continue
@@ -202,7 +208,31 @@ func readFile(r *os.Root, rel string) (Command, error) {
 	if len(data) > MaxFile {
 		return Command{}, fmt.Errorf("it is larger than %d KiB", MaxFile>>10)
 	}
+	if path.Ext(rel) == ".toml" {
+		return ParseTOML(data)
+	}
 	return Parse(data)
+}
+
+// ParseTOML reads a Gemini CLI command: description and prompt.
+func ParseTOML(data []byte) (Command, error) {
+	var raw struct {
+		Description string `toml:"description"`
+		Prompt      string `toml:"prompt"`
+	}
+	if _, err := toml.Decode(strings.ToValidUTF8(string(data), "\uFFFD"), &raw); err != nil {
+		return Command{}, fmt.Errorf("malformed TOML: %v", err)
+	}
+	c := Command{Description: strings.TrimSpace(raw.Description), Body: strings.TrimSpace(raw.Prompt), Gemini: true}
+	if c.Body == "" {
+		return Command{}, errors.New("it has no prompt")
+	}
+	if c.Description == "" {
+		line, _, _ := strings.Cut(c.Body, "\n")
+		c.Description = strings.TrimSpace(line)
+	}
+	c.Description = cut.Line(c.Description, MaxDescription)
+	return c, nil
 }
 
 // Parse reads a command file: optional YAML front matter between ---

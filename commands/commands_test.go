@@ -202,3 +202,32 @@ func TestHugeArguments(t *testing.T) {
 		t.Errorf("expanded %d bytes", len(got))
 	}
 }
+
+// Gemini CLI's commands: .toml with description and prompt, {{args}},
+// and !{command}, which is not run.
+func TestGeminiCommands(t *testing.T) {
+	ws := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	write(t, filepath.Join(ws, ".gemini/commands/git/commit.toml"), "description = \"Write a commit message\"\nprompt = \"\"\"\nThe staged diff: !{touch "+marker+"}\nWrite a message for {{args}}.\n\"\"\"\n")
+	write(t, filepath.Join(ws, ".gemini/commands/plain.toml"), "prompt = \"Explain the code.\"\n")
+	write(t, filepath.Join(ws, ".gemini/commands/bad.toml"), "prompt = [\n")
+	cmds, warns := commands.Load(nil, commands.Dir{Base: ws, Sub: ".gemini/commands", Label: ".gemini/commands"})
+	if got := names(cmds); !slices.Equal(got, []string{"git:commit", "plain"}) {
+		t.Fatalf("commands = %v (%v)", got, warns)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0].String(), "bad.toml: malformed TOML") {
+		t.Errorf("warnings = %v", warns)
+	}
+	commit, _ := commands.Find(cmds, "git:commit")
+	got := commit.Expand("the parser fix")
+	if commit.Description != "Write a commit message" || !strings.HasPrefix(got, "The staged diff: (the output of `touch "+marker+"`)\nWrite a message for the parser fix.") {
+		t.Errorf("git:commit = %+v\nexpanded: %q", commit, got)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command's !{…} ran")
+	}
+	plain, _ := commands.Find(cmds, "plain")
+	if got := plain.Expand("main.go"); got != "Explain the code.\n\nmain.go" {
+		t.Errorf("plain = %q", got)
+	}
+}

@@ -14,6 +14,8 @@ var (
 	// host before the prompt is sent.
 	bangRE = regexp.MustCompile("!`([^`\n]*)`")
 	argRE  = regexp.MustCompile(`\$(ARGUMENTS|[1-9])`)
+	// geminiBangRE is Gemini CLI's !{command}.
+	geminiBangRE = regexp.MustCompile(`!\{([^}\n]*)\}`)
 	// toolRE is a tool's name as Zero spells it (text_editor, github.create_issue).
 	toolRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[A-Za-z0-9_-]+)?$`)
 )
@@ -28,6 +30,9 @@ func (c Command) Expand(args string) string {
 	if len(args) > MaxArgs {
 		args = args[:MaxArgs]
 	}
+	if c.Gemini {
+		return c.expandGemini(args)
+	}
 	pos := splitArgs(args)
 	used := false
 	body := argRE.ReplaceAllStringFunc(c.Body, func(m string) string {
@@ -41,17 +46,37 @@ func (c Command) Expand(args string) string {
 		}
 		return ""
 	})
+	body = unrun(body, bangRE)
+	if !used && args != "" {
+		body += "\n\nARGUMENTS: " + args
+	}
+	return body
+}
+
+// expandGemini is Gemini CLI's expansion: {{args}} is the arguments (else
+// they follow the prompt), and a !{command} is not run.
+func (c Command) expandGemini(args string) string {
+	body := c.Body
+	used := strings.Contains(body, "{{args}}")
+	body = strings.ReplaceAll(body, "{{args}}", args)
+	body = unrun(body, geminiBangRE)
+	if !used && args != "" {
+		body += "\n\n" + args
+	}
+	return body
+}
+
+// unrun replaces each command re finds (its first group) with a request
+// that the agent run it itself.
+func unrun(body string, re *regexp.Regexp) string {
 	ran := false
-	body = bangRE.ReplaceAllStringFunc(body, func(m string) string {
+	body = re.ReplaceAllStringFunc(body, func(m string) string {
 		ran = true
-		return "(the output of `" + bangRE.FindStringSubmatch(m)[1] + "`)"
+		return "(the output of `" + re.FindStringSubmatch(m)[1] + "`)"
 	})
 	if ran {
 		body += "\n\nThe command file asked for the output of the commands marked above; Zero does not run them for it. " +
 			"Run each yourself with your tools before you go on."
-	}
-	if !used && args != "" {
-		body += "\n\nARGUMENTS: " + args
 	}
 	return body
 }

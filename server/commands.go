@@ -73,22 +73,44 @@ func (s *Session) SendCommand(name, args string) (n int, ok bool, err error) {
 	return n, true, nil
 }
 
+// ExpandCommand is the saved command name of the session's workspace
+// with args in place; ok is false when there is no such command.
+func (s *Session) ExpandCommand(name, args string) (e Expansion, ok bool) {
+	if s.commands == nil {
+		return Expansion{}, false
+	}
+	return s.commands.Expand(s.Spec().Roots, name, args)
+}
+
+// SendExpansion is SendCommand for a command already expanded (a face
+// that must know the text the run starts with).
+func (s *Session) SendExpansion(name string, e Expansion) (n int, err error) {
+	run, n, err := s.startExpansion(context.Background(), name, e)
+	if err != nil {
+		return 0, err
+	}
+	go run() // owned by s.wg (begin added it), awaited by close
+	return n, nil
+}
+
 // startCommand begins the run of a saved command and returns what runs
 // it (nil when it does not run: no such command, or err).
 func (s *Session) startCommand(ctx context.Context, name, args string) (run func() RunResult, n int, ok bool, err error) {
-	if s.commands == nil {
-		return nil, 0, false, nil
-	}
-	e, ok := s.commands.Expand(s.Spec().Roots, name, args)
+	e, ok := s.ExpandCommand(name, args)
 	if !ok {
 		return nil, 0, false, nil
 	}
+	run, n, err = s.startExpansion(ctx, name, e)
+	return run, n, true, err
+}
+
+func (s *Session) startExpansion(ctx context.Context, name string, e Expansion) (run func() RunResult, n int, err error) {
 	if e.Tools != nil && s.broker == nil {
-		return nil, 0, true, fmt.Errorf("session %s: /%s names its tools: %w without an approval broker", s.spec.ID, name, ErrUnsupported)
+		return nil, 0, fmt.Errorf("session %s: /%s names its tools: %w without an approval broker", s.spec.ID, name, ErrUnsupported)
 	}
 	rctx, cancel, n, err := s.begin(ctx, e.Text, true)
 	if err != nil {
-		return nil, 0, true, fmt.Errorf("/%s: %w (send it when the run ends)", name, err)
+		return nil, 0, fmt.Errorf("/%s: %w (send it when the run ends)", name, err)
 	}
 	if s.broker != nil {
 		s.broker.setOnly(s.spec.ID, e.Tools)
@@ -99,7 +121,7 @@ func (s *Session) startCommand(ctx context.Context, name, args string) (run func
 			defer s.broker.setOnly(s.spec.ID, nil)
 		}
 		return s.run(rctx, cancel, n, e.Text)
-	}, n, true, nil
+	}, n, nil
 }
 
 // OnlyRefusal is what the model is told of a call a command's

@@ -26,6 +26,11 @@
 //   - zero/memories {workspace?, query?, area?, limit?} answers {memories:
 //     [server.MemoryInfo]}: the newest memories of the workspace and the
 //     user's, or those most relevant to query.
+//   - zero/commands {sessionId?} answers {commands: [server.Command]}: the
+//     saved commands of the session's workspace (or initialize's) and the
+//     user's; a
+//     zero/prompt whose message is "/name arguments" runs one (its text
+//     expanded, the run narrowed to its allowed-tools).
 //   - exit without shutdown makes Serve return ErrExitWithoutShutdown.
 package lsp
 

@@ -723,3 +723,51 @@ func TestPlanMode(t *testing.T) {
 		t.Errorf("zero/newSession with mode yolo: %d %q", e.Code, e.Message)
 	}
 }
+
+// zero/commands lists the workspace's saved commands; zero/prompt with
+// "/name arguments" runs one, its text expanded and the run narrowed to
+// its allowed-tools; a message naming no command goes as it is.
+func TestSavedCommands(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".zero", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fix.md"), []byte("---\ndescription: Fix an issue\nargument-hint: ISSUE\nallowed-tools: [text_editor]\n---\nFIX-CMD issue $1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := servertest.New(t, servertest.Options{Workspace: ws, Replies: []llmtest.Reply{
+		{Match: "FIX-CMD issue 42", Content: servertest.Command("try it", "touch ran.txt")},
+		{Match: "allows only these tools", Content: answer("refused")},
+		{Match: "/nosuch", Content: answer("plain text")},
+	}})
+	c := start(t, env, clientOpts{})
+	c.initialize(ws)
+	var list commandsResult
+	c.call("zero/commands", map[string]any{}, &list) // before any session: the workspace's
+	if len(list.Commands) != 1 {
+		t.Fatalf("zero/commands without a session = %+v", list.Commands)
+	}
+	var ns newSessionResult
+	c.call("zero/newSession", map[string]any{}, &ns)
+	c.call("zero/commands", map[string]any{"sessionId": ns.SessionID}, &list)
+	if len(list.Commands) != 1 || list.Commands[0] != (server.Command{Name: "fix", Description: "Fix an issue", Hint: "ISSUE", Source: ".zero/commands/fix.md"}) {
+		t.Fatalf("zero/commands = %+v", list.Commands)
+	}
+	var res PromptResult
+	c.call("zero/prompt", map[string]any{"sessionId": ns.SessionID, "message": "/fix 42"}, &res)
+	if res.Response != "refused" {
+		t.Fatalf("/fix answered %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran.txt")); err == nil {
+		t.Fatal("the command's allowed-tools was widened")
+	}
+	c.call("zero/prompt", map[string]any{"sessionId": ns.SessionID, "message": "/nosuch thing"}, &res)
+	if res.Response != "plain text" {
+		t.Errorf("a message naming no command: %+v", res)
+	}
+	if e := c.rpcErr("zero/commands", map[string]any{"sessionId": "nope"}); e.Code == 0 {
+		t.Error("zero/commands of no session did not fail")
+	}
+}

@@ -49,6 +49,7 @@ var methods = map[string]method{
 	"zero/setMode":             (*conn).setMode,
 	"zero/trust":               (*conn).trust,
 	"zero/memories":            (*conn).memories,
+	"zero/commands":            (*conn).commands,
 	"workspace/executeCommand": (*conn).executeCommand,
 }
 
@@ -348,9 +349,20 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 	}
 	// The waiter goes into the session's queue before the run starts, so
 	// the drain meets it before the run's run_started.
-	w := &waiter{msg: *p.Message, token: token, done: make(chan PromptResult, 1)}
+	// A saved command's run starts with its expanded text.
+	msg, send := *p.Message, func() (int, bool, error) { return sess.Send(*p.Message) }
+	if name, args, ok := server.CommandCall(msg); ok {
+		if e, found := sess.ExpandCommand(name, args); found {
+			msg = e.Text
+			send = func() (int, bool, error) {
+				n, err := sess.SendExpansion(name, e)
+				return n, false, err
+			}
+		}
+	}
+	w := &waiter{msg: msg, token: token, done: make(chan PromptResult, 1)}
 	t.push(qitem{w: w})
-	run, intervened, err := sess.Send(*p.Message)
+	run, intervened, err := send()
 	if err != nil || intervened {
 		w.void.Store(true)
 		if err != nil {
@@ -384,6 +396,35 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 			return nil, errConnClosing
 		}
 	}), nil
+}
+
+// commandsResult is zero/commands' result.
+type commandsResult struct {
+	Commands []server.Command `json:"commands"`
+}
+
+// commands lists the saved commands of a session's workspace (without
+// sessionId, of initialize's): a
+// zero/prompt whose message is "/name arguments" runs one.
+func (c *conn) commands(_ *jsonrpc2.Conn, params json.RawMessage) (continuation, error) {
+	var p sessionParams
+	if err := decode(params, &p, ""); err != nil {
+		return continuation{}, err
+	}
+	var list []server.Command
+	if p.SessionID == nil { // before the first session: the workspace's
+		list = c.opts.Manager.Commands(c.roots)
+	} else {
+		sess, err := c.session(p.SessionID, "")
+		if err != nil {
+			return continuation{}, err
+		}
+		list = sess.Commands()
+	}
+	if list == nil {
+		list = []server.Command{}
+	}
+	return done(commandsResult{Commands: list}), nil
 }
 
 func withRun(r PromptResult, run int) PromptResult {

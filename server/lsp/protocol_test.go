@@ -188,6 +188,8 @@ func TestProtocolTS(t *testing.T) {
 		"Plan":                reflect.TypeFor[server.Plan](),
 		"PlanItem":            reflect.TypeFor[server.PlanItem](),
 		"SetModeParams":       reflect.TypeFor[setModeParams](),
+		"Command":             reflect.TypeFor[server.Command](),
+		"CommandsResult":      reflect.TypeFor[commandsResult](),
 	}
 	notGo := map[string]string{ // interfaces with no Go type of ours, and why
 		"WorkspaceFolder":       "go.lsp.dev/protocol's",

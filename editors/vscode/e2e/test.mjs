@@ -252,6 +252,23 @@ await check('the agent\'s plan (todo:write) shows as a checklist', async () => {
 });
 await screenshot('plan-checklist');
 
+await check('the / menu offers the workspace\'s saved commands; Tab takes one and Enter runs it', async () => {
+  fs.mkdirSync(path.join(folder, '.claude', 'commands'), { recursive: true });
+  fs.writeFileSync(path.join(folder, '.claude', 'commands', 'e2e-check.md'), '---\ndescription: Check the e2e notes\nargument-hint: TOPIC\n---\nE2E-SLASH about $1\n');
+  const input = view.locator('#input');
+  await input.fill('');
+  await input.pressSequentially('/e2e');
+  const item = view.locator('#slash li', { hasText: '/e2e-check TOPIC' });
+  await item.waitFor({ timeout: 15000 });
+  if (!(await item.textContent()).includes('Check the e2e notes')) throw new Error('the menu lacks the description');
+  await input.press('Tab');
+  if ((await input.inputValue()) !== '/e2e-check ') throw new Error(`Tab gave ${JSON.stringify(await input.inputValue())}`);
+  await input.pressSequentially('notes');
+  await input.press('Enter');
+  await view.locator('.msg.answer', { hasText: 'e2e-slash-ok' }).waitFor({ timeout: 30000 });
+});
+await screenshot('saved-command');
+
 /** Clicks a view container's activity-bar item ("Explorer", "Zero"). */
 async function showContainer(label) {
   await page.locator(`.activitybar .action-item a[aria-label^="${label}"], .activitybar .action-item[aria-label^="${label}"]`).first().click();

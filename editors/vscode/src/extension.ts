@@ -18,6 +18,8 @@ import { SessionModel, type PendingApproval, type RunState } from './model';
 import {
   Methods,
   type ApproveParams,
+  type Command,
+  type CommandsResult,
   type InitializationOptions,
   type LoadSessionResult,
   type Mode,
@@ -410,6 +412,16 @@ export class Controller implements vscode.Disposable {
     }
     this.nextMode = mode;
     this.serverEmitter.fire();
+  }
+
+  /** The saved commands (zero/commands) of the current session's workspace, or of the workspace. */
+  async commands(): Promise<Command[]> {
+    const params = this.current ? { sessionId: this.current } : {};
+    try {
+      return (await this.request<CommandsResult>(Methods.commands, params)).commands;
+    } catch {
+      return []; // an older server, or none running: no saved commands to offer
+    }
   }
 
   async cancel(): Promise<void> {

@@ -203,6 +203,21 @@ export interface NewSessionParams {
  * call on; every client following it gets a mode_changed event (text: the
  * mode). In plan mode only what changes nothing is offered and may run.
  */
+/**
+ * A saved command (zero/commands answers {commands}): a Markdown file of
+ * .zero/commands, .claude/commands or the user's; a zero/prompt whose
+ * message is "/name arguments" runs it.
+ */
+export interface Command {
+  name: string;
+  description?: string;
+  hint?: string;
+  source?: string;
+}
+export interface CommandsResult {
+  commands: Command[];
+}
+
 export interface SetModeParams {
   sessionId: string;
   mode: string;
@@ -321,6 +336,7 @@ export const Methods = {
   deleteSession: 'zero/deleteSession',
   renameSession: 'zero/renameSession',
   setMode: 'zero/setMode',
+  commands: 'zero/commands',
   trust: 'zero/trust',
   event: 'zero/event',
 } as const;

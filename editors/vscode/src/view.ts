@@ -118,6 +118,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       case 'send':
         await this.c.send(m.text);
         return;
+      case 'commands':
+        this.post({ type: 'commands', commands: await this.c.commands() });
+        return;
       case 'cancel':
         await this.c.cancel();
         return;
@@ -210,6 +213,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <main id="log" aria-live="polite"></main>
 <div id="approvals"></div>
 <footer id="composer">
+  <ul id="slash" role="listbox" aria-label="Commands" hidden></ul>
   <textarea id="input" rows="3" placeholder="Ask Zero… (Enter sends, Shift+Enter for a new line)" aria-label="Message"></textarea>
   <div id="actions">
     <select id="mode" title="Mode: Plan reads and thinks without changing anything, and answers with a plan" aria-label="Mode"></select>

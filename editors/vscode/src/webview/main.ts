@@ -5,7 +5,7 @@
 // innerHTML.
 
 import type { Block, Status, ToolBlock } from '../model';
-import type { Mode, SessionInfo } from '../protocol';
+import type { Command, Mode, SessionInfo } from '../protocol';
 import { renderMarkdown } from '../markdown';
 import type { FromView, ToView } from './messages';
 
@@ -24,6 +24,7 @@ const banner = $<HTMLElement>('banner');
 const approvalsEl = $<HTMLElement>('approvals');
 const modeEl = $<HTMLSelectElement>('mode');
 const renameBtn = $<HTMLButtonElement>('rename');
+const slash = $<HTMLUListElement>('slash');
 const deleteBtn = $<HTMLButtonElement>('delete');
 
 interface Drawn {
@@ -337,6 +338,10 @@ window.addEventListener('message', (ev: MessageEvent<ToView>) => {
       apply(m.blocks);
       drawStatus();
       break;
+    case 'commands':
+      commands = m.commands;
+      drawSlash();
+      break;
     case 'server': {
       drawSessions(m.sessions, m.current);
       drawModes(m.modes, m.mode);
@@ -360,10 +365,75 @@ function submit(): void {
   const text = input.value;
   if (text.trim() === '') return;
   input.value = '';
+  slash.hidden = true;
   send({ type: 'send', text });
 }
 
+// The / menu: the saved commands (.zero/commands, .claude/commands, the
+// user's), asked for each time a message starts with "/", filtered as the
+// name is typed; Up/Down choose, Enter or Tab takes one, Escape closes it.
+let commands: Command[] = [];
+let picked = 0;
+
+function slashMatches(): Command[] {
+  const prefix = /^\/(\S*)$/.exec(input.value)?.[1];
+  return prefix === undefined ? [] : commands.filter((c) => c.name.startsWith(prefix));
+}
+
+function drawSlash(): void {
+  const list = slashMatches();
+  slash.hidden = list.length === 0;
+  picked = Math.min(picked, Math.max(0, list.length - 1));
+  slash.replaceChildren(
+    ...list.map((c, i) => {
+      const li = el('li', i === picked ? 'picked' : undefined);
+      li.setAttribute('role', 'option');
+      li.setAttribute('aria-selected', String(i === picked));
+      li.title = c.source ?? '';
+      li.append(el('span', 'name', '/' + c.name + (c.hint ? ' ' + c.hint : '')), el('span', 'desc', c.description ?? ''));
+      li.addEventListener('mousedown', (ev) => {
+        ev.preventDefault();
+        take(c);
+      });
+      return li;
+    }),
+  );
+}
+
+function take(c: Command): void {
+  input.value = '/' + c.name + ' ';
+  slash.hidden = true;
+  input.focus();
+}
+
+input.addEventListener('input', () => {
+  if (input.value === '/') {
+    picked = 0;
+    send({ type: 'commands' });
+  }
+  drawSlash();
+});
+
 input.addEventListener('keydown', (ev) => {
+  if (!slash.hidden && !ev.isComposing) {
+    const list = slashMatches();
+    if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+      ev.preventDefault();
+      picked = (picked + (ev.key === 'ArrowDown' ? 1 : list.length - 1)) % list.length;
+      drawSlash();
+      return;
+    }
+    if ((ev.key === 'Enter' && !ev.shiftKey) || ev.key === 'Tab') {
+      ev.preventDefault();
+      const c = list[picked];
+      if (c) take(c);
+      return;
+    }
+    if (ev.key === 'Escape') {
+      slash.hidden = true;
+      return;
+    }
+  }
   if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
     ev.preventDefault();
     submit();

@@ -1,7 +1,7 @@
 // The messages between the extension and the Zero view's script.
 
 import type { Block, Status } from '../model';
-import type { Mode, SessionInfo } from '../protocol';
+import type { Command, Mode, SessionInfo } from '../protocol';
 
 export type ToView =
   | { type: 'reset'; session: string | null; blocks: Block[]; status: Status | null }
@@ -15,10 +15,13 @@ export type ToView =
       /** The modes the server offers, and the mode of the current session (or of the next one). */
       modes: Mode[];
       mode: string;
-    };
+    }
+  /** The saved commands, for the / menu. */
+  | { type: 'commands'; commands: Command[] };
 
 export type FromView =
   | { type: 'ready' }
+  | { type: 'commands' }
   | { type: 'send'; text: string }
   | { type: 'cancel' }
   | { type: 'approve'; id: string; approve: boolean; always: boolean }
