@@ -252,3 +252,19 @@ test("plan mode: offered as the mode config option and as modes; a command is re
   const set = await z.agent.request(methods.agent.session.setConfigOption, { sessionId: s.sessionId, configId: "mode", value: "default" });
   assert.equal(set.configOptions.find((o) => o.id === "mode").currentValue, "default");
 });
+
+test("the workspace's saved commands are available commands; /name runs the expanded text", async (t) => {
+  const z = await startAcp(t, [
+    { match: "E2E-ACP-REVIEW of main.go", content: answer("reviewed: e2e-acp-cmd-ok") },
+  ]);
+  const { mkdirSync, writeFileSync } = await import("node:fs");
+  mkdirSync(join(z.ws, ".claude", "commands"), { recursive: true });
+  writeFileSync(join(z.ws, ".claude", "commands", "review.md"), "---\ndescription: Review a file\nargument-hint: FILE\n---\nE2E-ACP-REVIEW of $1\n");
+  const s = await z.newSession();
+  const update = z.of(s.sessionId).find((u) => u.sessionUpdate === "available_commands_update");
+  const review = update.availableCommands.find((c) => c.name === "review");
+  assert.deepEqual(review, { name: "review", description: "Review a file (.claude/commands/review.md)", input: { hint: "FILE" } });
+  const res = await z.prompt(s.sessionId, "/review main.go");
+  assert.equal(res.stopReason, "end_turn");
+  assert.match(messageText(z.of(s.sessionId)), /e2e-acp-cmd-ok/);
+});
