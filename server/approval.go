@@ -217,9 +217,9 @@ type Broker struct {
 	order    []string                   // pending ids, oldest first
 	always   map[string]map[string]bool // session -> remembered "allow always" keys
 	emitters map[string]func(Event)
-	policies map[string]Policy   // per session, over policy
-	planning map[string]bool     // sessions in plan mode
-	only     map[string][]string // sessions running a command that names its tools
+	policies map[string]Policy    // per session, over policy
+	planning map[string]bool      // sessions in plan mode
+	only     map[string]onlyTools // sessions running a command that names its tools
 	// remembered is told when a session's "allow always" set grew (the
 	// manager stores it with the session).
 	remembered func(session string)
@@ -253,7 +253,7 @@ func NewBroker(p Policy, opts BrokerOptions) *Broker {
 		emitters: map[string]func(Event){},
 		policies: map[string]Policy{},
 		planning: map[string]bool{},
-		only:     map[string][]string{},
+		only:     map[string]onlyTools{},
 	}
 }
 
@@ -348,8 +348,8 @@ func (b *Broker) check(ctx context.Context, bp *loop.ToolBeforePayload) error {
 		b.logger.Info("tool call refused in plan mode", "session", session, "tool", bp.ToolName)
 		return nil
 	}
-	if limited && !slices.Contains(only, bp.ToolName) {
-		bp.Block = OnlyRefusal(only)
+	if limited && !slices.Contains(only.tools, bp.ToolName) {
+		bp.Block = OnlyRefusal(only.tools)
 		b.logger.Info("tool call refused: the command names other tools", "session", session, "tool", bp.ToolName)
 		return nil
 	}

@@ -112,13 +112,15 @@ func (s *Session) startExpansion(ctx context.Context, name string, e Expansion) 
 	if err != nil {
 		return nil, 0, fmt.Errorf("/%s: %w (send it when the run ends)", name, err)
 	}
-	if s.broker != nil {
-		s.broker.setOnly(s.spec.ID, e.Tools)
+	if s.broker != nil && e.Tools != nil {
+		s.broker.setOnly(s.spec.ID, n, e.Tools)
 	}
 	s.persist()
 	return func() RunResult {
-		if s.broker != nil {
-			defer s.broker.setOnly(s.spec.ID, nil)
+		if s.broker != nil && e.Tools != nil {
+			// Run n's limit only: once run ends, the next run may have begun
+			// with a limit of its own, which must stay.
+			defer s.broker.clearOnly(s.spec.ID, n)
 		}
 		return s.run(rctx, cancel, n, e.Text)
 	}, n, nil
@@ -130,14 +132,35 @@ func OnlyRefusal(tools []string) string {
 	return "Refused: the command the user ran allows only these tools for this message: " + strings.Join(tools, ", ") + "."
 }
 
-// setOnly limits session's calls to tools (nil: no limit).
-func (b *Broker) setOnly(session string, tools []string) {
+// onlyTools is the limit of one run of a session.
+type onlyTools struct {
+	run   int
+	tools []string
+}
+
+// setOnly limits session's calls in run to tools.
+func (b *Broker) setOnly(session string, run int, tools []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if tools == nil {
+	b.only[session] = onlyTools{run: run, tools: slices.Clone(tools)}
+}
+
+// clearOnly lifts run's limit, if it is still the one in force.
+func (b *Broker) clearOnly(session string, run int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if o, ok := b.only[session]; ok && o.run == run {
 		delete(b.only, session)
-	} else {
-		b.only[session] = slices.Clone(tools)
+	}
+}
+
+// clearOnlyBefore lifts the limit of a run before run, which begins: the
+// ended run's own clearOnly may not have come yet.
+func (b *Broker) clearOnlyBefore(session string, run int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if o, ok := b.only[session]; ok && o.run < run {
+		delete(b.only, session)
 	}
 }
 

@@ -114,3 +114,23 @@ func TestCommandCall(t *testing.T) {
 		}
 	}
 }
+
+// A run's limit is its own: the end of an earlier run (its clearOnly late)
+// never lifts the limit of the command run that began after it, and a new
+// run lifts a limit left from before it.
+func TestOnlyIsPerRun(t *testing.T) {
+	b := NewBroker(Policy{Default: Auto}, BrokerOptions{})
+	b.setOnly("s", 2, []string{"response"})
+	b.clearOnly("s", 1) // run 1's late clear
+	if _, ok := b.only["s"]; !ok {
+		t.Fatal("run 1's end lifted run 2's limit")
+	}
+	b.clearOnlyBefore("s", 2) // run 2 itself beginning: its limit stays
+	if _, ok := b.only["s"]; !ok {
+		t.Fatal("run 2's limit was lifted as it began")
+	}
+	b.clearOnlyBefore("s", 3)
+	if _, ok := b.only["s"]; ok {
+		t.Fatal("run 3 began under run 2's limit")
+	}
+}

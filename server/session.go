@@ -176,6 +176,9 @@ func (s *Session) begin(ctx context.Context, msg string, strict bool) (context.C
 			rctx, cancel := context.WithCancelCause(ctx)
 			s.busy, s.live, s.cancel = true, false, cancel
 			s.runs++
+			if s.broker != nil {
+				s.broker.clearOnlyBefore(s.spec.ID, s.runs)
+			}
 			if s.title == "" {
 				s.title = cut.Line(msg, 80)
 			}
