@@ -47,6 +47,9 @@ const (
 	MaxCommands = 200
 	// MaxDepth is how deep subfolders are looked into (a/b/c.md is a:b:c).
 	MaxDepth = 3
+	// MaxEntries is how many folder entries one folder tree is looked
+	// through at most, commands or not.
+	MaxEntries = 2000
 	// MaxDescription is how much of a description a face shows.
 	MaxDescription = 300
 )
@@ -133,16 +136,22 @@ func load(d Dir) ([]Command, []Warning) {
 	defer r.Close()
 	var cmds []Command
 	var warns []Warning
+	seen, full := 0, false
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
 		f, err := r.OpenFile(filepath.FromSlash(dir), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return
 		}
-		entries, err := f.ReadDir(-1)
+		entries, err := f.ReadDir(MaxEntries - seen + 1) // a huge folder is not read whole
 		f.Close()
-		if err != nil {
+		if err != nil && len(entries) == 0 {
 			return
+		}
+		seen += len(entries)
+		if seen > MaxEntries && !full {
+			full = true
+			warns = append(warns, Warning{d.Label, fmt.Sprintf("only %d of its entries are looked at", MaxEntries)})
 		}
 		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		for _, e := range entries {
@@ -157,7 +166,7 @@ func load(d Dir) ([]Command, []Warning) {
 				continue
 			}
 			if e.IsDir() {
-				if depth+1 < MaxDepth && nameRE.MatchString(name) {
+				if depth+1 < MaxDepth && nameRE.MatchString(name) && seen <= MaxEntries {
 					walk(rel, depth+1)
 				}
 				continue

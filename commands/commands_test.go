@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/zeroagent/zero/commands"
 )
@@ -229,5 +230,28 @@ func TestGeminiCommands(t *testing.T) {
 	plain, _ := commands.Find(cmds, "plain")
 	if got := plain.Expand("main.go"); got != "Explain the code.\n\nmain.go" {
 		t.Errorf("plain = %q", got)
+	}
+}
+
+// A folder of a great many entries that are no commands is looked through
+// only so far, and says so; arguments are cut on a character boundary.
+func TestHugeFolderAndArguments(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, "c")
+	write(t, filepath.Join(dir, "a.md"), "first")
+	for i := range commands.MaxEntries + 10 {
+		write(t, filepath.Join(dir, "junk", "x"+strings.Repeat("y", i%7)+string(rune('a'+i%26))+"-"+strings.Repeat("z", i/182)+".txt"), "")
+	}
+	cmds, warns := commands.Load(nil, commands.Dir{Base: ws, Sub: "c", Label: "c"})
+	if got := names(cmds); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("commands = %v", got)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0].Reason, "entries are looked at") {
+		t.Errorf("warnings = %v", warns)
+	}
+	c := commands.Command{Body: "$ARGUMENTS"}
+	got := c.Expand(strings.Repeat("é", commands.MaxArgs))
+	if len(got) > commands.MaxArgs || !utf8.ValidString(got) {
+		t.Errorf("expanded %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/zeroagent/zero/cut"
 )
 
 // MaxArgs is how much of the arguments a command takes.
@@ -27,9 +29,7 @@ var (
 // the approval policy).
 func (c Command) Expand(args string) string {
 	args = strings.TrimSpace(args)
-	if len(args) > MaxArgs {
-		args = args[:MaxArgs]
-	}
+	args = cut.Head(args, MaxArgs) // on a character boundary
 	if c.Gemini {
 		return c.expandGemini(args)
 	}
