@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -102,58 +101,20 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = json.Unmarshal(body, &req)
 	}
-	var text strings.Builder
 	if err == nil {
 		rec.Model = req.Model
 		rec.Tools = toolNames(req.Tools)
 		rec.Messages = req.messages()
-		for i, m := range rec.Messages {
-			if i > 0 {
-				text.WriteByte('\n')
-			}
-			text.WriteString(m.Content)
-			for _, tc := range m.ToolCalls {
-				text.WriteString("\n" + tc.Name + " " + tc.Arguments)
-			}
-		}
 	}
-
-	idx, rec, reply := s.record(rec, text.String(), err)
-
-	var out outcome
-	defer s.finish(idx, &out)
-
-	if err == nil && rec.Reply >= 0 && reply.HeaderDelay > 0 {
-		if pause(r.Context(), time.Duration(reply.HeaderDelay)) != nil {
-			out.clientClosed = true
+	s.answer(w, r, rec, err, func(reply Reply, text string, out *outcome) {
+		if !req.Stream {
+			resp := newResponse(req.Model)
+			resp.finish(reply, text)
+			writeJSON(w, http.StatusOK, resp.object())
 			return
 		}
-	}
-	switch {
-	case err != nil:
-		out.status = http.StatusBadRequest
-		writeError(w, out.status, "llmtest: bad request body: "+err.Error(), "")
-	case rec.Reply < 0 && !rec.Memory:
-		out.status = http.StatusBadRequest
-		writeError(w, out.status, NoReplyMessage, "")
-	case reply.Hangup:
-		panic(http.ErrAbortHandler)
-	case reply.Status != 0:
-		out.status = reply.Status
-		var wait func() error
-		if d := time.Duration(reply.FirstDelay); d > 0 {
-			wait = func() error { return trickle(r.Context(), w, http.NewResponseController(w), d, reply, &out.trickled) }
-		}
-		out.clientClosed = writeErrorAfter(w, reply.Status, reply.Message, reply.RetryAfter, wait) != nil
-	case !req.Stream:
-		out.status = http.StatusOK
-		resp := newResponse(req.Model)
-		resp.finish(reply, text.String())
-		writeJSON(w, http.StatusOK, resp.object())
-	default:
-		out.status = http.StatusOK
-		s.streamResponse(r.Context(), w, req, reply, text.String(), &out)
-	}
+		s.streamResponse(r.Context(), w, req, reply, text, out)
+	})
 }
 
 // response is one Responses API response being built.

@@ -324,7 +324,6 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		rec.PromptTokens = uw.prompt
 	}
 	var req chatRequest
-	var text strings.Builder
 	if err == nil {
 		err = json.Unmarshal(body, &req)
 	}
@@ -333,24 +332,45 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		for _, t := range req.Tools {
 			rec.Tools = append(rec.Tools, t.Function.Name)
 		}
-		for i, m := range req.Messages {
-			c := contentText(m.Content)
-			msg := llm.Message{Role: llm.Role(m.Role), Content: c, ToolCallID: m.ToolCallID}
+		for _, m := range req.Messages {
+			msg := llm.Message{Role: llm.Role(m.Role), Content: contentText(m.Content), ToolCallID: m.ToolCallID}
 			for _, tc := range m.ToolCalls {
 				msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 			}
 			rec.Messages = append(rec.Messages, msg)
-			if i > 0 {
-				text.WriteByte('\n')
-			}
-			text.WriteString(c)
-			for _, tc := range msg.ToolCalls {
-				text.WriteString("\n" + tc.Name + " " + tc.Arguments)
-			}
 		}
 	}
+	s.answer(w, r, rec, err, func(reply Reply, text string, out *outcome) {
+		if !req.Stream {
+			s.complete(w, req, reply, text)
+			return
+		}
+		s.stream(r.Context(), w, req, reply, text, out)
+	})
+}
 
-	idx, rec, reply := s.record(rec, text.String(), err)
+// transcript is the text a request's reply is picked by: its messages'
+// content and tool calls, joined.
+func transcript(msgs []llm.Message) string {
+	var text strings.Builder
+	for i, m := range msgs {
+		if i > 0 {
+			text.WriteByte('\n')
+		}
+		text.WriteString(m.Content)
+		for _, tc := range m.ToolCalls {
+			text.WriteString("\n" + tc.Name + " " + tc.Arguments)
+		}
+	}
+	return text.String()
+}
+
+// answer records a request read as rec (err: its body could not be read),
+// picks its reply and writes what every API answers alike: a bad body, no
+// reply, a hangup, an error status. respond writes a reply to a good one.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec Recorded, err error, respond func(reply Reply, text string, out *outcome)) {
+	text := transcript(rec.Messages)
+	idx, rec, reply := s.record(rec, text, err)
 
 	var out outcome
 	// Deferred so the entry is completed even when the handler aborts the
@@ -379,12 +399,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			wait = func() error { return trickle(r.Context(), w, http.NewResponseController(w), d, reply, &out.trickled) }
 		}
 		out.clientClosed = writeErrorAfter(w, reply.Status, reply.Message, reply.RetryAfter, wait) != nil
-	case !req.Stream:
-		out.status = http.StatusOK
-		s.complete(w, req, reply, text.String())
 	default:
 		out.status = http.StatusOK
-		s.stream(r.Context(), w, req, reply, text.String(), &out)
+		respond(reply, text, &out)
 	}
 }
 
