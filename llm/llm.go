@@ -41,6 +41,11 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is the call a Tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Images are pictures after the text, for a model that sees: a user
+	// message's attachments, a tool result's images (sent, since the API
+	// takes no images in a tool message, as a user message after the
+	// results of the call).
+	Images []Image `json:"images,omitempty"`
 }
 
 // ToolCall is one native tool call of the model: its id, the function's

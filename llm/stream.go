@@ -405,13 +405,25 @@ func (c *Client) safe(err error) error {
 // params cost 2 ms per request of a long session (a third of Zero's CPU in
 // a turn).
 func (c *Client) body(req Request) ([]byte, error) {
-	w := wireRequest{Model: c.opts.Model, Messages: make([]wireMessage, len(req.Messages))}
+	w := wireRequest{Model: c.opts.Model, Messages: make([]wireMessage, 0, len(req.Messages))}
 	w.StreamOptions.IncludeUsage = true
+	var toolImages []Image // of the tool results just before
 	for i, m := range req.Messages {
-		var err error
-		if w.Messages[i], err = message(i, m); err != nil {
+		if m.Role != Tool && len(toolImages) > 0 {
+			w.Messages = append(w.Messages, wireMessage{Role: string(User), Content: contentParts(toolImagesNote, toolImages)})
+			toolImages = nil
+		}
+		wm, err := message(i, m)
+		if err != nil {
 			return nil, err
 		}
+		w.Messages = append(w.Messages, wm)
+		if m.Role == Tool {
+			toolImages = append(toolImages, m.Images...)
+		}
+	}
+	if len(toolImages) > 0 {
+		w.Messages = append(w.Messages, wireMessage{Role: string(User), Content: contentParts(toolImagesNote, toolImages)})
 	}
 	for _, s := range req.Tools {
 		def, err := functionJSON(s)

@@ -12,9 +12,13 @@ import (
 // message converts one Message into the request's shape: an assistant
 // message with its tool calls, a tool result with its call's id.
 func message(i int, m Message) (wireMessage, error) {
-	w := wireMessage{Role: string(m.Role), Content: &m.Content}
+	w := wireMessage{Role: string(m.Role), Content: m.Content}
 	switch m.Role {
-	case System, User:
+	case User:
+		if len(m.Images) > 0 {
+			w.Content = contentParts(m.Content, m.Images)
+		}
+	case System:
 	case Assistant:
 		if len(m.ToolCalls) > 0 && m.Content == "" {
 			w.Content = nil // Ollama refuses "content": null, and "" is not what the model said
@@ -40,11 +44,41 @@ func message(i int, m Message) (wireMessage, error) {
 
 // wireMessage is a chat message as the API takes it.
 type wireMessage struct {
-	Role       string     `json:"role"`
-	Content    *string    `json:"content,omitempty"`
+	Role string `json:"role"`
+	// Content is the text, or the parts of a message with images
+	// ([]wirePart); nil leaves the key out.
+	Content    any        `json:"content,omitempty"`
 	ToolCalls  []wireCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
+
+// wirePart is one part of a message's content: text or an image.
+type wirePart struct {
+	Type     string   `json:"type"` // "text" or "image_url"
+	Text     string   `json:"text,omitempty"`
+	ImageURL *wireURL `json:"image_url,omitempty"`
+}
+
+type wireURL struct {
+	URL string `json:"url"`
+}
+
+// contentParts is a user message's content with images: its text (when
+// there is any), then each image as a data: URL.
+func contentParts(text string, images []Image) []wirePart {
+	parts := make([]wirePart, 0, len(images)+1)
+	if text != "" {
+		parts = append(parts, wirePart{Type: "text", Text: text})
+	}
+	for _, im := range images {
+		parts = append(parts, wirePart{Type: "image_url", ImageURL: &wireURL{URL: im.DataURL()}})
+	}
+	return parts
+}
+
+// toolImagesNote opens the user message that carries the images of the
+// tool results before it: the API takes none in a tool message.
+const toolImagesNote = "The images the tool results above returned:"
 
 type wireCall struct {
 	ID       string       `json:"id"`

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/secrets"
 )
 
@@ -115,6 +116,11 @@ type ToolResult struct {
 	// Plan, when set, is the agent's new plan (todo:write): it goes out
 	// as a plan event after the tool_result.
 	Plan *Plan
+	// Images are pictures the tool brings (vision_load, an MCP tool's
+	// image content), made by package vision: they join the result in
+	// history, reach a model that sees, and travel on the tool_result
+	// event (as references: Session.Image has their data).
+	Images []llm.Image
 }
 
 // FileDiff is one file a tool changed: its text before (nil for a file it
