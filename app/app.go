@@ -671,7 +671,7 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 	}
 	// Without a model (zero prompt) too: the prompt is the protocol's.
 	ep, _ := a.endpoint("chat", p, model)
-	st.ToolProtocol = ep.m.ToolProtocol
+	st.ToolProtocol, st.Vision = ep.m.ToolProtocol, ep.m.Vision
 	// The workspace's extensions and skills count only when the user
 	// trusted exactly their content; extensions then run from a private
 	// copy of it (see workspaceCode).
@@ -691,6 +691,12 @@ func (a *App) SetupFor(sid, name, model string, files texteditor.Files, withMode
 		Roots: append([]string{a.Workspace}, a.roots...), Network: online,
 		AllowPrivate: a.Config.DocumentQuery.AllowPrivate, Timeout: a.Config.DocumentQuery.Timeout,
 	}))
+	if st.Vision != loop.VisionOff {
+		// Agent Zero offers it to a model that sees. Files outside the
+		// workspace are refused: the agent copies a picture it made
+		// elsewhere into the workspace first.
+		all = append(all, tools.NewVisionLoad(tools.VisionLoadOptions{Roots: append([]string{a.Workspace}, a.roots...)}))
+	}
 	if a.Config.Search.URL != "" {
 		all = append(all, tools.NewSearchEngine(tools.SearchOptions{URL: a.Config.Search.URL, Network: online, Timeout: a.Config.Search.Timeout}))
 	}

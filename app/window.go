@@ -89,6 +89,11 @@ func (a *App) Window(ctx context.Context, role string, p *profiles.Profile, mode
 			c.RefuseTools()
 			a.Logger.Info("the endpoint lists the model without tool support: it calls tools in Agent Zero's JSON protocol", "model", ep.m.Model)
 		}
+		if w.NoVision && ep.m.Vision != "true" {
+			// auto: no images for a model its endpoint lists as text only.
+			c.SetBlind()
+			a.Logger.Info("the endpoint lists the model as reading no images: attached images are described to it in words", "model", ep.m.Model)
+		}
 		switch {
 		case err != nil:
 			a.Logger.Debug("the model's context window is not known; using the default", "model", ep.m.Model, "default", config.DefaultContextLength, "err", err)

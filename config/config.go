@@ -30,9 +30,12 @@ type Model struct {
 	// ToolProtocol is how the model calls tools: "native" (the API's tool calls), "json" (Agent
 	// Zero's JSON object in the reply's text) or "auto" ("" too, the default: native where the
 	// endpoint takes tools, else JSON).
-	ToolProtocol string        `yaml:"tool_protocol"`
-	RateLimit    RateLimit     `yaml:"rate_limit"`
-	Timeouts     ModelTimeouts `yaml:"timeouts"`
+	ToolProtocol string `yaml:"tool_protocol"`
+	// Vision says whether the model sees images: "true", "false" or "auto" ("" too, the default:
+	// what the endpoint's model list says, else on, and off once the endpoint refuses images).
+	Vision    string        `yaml:"vision"`
+	RateLimit RateLimit     `yaml:"rate_limit"`
+	Timeouts  ModelTimeouts `yaml:"timeouts"`
 	// Price is what the model charges, to cost the calls whose endpoint
 	// reports no cost; see [Effective.Price].
 	Price Price `yaml:"price"`

@@ -274,7 +274,7 @@ func TestErrors(t *testing.T) {
 		{"wrong type: list for string", "profile: [a, b]\n", nil, nil,
 			[]string{`$F:1: profile: must be a single value, got a list`}},
 		{"wrong type: value for section", "models:\n  chat: gpt-4\n", nil, nil,
-			[]string{`$F:2: models.chat: must be a mapping (base_url, model, api_key_env, context_length, max_output_tokens, tool_protocol, rate_limit, timeouts, price), got "gpt-4"`}},
+			[]string{`$F:2: models.chat: must be a mapping (base_url, model, api_key_env, context_length, max_output_tokens, tool_protocol, vision, rate_limit, timeouts, price), got "gpt-4"`}},
 		{"bad enum", "\nsandbox:\n  backend: podman\n", nil, nil,
 			[]string{`$F:3: sandbox.backend: must be one of "auto", "docker", "local", got "podman"`}},
 		{"bad enum with suggestion", "approval: asks\n", nil, nil,

@@ -65,6 +65,7 @@
 //	    context_length: 0                     # 0 = what the endpoint says, else 128000
 //	    max_output_tokens: 0                  # 0 = a quarter of the context, at most 8192; -1 = no cap
 //	    tool_protocol: auto                   # auto | native | json
+//	    vision: auto                          # auto | true | false: does the model see images
 //	    rate_limit: {requests: 0, input_tokens: 0, output_tokens: 0}   # per minute, 0 = none
 //	    price: {input: 3, output: 15, cached: 0.3}   # per million tokens; unset = cost unknown
 //	  utility: {model: qwen3:8b}

@@ -36,6 +36,7 @@ models:
     context_length: 128000              # default
     max_output_tokens: 0                # default
     tool_protocol: ""                   # default
+    vision: ""                          # default
     rate_limit:
       requests: 0                       # default
       input_tokens: 0                   # default
@@ -55,6 +56,7 @@ models:
     context_length: 128000              # same as models.chat.context_length (default)
     max_output_tokens: 0                # same as models.chat.max_output_tokens (default)
     tool_protocol: ""                   # same as models.chat.tool_protocol (default)
+    vision: ""                          # same as models.chat.vision (default)
     rate_limit:
       requests: 0                       # same as models.chat.rate_limit.requests (default)
       input_tokens: 0                   # same as models.chat.rate_limit.input_tokens (default)
@@ -74,6 +76,7 @@ models:
     context_length: 0                   # default
     max_output_tokens: 0                # default
     tool_protocol: ""                   # default
+    vision: ""                          # default
     rate_limit:
       requests: 0                       # default
       input_tokens: 0                   # default

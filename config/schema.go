@@ -111,6 +111,8 @@ func rule(key string) (check func(any) string, secret bool) {
 		return noneOrAtLeast0Count, false
 	case strings.HasPrefix(key, "models.") && last == "tool_protocol":
 		return checkToolProtocol, false
+	case strings.HasPrefix(key, "models.") && last == "vision":
+		return checkVision, false
 	case strings.HasPrefix(key, "sandbox.timeouts.") || strings.HasPrefix(key, "sandbox.output_timeouts."):
 		return atLeast(1), false
 	case strings.HasPrefix(key, "models.") && strings.Contains(key, ".timeouts."):
@@ -188,6 +190,14 @@ func checkToolProtocol(v any) string {
 		return ""
 	}
 	return oneOf("auto", "native", "json")(v)
+}
+
+// checkVision wants true, false or auto ("" is the default, auto).
+func checkVision(v any) string {
+	if v.(string) == "" {
+		return ""
+	}
+	return oneOf("auto", "true", "false")(v)
 }
 
 func oneOf(allowed ...string) func(any) string {

@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -267,4 +268,27 @@ test("the workspace's saved commands are available commands; /name runs the expa
   const res = await z.prompt(s.sessionId, "/review main.go");
   assert.equal(res.stopReason, "end_turn");
   assert.match(messageText(z.of(s.sessionId)), /e2e-acp-cmd-ok/);
+});
+
+test("an image the editor attaches reaches the model as an image part", async (t) => {
+  // A 1×1 PNG: small enough that Zero sends it byte for byte.
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+  const sum = createHash("sha256").update(Buffer.from(png, "base64")).digest("hex");
+  // The scripted model answers only a request that holds this picture.
+  const z = await startAcp(t, [{ match: `[image image/png sha256:${sum}]`, content: answer("e2e-acp-saw-the-image") }]);
+  assert.equal(z.init.agentCapabilities.promptCapabilities.image, true);
+  const s = await z.newSession();
+  const res = await z.agent.request(methods.agent.session.prompt, {
+    sessionId: s.sessionId,
+    prompt: [{ type: "text", text: "what is in it?" }, { type: "image", mimeType: "image/png", data: png }],
+  });
+  assert.equal(res.stopReason, "end_turn");
+  assert.match(messageText(z.of(s.sessionId)), /e2e-acp-saw-the-image/);
+  await assert.rejects(
+    z.agent.request(methods.agent.session.prompt, {
+      sessionId: s.sessionId,
+      prompt: [{ type: "text", text: "and this?" }, { type: "image", mimeType: "image/png", data: Buffer.from("not a picture").toString("base64") }],
+    }),
+    (e) => e.code === -32602 && /not an image/.test(JSON.stringify(e.data)),
+  );
 });

@@ -5,6 +5,9 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import { createHash } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -360,4 +363,55 @@ test("stdio: the workspace's saved commands are prompts, as Claude Code starts z
   ]);
   const got = await client.getPrompt({ name: "review", arguments: { arguments: "main.go" } });
   assert.deepEqual(got.messages, [{ role: "user", content: { type: "text", text: "Review main.go carefully." } }]);
+});
+
+// A 2×2 PNG, as an editor would paste it.
+const PASTED_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAG0lEQVR4nGL6z8DA8J+BhZHh/38GBkAAAAD//x0vBATwkV0VAAAAAElFTkSuQmCC";
+const sha256 = (b64) => createHash("sha256").update(Buffer.from(b64, "base64")).digest("hex");
+// The scripted model's transcript names each image a request carries by
+// its hash: a reply matching it is given only if the image reached the
+// model (a small PNG is sent byte for byte).
+const sent = (b64) => `[image image/png sha256:${sha256(b64)}]`;
+
+test("stdio: zero_run takes an image as MCP image content and the model is sent it; a bad one is refused", async (t) => {
+  const url = await startModel(t, [{ match: sent(PASTED_PNG), content: answer("four pixels: red, green, blue and white") }]);
+  const client = await stdioClient(t, url);
+  const { tools } = await client.listTools();
+  const run = tools.find((tl) => tl.name === "zero_run");
+  assert.equal(run.inputSchema.properties.images.type, "array");
+  assert.equal(run.inputSchema.properties.attach.type, "array");
+  const ws = tempDir(t);
+  const out = await call(client, "zero_run", { message: "What colours?", workspace: ws,
+    images: [{ type: "image", data: PASTED_PNG, mimeType: "image/png" }] });
+  assert.equal(out.response, "four pixels: red, green, blue and white");
+  const st = await call(client, "zero_status", { session: out.session });
+  const started = st.events.find((e) => e.type === "run_started");
+  assert.equal(started.images?.[0]?.sha256, sha256(PASTED_PNG), JSON.stringify(started));
+
+  const bad = await client.callTool({ name: "zero_run", arguments: { message: "And this?", session: out.session,
+    images: [{ type: "image", data: "%%%", mimeType: "image/png" }] } });
+  assert.equal(bad.isError, true);
+  assert.match(bad.content[0].text, /images\[0\]: data is not valid base64/);
+  const outside = await client.callTool({ name: "zero_run", arguments: { message: "And this?", session: out.session, attach: ["../x.png"] } });
+  assert.equal(outside.isError, true);
+  assert.match(outside.content[0].text, /attach\[0\].*outside the workspace/);
+});
+
+test("stdio: an MCP server's tool returns an image: the model is sent it, and zero_run returns it", async (t) => {
+  const { SHOT_PNG, SERVER_PATH } = await import("./images-mcp-server.mjs");
+  const url = await startModel(t, [
+    { match: "Take a screenshot", content: toolReply("look at the app", "pics.shot", {}) },
+    { match: sent(SHOT_PNG), content: answer("the window is blue") },
+  ]);
+  const config = tempDir(t, "zero-config-");
+  mkdirSync(join(config, "zero"));
+  writeFileSync(join(config, "zero", "config.yaml"),
+    `mcp_servers:\n  pics:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(SERVER_PATH)}]\n`);
+  const client = await stdioClient(t, url, { env: { XDG_CONFIG_HOME: config } });
+  const res = await client.callTool({ name: "zero_run", arguments: { message: "Take a screenshot of the app", workspace: tempDir(t) } });
+  assert.ok(!res.isError, JSON.stringify(res.content));
+  assert.equal(res.structuredContent.response, "the window is blue", client.stderrText());
+  const images = res.content.filter((c) => c.type === "image");
+  assert.deepEqual(images.map((c) => [c.mimeType, c.data]), [["image/png", SHOT_PNG]]);
+  assert.equal(res.structuredContent.images?.[0]?.sha256, sha256(SHOT_PNG));
 });

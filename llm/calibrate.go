@@ -169,10 +169,16 @@ func (c *Calibrator) Calibration() Calibration {
 
 // ObservePrompt learns from one request: reported is the usage.prompt_tokens
 // the endpoint answered for the prompt msgs. Each message is counted once
-// while it stays in the prompts (the history repeats turn after turn).
+// while it stays in the prompts (the history repeats turn after turn). A
+// prompt with pictures teaches nothing.
 func (c *Calibrator) ObservePrompt(reported int, msgs []Message) {
 	if reported <= 0 || len(msgs) == 0 {
 		return
+	}
+	for i := range msgs {
+		if len(msgs[i].Images) > 0 {
+			return // what a picture costs differs by provider and size: no sample of the text's tokens
+		}
 	}
 	c.mu.Lock()
 	if c.cache == nil {

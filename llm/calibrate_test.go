@@ -93,3 +93,17 @@ func TestCalibratorStart(t *testing.T) {
 		t.Errorf("a kept calibration: count %d, want %d", got, want)
 	}
 }
+
+// A prompt with a picture is no sample: the endpoint counts the picture
+// as it likes, and the text's ratio must not move for it.
+func TestCalibrationSkipsImages(t *testing.T) {
+	t.Parallel()
+	c := llm.NewCalibrator("llama3", llm.Calibration{}, nil)
+	msgs := []llm.Message{{Role: llm.User, Content: "look at this", Images: []llm.Image{llm.NewImage("image/png", []byte("x"), 1, 1, "")}}}
+	for range 20 {
+		c.ObservePrompt(5000, msgs)
+	}
+	if cal := c.Calibration(); cal.Samples != 0 {
+		t.Errorf("calibration after prompts with pictures = %+v, want no samples", cal)
+	}
+}

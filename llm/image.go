@@ -4,9 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Image is a picture in a message, for a model that sees: what the user
@@ -107,4 +110,49 @@ func RefusesImages(err error) bool {
 		}
 	}
 	return false
+}
+
+// blind remembers the endpoints and models that cannot see, for the
+// process: what their metadata said, or a refusal of image parts.
+var blind sync.Map // baseURL + "\x00" + model -> struct{}
+
+// Blind reports whether this endpoint said, or showed by refusing images,
+// that this model cannot see (see [Client.SetBlind]).
+func (c *Client) Blind() bool {
+	_, ok := blind.Load(c.opts.BaseURL + "\x00" + c.opts.Model)
+	return ok
+}
+
+// SetBlind records that the model of this endpoint cannot see, for every
+// Client of the process with the same endpoint and model.
+func (c *Client) SetBlind() {
+	blind.Store(c.opts.BaseURL+"\x00"+c.opts.Model, struct{}{})
+}
+
+// listsNoVision reports whether what an endpoint says a model reads is
+// there and lacks images: OpenRouter's architecture.input_modalities
+// without "image", Ollama's capabilities without "vision" (which it lists
+// for every model that sees), LM Studio's type "llm" rather than "vlm".
+func listsNoVision(m map[string]json.RawMessage) bool {
+	var arch struct {
+		Input []string `json:"input_modalities"`
+	}
+	if json.Unmarshal(m["architecture"], &arch) == nil && arch.Input != nil {
+		return !slices.Contains(arch.Input, "image")
+	}
+	var typ string
+	if json.Unmarshal(m["type"], &typ) == nil && (typ == "llm" || typ == "vlm") {
+		return typ == "llm"
+	}
+	return false
+}
+
+// ollamaNoVision reports whether Ollama's capabilities list is there and
+// lacks "vision".
+func ollamaNoVision(raw json.RawMessage) bool {
+	var list []string
+	if len(raw) == 0 || json.Unmarshal(raw, &list) != nil || len(list) == 0 {
+		return false
+	}
+	return !slices.Contains(list, "vision")
 }

@@ -33,6 +33,9 @@ type Window struct {
 	// support: OpenRouter's supported_parameters without "tools", Ollama's
 	// capabilities without "tools".
 	NoTools bool
+	// NoVision is set when the endpoint lists the model as reading no
+	// images (see listsNoVision).
+	NoVision bool
 }
 
 // listsNoTools reports whether a list of what a model supports is there
@@ -261,7 +264,7 @@ func tokens(raw json.RawMessage) (int, bool) {
 // of what applies most: a loaded context (LM Studio) before the model's
 // maximum; OpenRouter's top provider's when it is smaller than the model's.
 func objectWindow(m map[string]json.RawMessage) (w Window, ok bool) {
-	defer func() { w.NoTools = listsNoTools(m["supported_parameters"]) }()
+	defer func() { w.NoTools, w.NoVision = listsNoTools(m["supported_parameters"]), listsNoVision(m) }()
 	for _, f := range [...]string{"loaded_context_length", "max_model_len", "context_length", "context_window", "max_context_length", "max_input_tokens"} {
 		n, ok := tokens(m[f])
 		if !ok {
@@ -380,7 +383,7 @@ func (c *Client) ollamaWindow(ctx context.Context, root, model string) (Window, 
 			}
 		}
 	}
-	w := Window{Max: modelMax, NoTools: listsNoTools(show.Capabilities)}
+	w := Window{Max: modelMax, NoTools: listsNoTools(show.Capabilities), NoVision: ollamaNoVision(show.Capabilities)}
 	if n := c.ollamaLoaded(ctx, root, model); n > 0 {
 		w.Tokens, w.Source = n, "Ollama GET /api/ps context_length (the model as loaded)"
 	} else if n := numCtx(show.Parameters); n > 0 {

@@ -1,11 +1,13 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -69,8 +71,11 @@ type Agent struct {
 	// toolsRefused: the endpoint refused native calls, for a model that
 	// does not remember it itself.
 	toolsRefused atomic.Bool
-	table        *toolTable
-	descs        map[string]string
+	// blind: the endpoint refused this agent's images (VisionAuto with a
+	// model client that does not remember it).
+	blind atomic.Bool
+	table *toolTable
+	descs map[string]string
 }
 
 // refreshTools takes the ToolSource's tools for the monologue to come.
@@ -213,20 +218,35 @@ func (a *Agent) histAddBefore(ctx context.Context, ai bool, content string) stri
 	return content
 }
 
-func (a *Agent) histAddUser(ctx context.Context, msg string, intervention bool) {
+func (a *Agent) histAddUser(ctx context.Context, in Input, intervention bool) {
 	a.History.NewTopic() // a user message starts a new topic
 	name := "fw.user_message.md"
 	if intervention {
 		name = "fw.intervention.md"
 	}
-	// system_message and attachments are Agent Zero's other vars of these
-	// files: Zero's user messages carry neither.
-	a.histAdd(ctx, false, a.mustRender(name, map[string]any{
-		"message": msg, "system_message": []string{}, "attachments": []string{},
-	}))
+	// system_message is Agent Zero's other var of these files: Zero's
+	// user messages carry none. attachments names the images, which
+	// follow the text.
+	attachments := make([]string, len(in.Images))
+	for i, im := range in.Images {
+		attachments[i] = cmp.Or(im.Name, "image "+strconv.Itoa(i+1))
+	}
+	a.histAddImages(ctx, false, a.mustRender(name, map[string]any{
+		"message": in.Text, "system_message": []string{}, "attachments": attachments,
+	}), in.Images)
 	// LoopData.UserMessage: the extensions' own copy, masked apart from
 	// the history's (which is the template's text around it).
-	a.lastUserMessage = a.session.mask(msg)
+	a.lastUserMessage = a.session.mask(in.Text)
+}
+
+// histAddImages is histAdd for a message with images (none: histAdd).
+func (a *Agent) histAddImages(ctx context.Context, ai bool, content string, images []llm.Image) {
+	if len(images) == 0 {
+		a.histAdd(ctx, ai, content)
+		return
+	}
+	a.session.keepImages(images)
+	a.History.addEntry(HistoryMessage{AI: ai, Content: a.histAddBefore(ctx, ai, a.session.mask(content)), Images: images})
 }
 
 // toolNotFound is the message for a request of a tool the agent does not
@@ -271,7 +291,7 @@ func (a *Agent) histAddWarning(ctx context.Context, msg string) {
 // JSON object is masked as any message entering the history is.
 //
 // The result of a native call (req.CallID) answers its call by id.
-func (a *Agent) histAddToolResult(ctx context.Context, req toolRequest, result string) {
+func (a *Agent) histAddToolResult(ctx context.Context, req toolRequest, result string, images ...llm.Image) {
 	tool := req.Raw
 	p := &ToolResultPayload{Agent: a, ToolName: tool, ToolResult: a.boundResult(tool, result)}
 	if a.hooks().Has(hooks.HistAddToolResult) {
@@ -301,11 +321,12 @@ func (a *Agent) histAddToolResult(ctx context.Context, req toolRequest, result s
 	}
 	b.WriteByte('}')
 	if req.CallID == "" {
-		a.histAdd(ctx, false, b.String())
+		a.histAddImages(ctx, false, b.String(), images)
 		return
 	}
+	a.session.keepImages(images)
 	content := a.histAddBefore(ctx, false, a.session.mask(b.String()))
-	a.History.addEntry(HistoryMessage{Content: content, CallID: req.CallID})
+	a.History.addEntry(HistoryMessage{Content: content, CallID: req.CallID, Images: images})
 }
 
 // boundResult caps a tool result for history (head and tail kept). The

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroagent/zero/hooks"
+	"github.com/zeroagent/zero/llm"
 )
 
 // History compression is Agent Zero's (helpers/history.py, History.compress
@@ -444,9 +445,15 @@ func (c *compressor) truncateLarge(p *histParts, topic []int, maxTokens float64)
 	slices.SortStableFunc(large, func(x, y int) int { return cmp.Compare(p.units[y].tokens, p.units[x].tokens) })
 	for _, i := range large {
 		u := p.units[i]
-		trim := float64(len(u.content)) * maxTokens / float64(u.tokens)
-		text := c.truncateByRatio(u.content, int(trim*1.15), int(trim*0.85))
-		if text == u.content {
+		// Pictures go first, each named in its place (as Agent Zero
+		// replaces them with a placeholder); the text is cut only when it
+		// is large itself.
+		text := u.content
+		if textTokens := max(u.tokens-u.images*llm.ImageTokens, 1); float64(textTokens) > maxTokens {
+			trim := float64(len(u.content)) * maxTokens / float64(textTokens)
+			text = c.truncateByRatio(u.content, int(trim*1.15), int(trim*0.85))
+		}
+		if text == u.content && u.images == 0 {
 			continue
 		}
 		if did, err := c.lay(SummaryMessage, u.from, u.to, text, u.tokens); did || err != nil {

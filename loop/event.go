@@ -3,6 +3,8 @@ package loop
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/zeroagent/zero/llm"
 )
 
 // EventType names one kind of observable step of a run.
@@ -86,6 +88,10 @@ type Event struct {
 	Streamed int `json:"streamed,omitempty"`
 	// Diffs are the files a tool_result's tool changed.
 	Diffs []FileDiff `json:"diffs,omitempty"`
+	// Images are the pictures of a run_started's or an intervention's
+	// user message, or a tool_result's, as references (no data: ask
+	// Session.Image by Hash).
+	Images []llm.Image `json:"images,omitempty"`
 	// Profile of a subordinate (subordinate_started).
 	Profile string `json:"profile,omitempty"`
 	// Usage (usage).

@@ -115,9 +115,9 @@ func (h *History) appendMessage(m *HistoryMessage) {
 		}
 		h.out = append(h.out, llm.Message{Role: llm.Assistant, Content: m.Content, ToolCalls: calls})
 	case m.CallID != "":
-		h.out = append(h.out, llm.Message{Role: llm.Tool, Content: m.Content, ToolCallID: m.CallID})
+		h.out = append(h.out, llm.Message{Role: llm.Tool, Content: m.Content, ToolCallID: m.CallID, Images: m.Images})
 	default:
-		h.appendOut(m.AI, m.Content)
+		h.appendOut(m.AI, m.Content, m.Images...)
 	}
 }
 
@@ -125,12 +125,15 @@ func (h *History) appendMessage(m *HistoryMessage) {
 // when both have the same role and neither is a native tool call or
 // result. Both hold aliases only; the merged message is masked again only
 // when a value may straddle the join.
-func (h *History) appendOut(ai bool, content string) {
+func (h *History) appendOut(ai bool, content string, images ...llm.Image) {
 	role := llm.User
 	if ai {
 		role = llm.Assistant
 	}
 	if n := len(h.out); n > 0 && h.out[n-1].Role == role && len(h.out[n-1].ToolCalls) == 0 {
+		if len(images) > 0 { // a new slice: an Output given out before keeps its own
+			h.out[n-1].Images = slices.Concat(h.out[n-1].Images, images)
+		}
 		last := &h.out[n-1].Content
 		if h.set != nil && h.set.Straddles(*last, "\n\n", content) {
 			*last = h.mask(*last + "\n\n" + content)
@@ -139,7 +142,7 @@ func (h *History) appendOut(ai bool, content string) {
 		*last += "\n\n" + content
 		return
 	}
-	h.out = append(h.out, llm.Message{Role: role, Content: content})
+	h.out = append(h.out, llm.Message{Role: role, Content: content, Images: images})
 }
 
 // NewTopic ends the current topic: what follows is a new one (Agent Zero
@@ -270,13 +273,14 @@ func (h *History) Tokens() int {
 		}
 		idx := slices.Clone(h.counts)
 		texts := make([]string, len(idx))
+		images := make([]int, len(idx))
 		for i, n := range idx {
-			texts[i] = h.msgs[n].text()
+			texts[i], images[i] = h.msgs[n].text(), len(h.msgs[n].Images)
 		}
 		h.mu.Unlock()
 		counts := make([]int, len(idx))
 		for i, t := range texts {
-			counts[i] = max(h.count(t), 1)
+			counts[i] = countWith(h.count, t, images[i])
 		}
 		h.record(idx, counts)
 	}
@@ -435,6 +439,7 @@ type histUnit struct {
 	topic    int // the topic of its first message
 	tokens   int // 0 for a raw message not counted yet
 	content  string
+	images   int // of a raw message
 }
 
 // view returns the units of the history in order, and the current topic.
@@ -453,7 +458,7 @@ func (h *History) view() ([]histUnit, int) {
 			continue
 		}
 		m := &h.msgs[i]
-		units = append(units, histUnit{from: i, to: i, ai: m.AI, topic: m.Topic, tokens: m.Tokens, content: m.text()})
+		units = append(units, histUnit{from: i, to: i, ai: m.AI, topic: m.Topic, tokens: m.Tokens, content: m.text(), images: len(m.Images)})
 		i++
 	}
 	return units, h.topic
@@ -465,7 +470,7 @@ func (h *History) countedView() ([]histUnit, int) {
 	var idx, counts []int
 	for i := range units {
 		if u := &units[i]; u.kind == "" && u.tokens == 0 {
-			u.tokens = max(h.count(u.content), 1)
+			u.tokens = countWith(h.count, u.content, u.images)
 			idx, counts = append(idx, u.from), append(counts, u.tokens)
 		}
 	}
@@ -589,5 +594,8 @@ func (s *Session) RestoreHistory(agent int, st HistoryState) error {
 		return fmt.Errorf("restore history of agent %d: %w", agent, err)
 	}
 	a.lastUserMessage = a.History.lastUser()
+	for _, m := range st.Messages {
+		s.keepImages(m.Images)
+	}
 	return nil
 }

@@ -1,5 +1,11 @@
 package loop
 
+import (
+	"strings"
+
+	"github.com/zeroagent/zero/llm"
+)
+
 // A history is kept as an append-only list of raw messages and a list of
 // summaries laid over them: compression never rewrites a message, it adds a
 // summary that stands, in what the model sees, for a run of messages (a
@@ -22,6 +28,9 @@ type HistoryMessage struct {
 	Calls []HistoryCall `json:"calls,omitempty"`
 	// CallID is set on the result of a native tool call: the call's id.
 	CallID string `json:"call_id,omitempty"`
+	// Images are the message's pictures (a user's attachments, a tool
+	// result's), after its text.
+	Images []llm.Image `json:"images,omitempty"`
 }
 
 // HistoryCall is one native tool call the model made.
@@ -31,23 +40,52 @@ type HistoryCall struct {
 	Args string `json:"args"` // the arguments, a JSON object (aliases only)
 }
 
-// textLen is len(m.text()), without making it.
+// textLen bounds m's tokens from above without counting them:
+// len(m.text()) (a token is at least a byte), its images at
+// llm.ImageTokens each.
 func (m *HistoryMessage) textLen() int {
 	n := len(m.Content)
 	for _, c := range m.Calls {
 		n += len(c.Name) + len(c.Args) + 40 // and the JSON around them, at least
 	}
+	for _, im := range m.Images {
+		n += len(im.Placeholder("")) + 2 + llm.ImageTokens
+	}
 	return n
 }
 
 // text is the message as one text, its calls written as Agent Zero's tool
-// requests: what is counted, summarised and shown to a model that does
-// not take native calls.
+// requests and its images as placeholders: what is counted, summarised and
+// shown to a model that does not take native calls. A summary made from it
+// names the images; it never carries them.
 func (m *HistoryMessage) text() string {
-	if len(m.Calls) == 0 {
-		return m.Content
+	t := m.Content
+	if len(m.Calls) > 0 {
+		t = callsText(m.Content, m.Calls)
 	}
-	return callsText(m.Content, m.Calls)
+	return withPlaceholders(t, m.Images)
+}
+
+// withPlaceholders is text with a placeholder for each image after it.
+func withPlaceholders(text string, images []llm.Image) string {
+	if len(images) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	for _, im := range images {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(im.Placeholder(""))
+	}
+	return b.String()
+}
+
+// countWith is the tokens of a message of text and n images: each image
+// is taken at llm.ImageTokens until the endpoint reports the request's.
+func countWith(count func(string) int, text string, n int) int {
+	return max(count(text), 1) + n*llm.ImageTokens
 }
 
 // Summary kinds.

@@ -29,8 +29,8 @@ type monologueState struct {
 // processChain is Agent Zero's _process_chain: the user message, the
 // monologue, and process_chain_end. A message that arrives after the last
 // checkpoint of a monologue starts the next one, so none is lost.
-func (a *Agent) processChain(ctx context.Context, msg string) (string, error) {
-	a.histAddUser(ctx, msg, false)
+func (a *Agent) processChain(ctx context.Context, in Input) (string, error) {
+	a.histAddUser(ctx, in, false)
 	for {
 		answer, err := a.monologue(ctx)
 		if err != nil {
@@ -38,7 +38,7 @@ func (a *Agent) processChain(ctx context.Context, msg string) (string, error) {
 		}
 		if pending := a.session.takeIntervention(); len(pending) > 0 {
 			for _, m := range pending {
-				a.emit(Event{Type: EventIntervention, Text: m})
+				a.emit(Event{Type: EventIntervention, Text: m.Text, Images: refs(m.Images)})
 				a.histAddUser(ctx, m, false)
 			}
 			continue
@@ -168,7 +168,7 @@ func (a *Agent) checkIntervention(ctx context.Context, progress string) error {
 	return ErrIntervened
 }
 
-func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
+func (a *Agent) deliver(ctx context.Context, progress string, msgs []Input) {
 	if tool := a.loop.CurrentTool; tool != nil {
 		if out := strings.TrimSpace(tool.maskedOutput()); out != "" {
 			a.histAddToolResult(ctx, toolRequest{Raw: tool.Name, CallID: tool.callID}, out)
@@ -183,7 +183,7 @@ func (a *Agent) deliver(ctx context.Context, progress string, msgs []string) {
 		a.histAddAI(ctx, progress)
 	}
 	for _, m := range msgs {
-		a.emit(Event{Type: EventIntervention, Text: m})
+		a.emit(Event{Type: EventIntervention, Text: m.Text, Images: refs(m.Images)})
 		a.histAddUser(ctx, m, true)
 	}
 }
@@ -207,6 +207,14 @@ func (a *Agent) turn(ctx context.Context, ld *LoopData, st *monologueState, item
 		return "", false, err
 	}
 	r, err := a.callModel(ctx, ld, msgs, item)
+	if errors.Is(err, errImagesRefused) {
+		// The endpoint refused the images: this turn again without them
+		// (sees no longer holds).
+		if msgs, err = a.preparePrompt(ctx, ld); err != nil {
+			return "", false, err
+		}
+		r, err = a.callModel(ctx, ld, msgs, item)
+	}
 	if errors.Is(err, errToolsRefused) {
 		// The endpoint refused native calls: this turn again, in Agent
 		// Zero's JSON protocol (nativeCalls no longer picks native).
@@ -396,6 +404,7 @@ func (a *Agent) preparePrompt(ctx context.Context, ld *LoopData) ([]llm.Message,
 		}
 	}
 	a.sent.extras = extras
+	msgs = a.fitImages("", msgs)
 	if err := a.checkFits(msgs[0].Content, extras, len(msgs)); err != nil {
 		// The check counted the system prompt, which may lower the
 		// history's limit: compress now, once more, before refusing, as
@@ -509,6 +518,9 @@ func (a *Agent) callModel(ctx context.Context, ld *LoopData, msgs []llm.Message,
 		case intervened:
 			a.deliver(ctx, reply, s.takeIntervention())
 			return modelReply{}, ErrIntervened
+		case a.setup.Vision != VisionOn && hasImages(cp.Messages) && llm.RefusesImages(err):
+			a.refuseImages(item, err)
+			return modelReply{}, errImagesRefused
 		case a.native.Load() && a.setup.ToolProtocol != ProtocolNative && llm.RefusesTools(err):
 			// Remembered by the model's client for its endpoint and
 			// model, else by the agent.
@@ -872,8 +884,9 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 	// A command the user's message interrupted (or a wait that timed out)
 	// returned what it printed so far and goes on: the call completed,
 	// Running says its work did not.
+	res.Images = a.boundImages(res.Images)
 	a.emit(Event{Type: EventToolResult, Item: call.ID, Tool: req.Name, Status: status, Text: res.Text, Diffs: res.Diffs,
-		Running: res.Running, Streamed: streamedPrefix(res.Text, call.shownOutput())})
+		Running: res.Running, Streamed: streamedPrefix(res.Text, call.shownOutput()), Images: refs(res.Images)})
 	if res.Plan != nil {
 		a.emit(Event{Type: EventPlan, Item: call.ID, Plan: res.Plan})
 	}
@@ -882,7 +895,7 @@ func (a *Agent) runTool(ctx context.Context, ld *LoopData, st *monologueState, t
 		a.emit(Event{Type: EventResponse, Item: call.ID, Text: res.Text})
 		return res.Text, true, nil
 	}
-	a.histAddToolResult(ctx, req, res.Text)
+	a.histAddToolResult(ctx, req, res.Text, res.Images...)
 	if intervened {
 		a.deliver(ctx, "", a.session.takeIntervention())
 		return "", false, ErrIntervened

@@ -369,10 +369,13 @@ func forJSON(msgs []llm.Message, join func(a, sep, b string) string) []llm.Messa
 			}
 			m = llm.Message{Role: llm.Assistant, Content: callsText(m.Content, calls)}
 		case m.Role == llm.Tool:
-			m = llm.Message{Role: llm.User, Content: resultText(m)}
+			m = llm.Message{Role: llm.User, Content: resultText(m), Images: m.Images}
 		}
 		if n := len(out); n > 0 && out[n-1].Role == m.Role && m.Role != llm.System {
 			out[n-1].Content = join(out[n-1].Content, "\n\n", m.Content)
+			if len(m.Images) > 0 {
+				out[n-1].Images = slices.Concat(out[n-1].Images, m.Images)
+			}
 			continue
 		}
 		out = append(out, m)
@@ -402,6 +405,9 @@ func forNative(msgs []llm.Message, t *toolTable, join func(a, sep, b string) str
 		if n := len(out); n > 0 && out[n-1].Role == m.Role && len(out[n-1].ToolCalls) == 0 && len(m.ToolCalls) == 0 &&
 			m.Role != llm.Tool && m.Role != llm.System {
 			out[n-1].Content = join(out[n-1].Content, "\n\n", m.Content)
+			if len(m.Images) > 0 {
+				out[n-1].Images = slices.Concat(out[n-1].Images, m.Images)
+			}
 			return
 		}
 		out = append(out, m)
@@ -439,7 +445,7 @@ func forNative(msgs []llm.Message, t *toolTable, join func(a, sep, b string) str
 			}
 			i = j - 1
 		case m.Role == llm.Tool:
-			put(i, llm.Message{Role: llm.User, Content: resultText(m)}, true)
+			put(i, llm.Message{Role: llm.User, Content: resultText(m), Images: m.Images}, true)
 		default:
 			put(i, m, false)
 		}

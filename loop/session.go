@@ -116,7 +116,18 @@ type Setup struct {
 	// tool calls), or ProtocolAuto ("" too): native where the endpoint
 	// takes tools, else JSON.
 	ToolProtocol string
+	// Vision says whether the chat model sees images: VisionOn, VisionOff,
+	// or VisionAuto ("" too): on unless the endpoint says or shows that
+	// the model cannot (see llm.Client.Blind).
+	Vision string
 }
+
+// The settings of [Setup].Vision.
+const (
+	VisionAuto = "auto"
+	VisionOn   = "true"
+	VisionOff  = "false"
+)
 
 // The tool protocols of [Setup].ToolProtocol.
 const (
@@ -201,11 +212,16 @@ type Session struct {
 	// superior's call_subordinate below its subordinate's model stream.
 	// An intervention interrupts only the innermost, the agent at work.
 	phases  []*phase
-	pending []string // interventions not yet delivered
-	items   int
-	active  *Agent        // the agent whose monologue runs now
-	resume  chan struct{} // non-nil while paused; closed by Resume
-	gate    Gate
+	pending []Input // interventions not yet delivered
+	// images are the pictures of the session's messages by Hash, for the
+	// faces that show them (Image); bounded by the history.
+	images map[string]llm.Image
+	// blindSaid: the user was told the chat model cannot see.
+	blindSaid atomic.Bool
+	items     int
+	active    *Agent        // the agent whose monologue runs now
+	resume    chan struct{} // non-nil while paused; closed by Resume
+	gate      Gate
 	// planning is plan mode: only tools that change nothing are offered
 	// (SetPlanning).
 	planning atomic.Bool
@@ -357,6 +373,12 @@ func (s *Session) Running() bool {
 // response tool, the run is cancelled, or it fails; it returns the answer.
 // Events describe every step, from run_started to run_ended.
 func (s *Session) Run(ctx context.Context, msg string) (string, error) {
+	return s.RunInput(ctx, Input{Text: msg})
+}
+
+// RunInput is Run for a user message with images.
+func (s *Session) RunInput(ctx context.Context, in Input) (string, error) {
+	msg := in.Text
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
@@ -370,18 +392,20 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	defer cancel(nil)
 
 	item := s.newItem("run")
-	tooLarge := s.checkMessage(msg)
+	tooLarge := s.checkInput(in)
 	shown := msg
 	if tooLarge != nil {
 		shown = s.clipMasked(msg, 4<<10)
+	} else {
+		s.keepImages(in.Images)
 	}
-	a.emit(Event{Type: EventRunStarted, Item: item, Text: shown})
+	a.emit(Event{Type: EventRunStarted, Item: item, Text: shown, Images: refs(in.Images)})
 	var answer string
 	err := tooLarge
 	if err != nil {
 		a.emit(Event{Type: EventError, Item: item, Text: err.Error()})
 	} else {
-		answer, err = a.processChain(rctx, msg)
+		answer, err = a.processChain(rctx, in)
 	}
 	end := Event{Type: EventRunEnded, Item: item, StopReason: StopResponse}
 	switch {
@@ -410,7 +434,7 @@ func (s *Session) Run(ctx context.Context, msg string) (string, error) {
 	s.running, s.cancel, s.phases, s.pending = false, nil, nil, nil
 	s.mu.Unlock()
 	for _, m := range undelivered {
-		a.warn(item, fmt.Sprintf("message not delivered, the run had ended: %q", m))
+		a.warn(item, fmt.Sprintf("message not delivered, the run had ended: %q", m.Text))
 	}
 	end.Usage = s.endUsage()
 	a.emit(end)
@@ -435,7 +459,12 @@ func (s *Session) Warn(text string) {
 // stream chunk, a tool boundary, tool output): what it produced so far is
 // kept in history, the message is added, and the loop continues.
 func (s *Session) Intervene(msg string) error {
-	if err := s.checkMessage(msg); err != nil {
+	return s.InterveneInput(Input{Text: msg})
+}
+
+// InterveneInput is Intervene for a user message with images.
+func (s *Session) InterveneInput(in Input) error {
+	if err := s.checkInput(in); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -443,7 +472,7 @@ func (s *Session) Intervene(msg string) error {
 	if !s.running {
 		return ErrNotRunning
 	}
-	s.pending = append(s.pending, msg)
+	s.pending = append(s.pending, in)
 	if n := len(s.phases); n > 0 && s.phases[n-1].cancel != nil {
 		s.phases[n-1].cancel(ErrIntervened)
 	}
@@ -509,7 +538,7 @@ func (s *Session) beginPhase(ctx context.Context) (pctx context.Context, end fun
 }
 
 // takeIntervention returns the pending user messages, if any.
-func (s *Session) takeIntervention() []string {
+func (s *Session) takeIntervention() []Input {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.pending

@@ -57,7 +57,7 @@ func (a *Agent) Delegate(ctx context.Context, message, profile string, reset boo
 	}
 
 	sub.emit(Event{Type: EventSubordinateStarted, Profile: sub.Profile, Text: message})
-	sub.histAddUser(ctx, message, false)
+	sub.histAddUser(ctx, Input{Text: message}, false)
 	answer, err := sub.monologue(ctx)
 	sub.History.NewTopic()
 	end := Event{Type: EventSubordinateEnded, Profile: sub.Profile, Text: answer}

@@ -74,7 +74,7 @@ func (a agentTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolR
 		// error may quote what it sent (a body, a message) at length.
 		return loop.ToolResult{IsError: true, Text: cut.Clip(fmt.Sprintf("the MCP tool %s failed: %v", a.t.FullName(), err), maxErrorText)}, nil
 	}
-	return loop.ToolResult{Text: res.Text, IsError: res.IsError}, nil
+	return loop.ToolResult{Text: res.Text, IsError: res.IsError, Images: res.Images}, nil
 }
 
 // Register adds _12_mcp_prompt (system_prompt): the MCP tools the agent

@@ -31,7 +31,7 @@ const maxGrowth = 100 << 20
 // init makes this test binary a hostile stdio MCP server when asked to
 // (before TestMain, which is another file's): ZERO_HOSTILE_MCP=list
 // answers tools/list with one line of floodSize bytes, =call answers
-// tools/call of the tool big so; every start and call is recorded in
+// tools/call of the tool big so, =image too with the data of an image; every start and call is recorded in
 // ZERO_HOSTILE_LOG.
 func init() {
 	if mode := os.Getenv("ZERO_HOSTILE_MCP"); mode != "" {
@@ -73,8 +73,8 @@ func serveHostile(mode, log string, in io.Reader, out io.Writer) {
 		if m.Method == "tools/call" {
 			record(log, "call "+m.Params.Name)
 		}
-		huge := mode == "list" && m.Method == "tools/list" || mode == "call" && m.Method == "tools/call" && m.Params.Name == "big"
-		if err := answer(out, m, huge, "\n", ""); err != nil {
+		huge := mode == "list" && m.Method == "tools/list" || mode != "list" && m.Method == "tools/call" && m.Params.Name == "big"
+		if err := answer(out, m, huge, mode == "image", "\n", ""); err != nil {
 			return // Zero closed the pipe
 		}
 	}
@@ -82,8 +82,9 @@ func serveHostile(mode, log string, in io.Reader, out io.Writer) {
 
 // answer writes the answer to m, ending it with end; a huge one has a
 // string of floodSize bytes in it (streamed: the server never holds it),
-// each 64 KiB of which is preceded by sep.
-func answer(w io.Writer, m rpc, huge bool, end, sep string) error {
+// each 64 KiB of which is preceded by sep: a text, or with image the data
+// of an image.
+func answer(w io.Writer, m rpc, huge, image bool, end, sep string) error {
 	var prefix, suffix string
 	switch {
 	case m.Method == "initialize":
@@ -92,6 +93,8 @@ func answer(w io.Writer, m rpc, huge bool, end, sep string) error {
 		prefix, suffix = `{"tools":[{"name":"big","inputSchema":{"type":"object"},"description":"`, `"}]}`
 	case m.Method == "tools/list":
 		prefix = `{"tools":[{"name":"big","inputSchema":{"type":"object"}},{"name":"small","inputSchema":{"type":"object"}}]}`
+	case m.Method == "tools/call" && huge && image:
+		prefix, suffix = `{"content":[{"type":"image","mimeType":"image/png","data":"`, `"}]}`
 	case m.Method == "tools/call" && huge:
 		prefix, suffix = `{"content":[{"type":"text","text":"`, `"}]}`
 	case m.Method == "tools/call":
@@ -254,7 +257,7 @@ func hostileHTTP(t *testing.T, mode string, calls *atomic.Int32) string {
 		huge := m.Method == "tools/call" && m.Params.Name == "big"
 		if mode == "json" {
 			w.Header().Set("Content-Type", "application/json")
-			_ = answer(w, m, huge, "", "")
+			_ = answer(w, m, huge, false, "", "")
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -263,7 +266,7 @@ func hostileHTTP(t *testing.T, mode string, calls *atomic.Int32) string {
 			sep = "\ndata: "
 		}
 		io.WriteString(w, "event: message\ndata: ")
-		_ = answer(w, m, huge, "\n\n", sep)
+		_ = answer(w, m, huge, false, "\n\n", sep)
 	}))
 	s.Listener.Close()
 	s.Listener = l

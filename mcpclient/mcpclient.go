@@ -7,7 +7,10 @@
 // after a failure, and closed with the session. Servers speak stdio (a
 // command, started and ended by the pool) or streamable HTTP (a URL),
 // through mcp-go's client; what they send is bounded as it is read
-// (MaxMessage), then as it is kept (MaxResult and the others).
+// (MaxMessage), then as it is kept (MaxResult and the others). The
+// pictures of a result (image content, image resources) reach the model
+// as the tool result's images, loaded by package vision, at most
+// loop.MaxToolImages of them.
 package mcpclient
 
 import (
@@ -28,6 +31,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/zeroagent/zero/cut"
+	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/mcpconf"
 )
 
@@ -325,6 +329,9 @@ func allowed(s Server, tool string) bool {
 type Result struct {
 	Text    string
 	IsError bool
+	// Images are the pictures of the result, loaded by package vision: at
+	// most loop.MaxToolImages.
+	Images []llm.Image
 }
 
 // Call calls a tool of a server, starting the server (again) if it does not
@@ -354,7 +361,7 @@ func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]an
 		res, err := cl.CallTool(cctx, req)
 		cancel()
 		if err == nil {
-			return Result{Text: resultText(res), IsError: res.IsError}, nil
+			return resultOf(ctx, server+"."+tool, res), nil
 		}
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
@@ -390,33 +397,53 @@ func broken(err error) bool {
 	return false
 }
 
-// resultText renders a tool result's content as text: text as it is, the
-// rest named by kind (images and audio are not shown to the model).
-func resultText(res *mcp.CallToolResult) string {
+// resultOf renders a tool result's content as text for the model: text as
+// it is, pictures (image content, embedded resources of an image type)
+// loaded as Images with a line each (see pictures), the rest named by
+// kind (audio is not given to the model). source names the pictures.
+func resultOf(ctx context.Context, source string, res *mcp.CallToolResult) Result {
+	pics := &pictures{ctx: ctx, source: source}
 	var parts []string
+	add := func(line string) {
+		if line != "" {
+			parts = append(parts, line)
+		}
+	}
 	for _, c := range res.Content {
 		switch v := c.(type) {
 		case mcp.TextContent:
 			parts = append(parts, v.Text)
 		case mcp.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image, %s]", v.MIMEType))
+			add(pics.add(v.Data, v.MIMEType))
 		case mcp.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio, %s]", v.MIMEType))
+			parts = append(parts, fmt.Sprintf("[audio, %s]", clean(v.MIMEType)))
 		case mcp.EmbeddedResource:
-			if t, ok := v.Resource.(mcp.TextResourceContents); ok {
-				parts = append(parts, t.Text)
-			} else {
-				parts = append(parts, "[resource]")
-			}
+			add(resourceText(pics, v.Resource))
 		case mcp.ResourceLink:
 			parts = append(parts, fmt.Sprintf("[resource %s]", v.URI))
 		}
 	}
+	add(pics.tail())
 	if len(parts) == 0 && res.StructuredContent != nil {
 		raw, _ := json.Marshal(res.StructuredContent)
 		parts = append(parts, string(raw))
 	}
-	return cut.Clip(strings.Join(parts, "\n"), MaxResult)
+	return Result{Text: cut.Clip(strings.Join(parts, "\n"), MaxResult), IsError: res.IsError, Images: pics.images}
+}
+
+// resourceText is the text of a resource's contents: a text as it is, a
+// blob of an image type loaded into pics (its line), another blob named.
+func resourceText(pics *pictures, rc mcp.ResourceContents) string {
+	switch r := rc.(type) {
+	case mcp.TextResourceContents:
+		return r.Text
+	case mcp.BlobResourceContents:
+		if isImageType(r.MIMEType) {
+			return pics.add(r.Blob, r.MIMEType)
+		}
+		return fmt.Sprintf("[resource %s: %s, %d bytes of base64]", cut.Clip(r.URI, 256), clean(r.MIMEType), len(r.Blob))
+	}
+	return "[resource]"
 }
 
 // Close closes every connection (stopping stdio servers).

@@ -75,6 +75,9 @@ func serveFake(log string) {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("no"), nil
 		})
+	if os.Getenv("FAKE_MCP_IMAGES") != "" {
+		addImageTools(s)
+	}
 	_ = server.ServeStdio(s)
 }
 
@@ -234,8 +237,8 @@ func TestResourcesAndPrompts(t *testing.T) {
 	if err != nil || !strings.Contains(cat, "fake://notes") || !strings.Contains(cat, "greet(name)") {
 		t.Fatalf("catalog: %q, %v", cat, err)
 	}
-	if text, err := p.ReadResource(ctx(t), "fake", "fake://notes"); err != nil || text != "the notes say 42" {
-		t.Errorf("read: %q, %v", text, err)
+	if res, err := p.ReadResource(ctx(t), "fake", "fake://notes"); err != nil || res.Text != "the notes say 42" || res.Images != nil {
+		t.Errorf("read: %+v, %v", res, err)
 	}
 	if text, err := p.GetPrompt(ctx(t), "fake", "greet", map[string]string{"name": "Ada"}); err != nil || !strings.Contains(text, "hello Ada") {
 		t.Errorf("prompt: %q, %v", text, err)

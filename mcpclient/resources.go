@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/zeroagent/zero/cut"
+	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 )
 
@@ -69,30 +70,33 @@ func (p *Pool) Catalog(ctx context.Context, server string) (string, error) {
 	return cut.Clip(b.String(), MaxResult), nil
 }
 
-// ReadResource reads a resource of a server as text.
-func (p *Pool) ReadResource(ctx context.Context, server, uri string) (string, error) {
+// ReadResource reads a resource of a server: its text, and its pictures
+// (blobs of an image type) loaded as Images, as a tool result's (see
+// resultOf).
+func (p *Pool) ReadResource(ctx context.Context, server, uri string) (Result, error) {
 	cl, err := p.client(ctx, server)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
 	defer cancel()
 	req := mcp.ReadResourceRequest{}
 	req.Params.URI = uri
-	res, err := cl.ReadResource(ctx, req)
+	res, err := cl.ReadResource(cctx, req)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
+	pics := &pictures{ctx: ctx, source: cut.Clip(uri, 256)}
 	var parts []string
 	for _, c := range res.Contents {
-		switch v := c.(type) {
-		case mcp.TextResourceContents:
-			parts = append(parts, v.Text)
-		case mcp.BlobResourceContents:
-			parts = append(parts, fmt.Sprintf("[binary %s, %d bytes base64]", v.MIMEType, len(v.Blob)))
+		if line := resourceText(pics, c); line != "" {
+			parts = append(parts, line)
 		}
 	}
-	return cut.Clip(strings.Join(parts, "\n"), MaxResult), nil
+	if line := pics.tail(); line != "" {
+		parts = append(parts, line)
+	}
+	return Result{Text: cut.Clip(strings.Join(parts, "\n"), MaxResult), Images: pics.images}, nil
 }
 
 // GetPrompt fills a prompt of a server with arguments, as text.
@@ -174,6 +178,7 @@ func (t resourceTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.To
 	str := func(k string) string { s, _ := call.Args[k].(string); return s }
 	server := str("server")
 	var text string
+	var images []llm.Image
 	var err error
 	switch call.Method {
 	case "", "list":
@@ -189,7 +194,9 @@ func (t resourceTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.To
 		if server == "" || str("uri") == "" {
 			return loop.ToolResult{IsError: true, Text: "mcp_resources:read needs tool_args.server and tool_args.uri"}, nil
 		}
-		text, err = t.pool.ReadResource(ctx, server, str("uri"))
+		var res Result
+		res, err = t.pool.ReadResource(ctx, server, str("uri"))
+		text, images = res.Text, res.Images
 	case "prompt":
 		args := map[string]string{}
 		if m, ok := call.Args["arguments"].(map[string]any); ok {
@@ -210,5 +217,5 @@ func (t resourceTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.To
 		}
 		return loop.ToolResult{IsError: true, Text: fmt.Sprintf("mcp_resources: %v", err)}, nil
 	}
-	return loop.ToolResult{Text: text}, nil
+	return loop.ToolResult{Text: text, Images: images}, nil
 }

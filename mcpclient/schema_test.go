@@ -65,7 +65,7 @@ func serveSchemas(in io.Reader, out io.Writer) {
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, list)
 			continue
 		}
-		if answer(out, m, false, "\n", "") != nil {
+		if answer(out, m, false, false, "\n", "") != nil {
 			return
 		}
 	}

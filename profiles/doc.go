@@ -178,6 +178,9 @@
 //   - fw.document_query.optmimize_query.md, fw.document_query.system_prompt.md: document_query's
 //     utility-model prompts.
 //
+// Images (Agent Zero's, its first line, a heading over the vision tools, left out):
+//   - agent.system.tool.vision_load.md: the vision_load prompt (images the model looks at).
+//
 // MCP servers' tools:
 //   - agent.system.mcp_tools.md (tools): the tools of the MCP servers, with their input schemas.
 //   - agent.system.tool.mcp_resources.md: Zero's mcp_resources tool (the servers' resources and
@@ -199,8 +202,9 @@
 //
 // The system prompt (the behaviour rules, agent.system.main.md, then agent.system.tools.md holding
 // every agent.system.tool.*.md an agent always has) of the default set and of every built-in
-// profile stays under 3,300 tokens. It was 3,000, Agent Zero's budget for its core; the memory,
-// behaviour and document_query prompts (Agent Zero's own, unchanged) add about 500, and the
+// profile stays under 3,450 tokens. It was 3,000, Agent Zero's budget for its core; the memory,
+// behaviour and document_query prompts (Agent Zero's own, unchanged) add about 500, vision_load's
+// (Agent Zero's tools_vision.md, which it too adds for a model that sees) about 150, and the
 // core prompts were not cut further to make room. skills_tool and search_engine are left out:
 // they are offered only when there are skills, or a search endpoint. The tests check it with the
 // len/4 estimate and with the o200k_base tokenizer; a built-in prompt edit that breaks the budget

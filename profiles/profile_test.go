@@ -59,7 +59,7 @@ func TestAgentZeroStyleProfile(t *testing.T) {
 		})
 	}
 
-	wantTools := []string{"agent.system.tool.behaviour.md", "agent.system.tool.call_sub.md", "agent.system.tool.code_exe.md", "agent.system.tool.document_query.md", "agent.system.tool.input.md", "agent.system.tool.mcp_resources.md", "agent.system.tool.memory.md", "agent.system.tool.response.md", "agent.system.tool.search_engine.md", "agent.system.tool.skills.md", "agent.system.tool.text_editor.md", "agent.system.tool.todo.md"}
+	wantTools := []string{"agent.system.tool.behaviour.md", "agent.system.tool.call_sub.md", "agent.system.tool.code_exe.md", "agent.system.tool.document_query.md", "agent.system.tool.input.md", "agent.system.tool.mcp_resources.md", "agent.system.tool.memory.md", "agent.system.tool.response.md", "agent.system.tool.search_engine.md", "agent.system.tool.skills.md", "agent.system.tool.text_editor.md", "agent.system.tool.todo.md", "agent.system.tool.vision_load.md"}
 	if diff := cmp.Diff(wantTools, p.Names("agent.system.tool.*.md")); diff != "" {
 		t.Errorf("tool prompts (-want +got):\n%s", diff)
 	}

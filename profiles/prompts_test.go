@@ -118,9 +118,9 @@ func TestNames(t *testing.T) {
 		{
 			"dedup and sort across dirs and defaults", []fs.FS{a, b}, "agent.system.tool.*.md",
 			[]string{"agent.system.tool.a.md", "agent.system.tool.b.md", "agent.system.tool.behaviour.md",
-				"agent.system.tool.c.md", "agent.system.tool.call_sub.md", "agent.system.tool.code_exe.md", "agent.system.tool.document_query.md", "agent.system.tool.input.md", "agent.system.tool.mcp_resources.md", "agent.system.tool.memory.md", "agent.system.tool.response.md", "agent.system.tool.search_engine.md", "agent.system.tool.skills.md", "agent.system.tool.text_editor.md", "agent.system.tool.todo.md"},
+				"agent.system.tool.c.md", "agent.system.tool.call_sub.md", "agent.system.tool.code_exe.md", "agent.system.tool.document_query.md", "agent.system.tool.input.md", "agent.system.tool.mcp_resources.md", "agent.system.tool.memory.md", "agent.system.tool.response.md", "agent.system.tool.search_engine.md", "agent.system.tool.skills.md", "agent.system.tool.text_editor.md", "agent.system.tool.todo.md", "agent.system.tool.vision_load.md"},
 		},
-		{"defaults only", nil, "agent.system.tool.*.md", []string{"agent.system.tool.behaviour.md", "agent.system.tool.call_sub.md", "agent.system.tool.code_exe.md", "agent.system.tool.document_query.md", "agent.system.tool.input.md", "agent.system.tool.mcp_resources.md", "agent.system.tool.memory.md", "agent.system.tool.response.md", "agent.system.tool.search_engine.md", "agent.system.tool.skills.md", "agent.system.tool.text_editor.md", "agent.system.tool.todo.md"}},
+		{"defaults only", nil, "agent.system.tool.*.md", []string{"agent.system.tool.behaviour.md", "agent.system.tool.call_sub.md", "agent.system.tool.code_exe.md", "agent.system.tool.document_query.md", "agent.system.tool.input.md", "agent.system.tool.mcp_resources.md", "agent.system.tool.memory.md", "agent.system.tool.response.md", "agent.system.tool.search_engine.md", "agent.system.tool.skills.md", "agent.system.tool.text_editor.md", "agent.system.tool.todo.md", "agent.system.tool.vision_load.md"}},
 		{"exact name", []fs.FS{a}, "other.md", []string{"other.md"}},
 		{"no match", []fs.FS{a}, "nothing.*", nil},
 		{"bad pattern", []fs.FS{a}, "[", nil},

@@ -16,8 +16,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // ErrEscapes is the error of a name that leads out of its folder: a
@@ -189,7 +191,7 @@ func ReadFile(base, sub, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	f, err := r.Open(filepath.FromSlash(name))
+	f, err := r.OpenFile(filepath.FromSlash(name), os.O_RDONLY|noBlock, 0)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -206,6 +208,16 @@ func ReadFile(base, sub, name string, limit int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// noBlock opens a named pipe without waiting for a writer (no context or
+// Ctrl-C could interrupt that wait): ReadFile then refuses it as not a
+// regular file. 0 where there are no named pipes.
+var noBlock = func() int {
+	if runtime.GOOS == "windows" {
+		return 0
+	}
+	return syscall.O_NONBLOCK
+}()
 
 // ErrTooLarge is the error of a file over ReadFile's limit.
 var ErrTooLarge = errors.New("file too large")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/zeroagent/zero/loop"
 )
 
 // Command is a saved prompt offered as a slash command (a workspace's
@@ -108,7 +110,7 @@ func (s *Session) startExpansion(ctx context.Context, name string, e Expansion) 
 	if e.Tools != nil && s.broker == nil {
 		return nil, 0, fmt.Errorf("session %s: /%s names its tools: %w without an approval broker", s.spec.ID, name, ErrUnsupported)
 	}
-	rctx, cancel, n, err := s.begin(ctx, e.Text, true)
+	rctx, cancel, n, err := s.begin(ctx, loop.Input{Text: e.Text}, true)
 	if err != nil {
 		return nil, 0, fmt.Errorf("/%s: %w (send it when the run ends)", name, err)
 	}
@@ -122,7 +124,7 @@ func (s *Session) startExpansion(ctx context.Context, name string, e Expansion) 
 			// with a limit of its own, which must stay.
 			defer s.broker.clearOnly(s.spec.ID, n)
 		}
-		return s.run(rctx, cancel, n, e.Text)
+		return s.run(rctx, cancel, n, loop.Input{Text: e.Text})
 	}, n, nil
 }
 

@@ -49,12 +49,23 @@ type Event struct {
 	Running    bool            `json:"running,omitempty"`
 	Streamed   int             `json:"streamed,omitempty"`
 	Diffs      []FileDiff      `json:"diffs,omitempty"`
+	Images     []ImageRef      `json:"images,omitempty"`
 	Profile    string          `json:"profile,omitempty"`
 	Usage      *Usage          `json:"usage,omitempty"`
 	Tokens     *TokenChange    `json:"tokens,omitempty"`
 	Plan       *Plan           `json:"plan,omitempty"`
 	StopReason string          `json:"stop_reason,omitempty"`
 	Error      string          `json:"error,omitempty"`
+}
+
+// ImageRef names a picture of a user message or a tool result: its data
+// is the session's (Session.Image by SHA256), kept once.
+type ImageRef struct {
+	MIME   string `json:"mime"`
+	SHA256 string `json:"sha256"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
+	Name   string `json:"name,omitempty"`
 }
 
 // FileDiff is a file a tool changed: OldText is nil for a new file.
@@ -98,6 +109,9 @@ func EventOf(e loop.Event) Event {
 		for i, d := range e.Diffs {
 			out.Diffs[i] = FileDiff{Path: d.Path, OldText: d.OldText, NewText: d.NewText}
 		}
+	}
+	for _, im := range e.Images {
+		out.Images = append(out.Images, ImageRef{MIME: im.MIME, SHA256: im.Hash, Width: im.Width, Height: im.Height, Name: im.Name})
 	}
 	out.Usage = usageOf(e.Usage) // usage: a call's; run_ended: the run's totals
 	if t := e.Tokens; t != nil {

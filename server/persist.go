@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/store"
 )
@@ -160,6 +161,14 @@ func HistoryState(h store.History) loop.HistoryState {
 				hm.Calls, hm.Content = nil, m.Content+"\n[its tool calls could not be read from the store]"
 			}
 		}
+		for _, im := range m.Images {
+			if len(im.Data) == 0 {
+				// Lost from the store: the message says so in its place.
+				hm.Content += "\n" + llm.Image{Name: im.Name, Width: im.Width, Height: im.Height}.Placeholder("lost from the session store")
+				continue
+			}
+			hm.Images = append(hm.Images, llm.Image{MIME: im.MIME, Data: im.Data, Hash: im.Hash, Width: im.Width, Height: im.Height, Name: im.Name})
+		}
 		out.Messages = append(out.Messages, hm)
 	}
 	for _, s := range h.Summaries {
@@ -181,6 +190,9 @@ func (j journal) AddMessage(agent int, m loop.HistoryMessage) {
 		j.st.ClearAgentHistory(j.id, agent)
 	}
 	sm := store.Message{N: m.N, Topic: m.Topic, AI: m.AI, Content: m.Content, Tokens: m.Tokens, CallID: m.CallID}
+	for _, im := range m.Images {
+		sm.Images = append(sm.Images, store.Image{Hash: im.Hash, MIME: im.MIME, Width: im.Width, Height: im.Height, Name: im.Name, Data: im.Data})
+	}
 	if len(m.Calls) > 0 {
 		raw, _ := json.Marshal(m.Calls) // strings only: cannot fail
 		sm.Calls = string(raw)

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,12 +139,17 @@ func (s *Session) Last() (RunResult, bool) {
 // The error is for the session itself (ErrClosed); how the run ended is in
 // the result.
 func (s *Session) Prompt(ctx context.Context, msg string) (RunResult, error) {
-	rctx, cancel, n, err := s.begin(ctx, msg, false)
+	return s.PromptInput(ctx, loop.Input{Text: msg})
+}
+
+// PromptInput is Prompt for a message with images (see Attach).
+func (s *Session) PromptInput(ctx context.Context, in loop.Input) (RunResult, error) {
+	rctx, cancel, n, err := s.begin(ctx, in, false)
 	if err != nil || rctx == nil {
 		return RunResult{Run: n, StopReason: StopIntervened}, err
 	}
 	s.persist()
-	return s.run(rctx, cancel, n, msg), nil
+	return s.run(rctx, cancel, n, in), nil
 }
 
 // Send is Prompt without waiting: it starts a run in the background (owned
@@ -150,12 +157,17 @@ func (s *Session) Prompt(ctx context.Context, msg string) (RunResult, error) {
 // msg to the run in progress and returns intervened. The result arrives as
 // events and through Last.
 func (s *Session) Send(msg string) (run int, intervened bool, err error) {
-	rctx, cancel, n, err := s.begin(context.Background(), msg, false)
+	return s.SendInput(loop.Input{Text: msg})
+}
+
+// SendInput is Send for a message with images (see Attach).
+func (s *Session) SendInput(in loop.Input) (run int, intervened bool, err error) {
+	rctx, cancel, n, err := s.begin(context.Background(), in, false)
 	if err != nil || rctx == nil {
 		return n, err == nil, err
 	}
 	s.persist()
-	go s.run(rctx, cancel, n, msg) // owned by s.wg (begin added it), awaited by close
+	go s.run(rctx, cancel, n, in) // owned by s.wg (begin added it), awaited by close
 	return n, false, nil
 }
 
@@ -165,7 +177,7 @@ func (s *Session) Send(msg string) (run int, intervened bool, err error) {
 // that short window.
 // With strict, a run going on is not intervened in: begin fails with
 // loop.ErrBusy.
-func (s *Session) begin(ctx context.Context, msg string, strict bool) (context.Context, context.CancelCauseFunc, int, error) {
+func (s *Session) begin(ctx context.Context, in loop.Input, strict bool) (context.Context, context.CancelCauseFunc, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -180,14 +192,14 @@ func (s *Session) begin(ctx context.Context, msg string, strict bool) (context.C
 				s.broker.clearOnlyBefore(s.spec.ID, s.runs)
 			}
 			if s.title == "" {
-				s.title = cut.Line(msg, 80)
+				s.title = cut.Line(cmp.Or(strings.TrimSpace(in.Text), imagesTitle(in.Images)), 80)
 			}
 			s.wg.Add(1) // under mu with closed false, so close's Wait sees it
 			return rctx, cancel, s.runs, nil
 		case strict:
 			return nil, nil, s.runs, fmt.Errorf("session %s: %w", s.spec.ID, loop.ErrBusy)
 		case s.live:
-			if err := s.ls.Intervene(msg); err == nil {
+			if err := s.ls.InterveneInput(in); err == nil {
 				return nil, nil, s.runs, nil
 			} else if !errors.Is(err, loop.ErrNotRunning) {
 				return nil, nil, s.runs, fmt.Errorf("intervene: %w", err)
@@ -199,9 +211,9 @@ func (s *Session) begin(ctx context.Context, msg string, strict bool) (context.C
 }
 
 // run executes one run; begin set busy and added it to wg.
-func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n int, msg string) RunResult {
+func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n int, in loop.Input) RunResult {
 	defer s.wg.Done()
-	resp, err := s.ls.Run(rctx, msg)
+	resp, err := s.ls.RunInput(rctx, in)
 	cancel(nil)
 	s.mu.Lock()
 	reload := s.reload
@@ -273,6 +285,11 @@ func (s *Session) WaitIdle(ctx context.Context) error {
 // Intervene delivers msg to the run in progress (loop.ErrNotRunning when
 // there is none).
 func (s *Session) Intervene(msg string) error {
+	return s.InterveneInput(loop.Input{Text: msg})
+}
+
+// InterveneInput is Intervene for a message with images (see Attach).
+func (s *Session) InterveneInput(in loop.Input) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -284,7 +301,7 @@ func (s *Session) Intervene(msg string) error {
 	for s.busy && !s.live {
 		s.cond.Wait()
 	}
-	if err := s.ls.Intervene(msg); err != nil {
+	if err := s.ls.InterveneInput(in); err != nil {
 		return fmt.Errorf("intervene: %w", err)
 	}
 	return nil

@@ -8,8 +8,7 @@ func (s *Store) ClearHistory(session string) {
 		if _, err := b.exec(`DELETE FROM summaries WHERE session = ?`, session); err != nil {
 			return err
 		}
-		_, err := b.exec(`DELETE FROM messages WHERE session = ?`, session)
-		return err
+		return deleteMessages(b, `session = ?`, session)
 	})
 }
 
@@ -21,7 +20,26 @@ func (s *Store) ClearAgentHistory(session string, agent int) {
 		if _, err := b.exec(`DELETE FROM summaries WHERE session = ? AND agent = ?`, session, agent); err != nil {
 			return err
 		}
-		_, err := b.exec(`DELETE FROM messages WHERE session = ? AND agent = ?`, session, agent)
-		return err
+		return deleteMessages(b, `session = ? AND agent = ?`, session, agent)
 	})
+}
+
+// deleteMessages deletes the messages where cond holds and, when some of
+// them had images, the images no message names any more.
+func deleteMessages(b *batch, cond string, args ...any) error {
+	row, err := b.queryRow(`SELECT EXISTS (SELECT 1 FROM messages WHERE `+cond+` AND images != '')`, args...)
+	if err != nil {
+		return err
+	}
+	var had bool
+	if err := row.Scan(&had); err != nil {
+		return err
+	}
+	if _, err := b.exec(`DELETE FROM messages WHERE `+cond, args...); err != nil {
+		return err
+	}
+	if !had {
+		return nil
+	}
+	return collectImages(b)
 }

@@ -1,6 +1,11 @@
 package store
 
 import (
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -20,6 +25,20 @@ type Message struct {
 	Calls string
 	// CallID is the native call a tool result answers; "" for none.
 	CallID string
+	// Images are the message's pictures. Each is stored once by its Hash
+	// (Data is written the first time); History gives them with their
+	// data, or without it when the store lost it (Data nil).
+	Images []Image
+}
+
+// Image is a picture of a message as the store keeps it.
+type Image struct {
+	Hash   string `json:"sha256"`
+	MIME   string `json:"mime"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Data   []byte `json:"-"`
 }
 
 // Summary stands for the raw messages From..To (inclusive) of an agent's
@@ -41,7 +60,8 @@ type History struct {
 }
 
 const (
-	qInsertMessage = `INSERT INTO messages (session, agent, n, topic, ai, content, tokens, calls, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qInsertMessage = `INSERT INTO messages (session, agent, n, topic, ai, content, tokens, calls, call_id, images) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qInsertImage   = `INSERT OR IGNORE INTO images (hash, mime, data) VALUES (?, ?, ?)`
 	qInsertSummary = `INSERT INTO summaries (session, agent, id, kind, from_n, to_n, content, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	qSetTokens     = `UPDATE messages SET tokens = ? WHERE session = ? AND agent = ? AND n = ?`
 )
@@ -49,8 +69,21 @@ const (
 // AddMessage queues m at the end of the agent's history in the session. A
 // message N already stored is an error reported by Flush.
 func (s *Store) AddMessage(session string, agent int, m Message) {
+	images := ""
+	if len(m.Images) > 0 {
+		raw, _ := json.Marshal(m.Images) // strings and numbers only: cannot fail
+		images = string(raw)
+	}
 	s.write("add message", session, false, func(b *batch) error {
-		_, err := b.exec(qInsertMessage, session, agent, m.N, m.Topic, m.AI, m.Content, m.Tokens, m.Calls, m.CallID)
+		for _, im := range m.Images {
+			if len(im.Data) == 0 {
+				continue
+			}
+			if _, err := b.exec(qInsertImage, im.Hash, im.MIME, im.Data); err != nil {
+				return err
+			}
+		}
+		_, err := b.exec(qInsertMessage, session, agent, m.N, m.Topic, m.AI, m.Content, m.Tokens, m.Calls, m.CallID, images)
 		return err
 	})
 }
@@ -91,21 +124,28 @@ func (s *Store) history(session string, agent int) (History, error) {
 	}
 	defer tx.Rollback()
 	var h History
-	rows, err := tx.Query(`SELECT n, topic, ai, content, tokens, calls, call_id FROM messages
+	rows, err := tx.Query(`SELECT n, topic, ai, content, tokens, calls, call_id, images FROM messages
 		WHERE session = ? AND agent = ? ORDER BY n`, session, agent)
 	if err != nil {
 		return History{}, err
 	}
 	for rows.Next() {
 		var m Message
-		if err := rows.Scan(&m.N, &m.Topic, &m.AI, &m.Content, &m.Tokens, &m.Calls, &m.CallID); err != nil {
+		var images string
+		if err := rows.Scan(&m.N, &m.Topic, &m.AI, &m.Content, &m.Tokens, &m.Calls, &m.CallID, &images); err != nil {
 			rows.Close()
 			return History{}, err
+		}
+		if images != "" && json.Unmarshal([]byte(images), &m.Images) != nil {
+			m.Images = nil // damaged: the message keeps its text
 		}
 		h.Messages = append(h.Messages, m)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return History{}, err
+	}
+	if err := loadImages(tx, h.Messages); err != nil {
 		return History{}, err
 	}
 	rows, err = tx.Query(`SELECT id, kind, from_n, to_n, content, tokens FROM summaries
@@ -161,4 +201,35 @@ func (s *Store) Agents(session string) ([]int, error) {
 		}
 	}
 	return agents, nil
+}
+
+// loadImages reads the data of the messages' images, once per image. One
+// whose data is missing or does not match its hash stays without data.
+func loadImages(tx *sql.Tx, msgs []Message) error {
+	data := map[string][]byte{}
+	for i := range msgs {
+		for j := range msgs[i].Images {
+			im := &msgs[i].Images[j]
+			d, ok := data[im.Hash]
+			if !ok {
+				err := tx.QueryRow(`SELECT data FROM images WHERE hash = ?`, im.Hash).Scan(&d)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				if sum := sha256.Sum256(d); hex.EncodeToString(sum[:]) != im.Hash {
+					d = nil
+				}
+				data[im.Hash] = d
+			}
+			im.Data = d
+		}
+	}
+	return nil
+}
+
+// collectImages deletes the images no message names any more.
+func collectImages(b *batch) error {
+	_, err := b.exec(`DELETE FROM images WHERE hash NOT IN (
+		SELECT json_extract(j.value, '$.sha256') FROM messages, json_each(messages.images) j WHERE messages.images != '')`)
+	return err
 }

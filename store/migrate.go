@@ -123,6 +123,18 @@ var migrations = [][]string{
 		`ALTER TABLE messages ADD COLUMN calls TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE messages ADD COLUMN call_id TEXT NOT NULL DEFAULT ''`,
 	},
+	{
+		// 6: the messages' images, each kept once by its content's hash
+		// (messages.images lists the references as JSON; images no
+		// message names any more go with the sessions or histories that
+		// named them, see collectImages).
+		`CREATE TABLE images (
+			hash TEXT PRIMARY KEY, -- hex SHA-256 of data
+			mime TEXT NOT NULL,
+			data BLOB NOT NULL
+		)`,
+		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // migrate brings the schema of db up to version upto, each step in its own

@@ -109,6 +109,9 @@ func (s *Store) DeleteSession(id string) error {
 		s.held[id] = f
 	}
 	err := s.do(op{name: "delete session", session: id, apply: func(b *batch) error {
+		if err := deleteMessages(b, `session = ?`, id); err != nil {
+			return err
+		}
 		res, err := b.exec(`DELETE FROM sessions WHERE id = ?`, id) // cascades
 		return oneRow(res, err, "session")
 	}})

@@ -35,6 +35,10 @@ import (
 // Ctrl-D at an empty prompt leaves (cancelling a run going on). An approval
 // question is answered with y, n or a, then Enter: no single key answers,
 // and what is typed as it comes up stays in the message being written.
+// A word @path of a message that names an image file of the workspace
+// (@"a path with spaces" quoted) attaches the image; Tab completes it. A
+// named image that cannot be read or is no picture keeps the message
+// from going, and it comes back to the input with the reason.
 //
 // Exit status: 0 when the person left (Ctrl-D, Ctrl-C twice at an empty
 // idle prompt, /exit), 130 when they left with a second Ctrl-C while a run was

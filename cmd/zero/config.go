@@ -103,6 +103,11 @@ func inForce(key, value string) (string, bool) {
 				return `"" (not used)`, true
 			}
 			return "auto (native tool calls where the endpoint takes them, else Agent Zero's JSON)", true
+		case "vision":
+			if role != "chat" {
+				return `"" (not used)`, true
+			}
+			return "auto (images are sent unless the endpoint says or shows the model cannot see them)", true
 		case "rate_limit.requests", "rate_limit.input_tokens", "rate_limit.output_tokens":
 			return "0 (no limit)", true
 		case "price.input", "price.output", "price.cached":

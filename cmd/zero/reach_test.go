@@ -167,7 +167,7 @@ func TestAskPolicyCoversTheRealTools(t *testing.T) {
 	all = append(all, tools.Behaviour{}, &tools.UserTool{})
 	want := map[string]server.Decision{
 		"code_execution_tool": server.Ask, "input": server.Ask, "text_editor:write": server.Ask, "text_editor:patch": server.Ask,
-		"text_editor:read": server.Auto, "response": server.Auto, "call_subordinate": server.Auto, "document_query": server.Auto,
+		"text_editor:read": server.Auto, "response": server.Auto, "call_subordinate": server.Auto, "document_query": server.Auto, "vision_load": server.Auto,
 		"search_engine": server.Auto, "memory_save": server.Auto, "memory_load": server.Auto, "memory_delete": server.Auto,
 		"memory_forget": server.Auto, "behaviour_adjustment": server.Auto, "todo:write": server.Auto, "": server.Ask, // the user's executable
 	}

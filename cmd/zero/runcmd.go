@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server/term"
+	"github.com/zeroagent/zero/termsafe"
 
 	"github.com/zeroagent/zero/app"
 
@@ -26,6 +28,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	trustCode := fs.Bool("trust", false, "trust the workspace's code (extensions, tools) as it is now without asking, listing it on stderr (zero trust shows each file and asks)")
 	cont := fs.Bool("continue", false, "continue the last session of this workspace (zero sessions lists them)")
 	sessionID := fs.String("session", "", "continue the stored session with this id, or a prefix of it that names one session (zero sessions lists them)")
+	var attach attachFlag
+	fs.Var(&attach, "attach", "attach the image `FILE` of the workspace (PNG, JPEG, GIF, WebP or BMP; relative to the workspace) to the message; repeat it for several")
 	helpOutput(fs, args, stdout)
 	fs.Usage = func() {
 		printUsage(fs, "  zero run [flags] MESSAGE",
@@ -34,6 +38,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 				"Flags may stand before or after the message; after -- everything is the message.",
 			"  zero run \"list the Go files here and count their lines\"\n"+
 				"  zero run --sandbox local --continue \"now add a test for it\"\n"+
+				"  zero run --attach screenshot.png \"why is the button cut off?\"\n"+
 				"  zero run --json \"what does main.go do?\" | jq -c 'select(.type == \"response\")'")
 	}
 	words, err := parseInterspersed(fs, args)
@@ -44,7 +49,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 2
 	}
 	message := strings.TrimSpace(strings.Join(words, " "))
-	if message == "" {
+	if message == "" && len(attach) == 0 {
 		fmt.Fprintln(stderr, "zero run: no message: say what the agent should do, e.g. zero run \"list the Go files here\"")
 		return 2
 	}
@@ -53,6 +58,15 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		fmt.Fprintln(stderr, "zero:", err)
 		return 2
+	}
+	// The images are read before anything else is done: a file that is no
+	// image, or not the workspace's, ends the command before a question, a
+	// sandbox or a model call.
+	input, err := attachInput(a.Workspace, message, attach)
+	if err != nil {
+		fmt.Fprintln(stderr, "zero run:", termsafe.Visible(err.Error()))
+		a.Close()
+		return app.ExitUsage
 	}
 	if code := a.Preflight(common.explicit("workspace"), stdin, stderr); code != 0 {
 		return code
@@ -98,7 +112,46 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 1
 	}
 	return term.Run{Manager: h.Manager, Session: sess, Since: since, JSON: *jsonOut, Interactive: interactive, Color: app.IsTerminal(stdout),
-		In: stdin, Out: stdout, Err: stderr, Logger: a.Logger}.Prompt(ctx, message)
+		In: stdin, Out: stdout, Err: stderr, Logger: a.Logger}.PromptInput(ctx, input)
+}
+
+// attachFlag is --attach, given once per file.
+type attachFlag []string
+
+func (f *attachFlag) String() string { return strings.Join(*f, ", ") }
+
+func (f *attachFlag) Set(path string) error {
+	if strings.TrimSpace(path) == "" {
+		return errors.New("no file named")
+	}
+	*f = append(*f, path)
+	return nil
+}
+
+// attachInput is the message of zero run: its text and the images of
+// files, each read from the workspace ws (a path relative to it; a link
+// leading out is refused) and prepared for the model. The error names the
+// file and says what is wrong with it.
+func attachInput(ws, text string, files []string) (loop.Input, error) {
+	if len(files) == 0 {
+		return loop.Input{Text: text}, nil
+	}
+	if len(files) > loop.MaxInputImages {
+		return loop.Input{}, fmt.Errorf("--attach: %d files, at most %d images go with one message", len(files), loop.MaxInputImages)
+	}
+	atts := make([]server.Attachment, 0, len(files))
+	for _, f := range files {
+		att, err := server.AttachFile([]string{ws}, f)
+		if err != nil {
+			return loop.Input{}, err
+		}
+		atts = append(atts, att)
+	}
+	in, err := server.Attach(text, atts)
+	if err != nil {
+		return loop.Input{}, fmt.Errorf("--attach: %w", err)
+	}
+	return in, nil
 }
 
 // parseInterspersed parses flags wherever they stand, so that

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,6 +64,7 @@ type Recorded struct {
 // concurrent use.
 type Server struct {
 	embeds    atomic.Int64 // embedding requests answered
+	blind     atomic.Bool  // see SetBlind
 	url       string
 	stop      func()
 	closeOnce sync.Once
@@ -308,6 +310,67 @@ func contentText(raw json.RawMessage) string {
 	return ""
 }
 
+// errRequest is a request a real server refuses with a 400 and this
+// message (no "llmtest: bad request body" before it).
+type errRequest string
+
+func (e errRequest) Error() string { return string(e) }
+
+// BlindMessage is what a server without vision answers a request with an
+// image part (OpenAI's words).
+const BlindMessage = "Invalid content type. image_url is only supported by certain models."
+
+// SetBlind makes the server's model one that cannot see: a request with an
+// image part is refused with a 400 (BlindMessage), as OpenAI, vLLM and
+// llama.cpp refuse one for a text-only model.
+func (s *Server) SetBlind(blind bool) { s.blind.Store(blind) }
+
+// contentImages reads the image_url parts of message i's content as real
+// servers check them: only in a user message, a data: URL of an image
+// type whose base64 decodes (remote URLs are not fetched here: loopback
+// only), and none at all when the model is blind.
+func contentImages(i int, role llm.Role, raw json.RawMessage, blind bool) ([]llm.Image, error) {
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return nil, nil
+	}
+	var out []llm.Image
+	for j, p := range parts {
+		switch p.Type {
+		case "text":
+			continue
+		case "image_url":
+		default:
+			return nil, errRequest(fmt.Sprintf("Invalid value: '%s'. Supported values are: 'text' and 'image_url'. (messages[%d].content[%d].type)", p.Type, i, j))
+		}
+		if blind {
+			return nil, errRequest(BlindMessage)
+		}
+		if role != llm.User {
+			return nil, errRequest(fmt.Sprintf("Invalid 'messages[%d]'. Image URLs are only allowed for messages with role 'user', but this message with role '%s' contains an image URL.", i, role))
+		}
+		if p.ImageURL == nil {
+			return nil, errRequest(fmt.Sprintf("Missing required parameter: 'messages[%d].content[%d].image_url'.", i, j))
+		}
+		rest, ok := strings.CutPrefix(p.ImageURL.URL, "data:")
+		mime, b64, ok2 := strings.Cut(rest, ";base64,")
+		if !ok || !ok2 || !strings.HasPrefix(mime, "image/") {
+			return nil, errRequest(fmt.Sprintf("Invalid 'messages[%d].content[%d].image_url.url'. Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an unsupported value.", i, j))
+		}
+		data, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil || len(data) == 0 {
+			return nil, errRequest("You uploaded an unsupported image. Please make sure your image is valid.")
+		}
+		out = append(out, llm.NewImage(mime, data, 0, 0, ""))
+	}
+	return out, nil
+}
+
 // outcome is what a handler reports back into its Recorded entry.
 type outcome struct {
 	status       int
@@ -332,10 +395,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		for _, t := range req.Tools {
 			rec.Tools = append(rec.Tools, t.Function.Name)
 		}
-		for _, m := range req.Messages {
+		for i, m := range req.Messages {
 			msg := llm.Message{Role: llm.Role(m.Role), Content: contentText(m.Content), ToolCallID: m.ToolCallID}
 			for _, tc := range m.ToolCalls {
 				msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			}
+			if msg.Images, err = contentImages(i, msg.Role, m.Content, s.blind.Load()); err != nil {
+				break
 			}
 			rec.Messages = append(rec.Messages, msg)
 		}
@@ -350,7 +416,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 }
 
 // transcript is the text a request's reply is picked by: its messages'
-// content and tool calls, joined.
+// content and tool calls, joined, and a line "[image <mime> sha256:<hex>]"
+// for each image, so that a reply can match a picture the model got.
 func transcript(msgs []llm.Message) string {
 	var text strings.Builder
 	for i, m := range msgs {
@@ -360,6 +427,9 @@ func transcript(msgs []llm.Message) string {
 		text.WriteString(m.Content)
 		for _, tc := range m.ToolCalls {
 			text.WriteString("\n" + tc.Name + " " + tc.Arguments)
+		}
+		for _, im := range m.Images {
+			text.WriteString("\n[image " + im.MIME + " sha256:" + im.Hash + "]")
 		}
 	}
 	return text.String()
@@ -386,6 +456,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rec Recorded, er
 	switch {
 	case err != nil:
 		out.status = http.StatusBadRequest
+		var er errRequest
+		if errors.As(err, &er) {
+			writeError(w, out.status, string(er), "")
+			break
+		}
 		writeError(w, out.status, "llmtest: bad request body: "+err.Error(), "")
 	case rec.Reply < 0 && !rec.Memory:
 		out.status = http.StatusBadRequest

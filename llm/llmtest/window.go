@@ -64,6 +64,10 @@ type Window struct {
 	// NoTools lists the model without tool support where the shape says
 	// it: OpenRouter's supported_parameters, Ollama's capabilities.
 	NoTools bool
+	// NoVision lists the model as text only where the shape says what it
+	// reads: OpenRouter's architecture.input_modalities, Ollama's
+	// capabilities ("vision"), LM Studio's type ("vlm").
+	NoVision bool
 }
 
 // windowState is a Server's Window and what it counted.
@@ -147,6 +151,10 @@ func (s *Server) window(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 			if win.NoTools {
 				m["supported_parameters"] = []string{"max_tokens", "temperature", "stop"}
 			}
+			m["architecture"] = map[string]any{"modality": "text+image->text", "input_modalities": []string{"text", "image"}, "output_modalities": []string{"text"}}
+			if win.NoVision {
+				m["architecture"] = map[string]any{"modality": "text->text", "input_modalities": []string{"text"}, "output_modalities": []string{"text"}}
+			}
 		case shape == ShapeVLLM:
 			m["max_model_len"] = win.Tokens
 		case shape == ShapeLlamaCpp || shape == ShapeLlamaCppV2:
@@ -172,6 +180,9 @@ func (s *Server) window(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 		if win.NoTools {
 			capabilities = []string{"completion"}
 		}
+		if !win.NoVision {
+			capabilities = append(capabilities, "vision")
+		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"parameters":   params,
 			"capabilities": capabilities,
@@ -185,7 +196,10 @@ func (s *Server) window(w http.ResponseWriter, r *http.Request) (http.ResponseWr
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"models": models})
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v0/models/") && is(ShapeLMStudio):
-		m := map[string]any{"id": strings.TrimPrefix(r.URL.Path, "/api/v0/models/"), "object": "model", "type": "llm", "max_context_length": win.ModelMax}
+		m := map[string]any{"id": strings.TrimPrefix(r.URL.Path, "/api/v0/models/"), "object": "model", "type": "vlm", "max_context_length": win.ModelMax}
+		if win.NoVision {
+			m["type"] = "llm"
+		}
 		if win.Loaded > 0 {
 			m["state"], m["loaded_context_length"] = "loaded", win.Loaded
 		}

@@ -215,7 +215,7 @@ func (a *agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 			McpCapabilities: sdk.McpCapabilities{Http: true},
 			// Resource links and embedded text resources join the message
 			// as context; images and audio are not understood.
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			SessionCapabilities: sdk.SessionCapabilities{
 				List:                  &sdk.SessionListCapabilities{},
 				Resume:                &sdk.SessionResumeCapabilities{},
@@ -466,8 +466,12 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err != nil {
 		return sdk.PromptResponse{}, rpcError(id, err)
 	}
-	msg := promptText(p.Prompt)
-	if strings.TrimSpace(msg) == "" {
+	in, err := promptInput(p.Prompt, sess.Spec().Roots)
+	if err != nil {
+		return sdk.PromptResponse{}, invalidParams("prompt", err.Error())
+	}
+	msg := in.Text
+	if strings.TrimSpace(msg) == "" && len(in.Images) == 0 {
 		return sdk.PromptResponse{}, invalidParams("prompt", "holds no text")
 	}
 	if !a.enter() {
@@ -485,8 +489,11 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			return sdk.PromptResponse{}, rpcError(id, err)
 		}
 		msg = server.ActMessage
+		in.Text = msg
 	}
-	if reply, ok := a.command(ctx, st, msg); ok {
+	if len(in.Images) > 0 {
+		// A message with pictures is for the agent, never a command.
+	} else if reply, ok := a.command(ctx, st, msg); ok {
 		idx := st.enqueue(item{message: reply})
 		if err := st.waitSent(ctx, idx); err != nil && !errors.Is(err, context.Canceled) {
 			return sdk.PromptResponse{}, err
@@ -506,7 +513,7 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	defer close(done)
 	a.spawn(func() { a.watch(ctx, done, st, gen) })
 
-	res, err := a.run(runCtx, sess, msg)
+	res, err := a.run(runCtx, sess, in)
 	if errors.Is(err, loop.ErrBusy) { // a saved command while a run goes on
 		idx := st.enqueue(item{message: "A run is in progress: " + err.Error() + "."})
 		if err := st.waitSent(ctx, idx); err != nil && !errors.Is(err, context.Canceled) {
@@ -537,13 +544,13 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 
 // run runs msg: a saved command's expanded text when msg names one
 // (/review main.go), else msg as it is.
-func (a *agent) run(ctx context.Context, sess *server.Session, msg string) (server.RunResult, error) {
-	if name, args, ok := server.CommandCall(msg); ok {
+func (a *agent) run(ctx context.Context, sess *server.Session, in loop.Input) (server.RunResult, error) {
+	if name, args, ok := server.CommandCall(in.Text); ok && len(in.Images) == 0 {
 		if res, found, err := sess.RunCommand(ctx, name, args); found {
 			return res, err
 		}
 	}
-	return sess.Prompt(ctx, msg)
+	return sess.PromptInput(ctx, in)
 }
 
 // promptUsage is what a turn's usage becomes in ACP: the prompt response's

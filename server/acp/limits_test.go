@@ -117,7 +117,11 @@ func TestACPLargeLineAccepted(t *testing.T) {
 	text := bigText(11 << 20)
 	blocks := []sdk.ContentBlock{sdk.TextBlock("look at this"), sdk.ResourceBlock(sdk.EmbeddedResourceResource{
 		TextResourceContents: &sdk.TextResourceContents{Uri: "file://" + big, Text: text}})}
-	want := fmt.Sprint(len(promptText(blocks)))
+	in, err := promptInput(blocks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(len(in.Text))
 	before := len(h.client.of(s.SessionId))
 	resp, err := h.conn.Prompt(t.Context(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: blocks})
 	if err != nil && !strings.Contains(err.Error(), want) {

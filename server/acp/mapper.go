@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/zeroagent/zero/cut"
+	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
@@ -43,6 +45,8 @@ type mapper struct {
 	// plans are each agent's last plan: ACP has one plan per session, so
 	// the subordinates' steps follow agent 0's, each marked with its agent.
 	plans map[int][]server.PlanItem
+	// image gives the data of a picture an event names (nil: none shown).
+	image func(hash string) (llm.Image, bool)
 }
 
 func newMapper(roots []string) *mapper {
@@ -142,10 +146,12 @@ func (m *mapper) text(e server.Event, replay bool, send func(sdk.SessionUpdate))
 		m.answer, m.errShown = "", false
 		if replay {
 			send(sdk.UpdateUserMessageText(e.Text))
+			m.userImages(e, send)
 		}
 	case loop.EventIntervention:
 		if replay { // live, the editor shows what its user typed
 			send(sdk.UpdateUserMessageText(e.Text))
+			m.userImages(e, send)
 		}
 	case loop.EventReasoningDelta, loop.EventThoughtsDelta:
 		if e.Text == "" {
@@ -271,6 +277,9 @@ func (m *mapper) result(e server.Event, v server.ToolView) sdk.SessionUpdate {
 		}
 		content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
 	}
+	for _, im := range m.pictures(e.Images) {
+		content = append(content, sdk.ToolContent(im))
+	}
 	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
 	if len(content) > 0 {
 		opts = append(opts, sdk.WithUpdateContent(content))
@@ -366,4 +375,27 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// pictures are the image blocks of the images an event names, those whose
+// data the session still has.
+func (m *mapper) pictures(refs []server.ImageRef) []sdk.ContentBlock {
+	if m.image == nil {
+		return nil
+	}
+	var out []sdk.ContentBlock
+	for _, r := range refs {
+		if im, ok := m.image(r.SHA256); ok {
+			b := sdk.ImageBlock(base64.StdEncoding.EncodeToString(im.Data), im.MIME)
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// userImages replays the pictures of a user message.
+func (m *mapper) userImages(e server.Event, send func(sdk.SessionUpdate)) {
+	for _, b := range m.pictures(e.Images) {
+		send(sdk.SessionUpdate{UserMessageChunk: &sdk.SessionUpdateUserMessageChunk{Content: b, SessionUpdate: "user_message_chunk"}})
+	}
 }

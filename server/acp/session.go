@@ -3,6 +3,7 @@ package acp
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
+	"github.com/zeroagent/zero/vision"
 )
 
 // item is something the face itself says in a session's stream (a message,
@@ -205,6 +207,7 @@ func (st *sessState) drain() {
 		}
 	}
 	m := newMapper(st.sess.Spec().Roots)
+	m.image = st.sess.Image
 	m.options = func() []sdk.SessionConfigOption { return st.a.configOptions(st.sess) }
 	send := func(u sdk.SessionUpdate) {
 		if err := st.a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(st.id), Update: u}); err != nil {
@@ -363,31 +366,89 @@ func (a *agent) askPending(st *sessState) {
 	}
 }
 
-// promptText joins the prompt's blocks into one message: text as is,
-// resource links inline, embedded text resources appended as context.
-func promptText(blocks []sdk.ContentBlock) string {
+// promptInput makes the user message of a prompt's blocks: text as is,
+// resource links inline, embedded text resources appended as context, and
+// images (image blocks, embedded image blobs, links to image files in the
+// session's workspace) attached, each checked by server.Attach. A block
+// Zero cannot take is an error that names it, never dropped quietly.
+func promptInput(blocks []sdk.ContentBlock, roots []string) (loop.Input, error) {
 	var b, ctx strings.Builder
-	for _, c := range blocks {
+	var atts []server.Attachment
+	add := func(what, name, mime, data string) error {
+		if len(atts) == loop.MaxInputImages {
+			return fmt.Errorf("%w: more than %d images in one prompt", loop.ErrBadImage, loop.MaxInputImages)
+		}
+		if len(data) > base64.StdEncoding.EncodedLen(vision.MaxSourceBytes)+4 {
+			return fmt.Errorf("%s %s: %w: over %d MiB", what, name, vision.ErrTooLarge, vision.MaxSourceBytes>>20)
+		}
+		raw, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return fmt.Errorf("%s %s: its data is not base64: %v", what, name, err)
+		}
+		atts = append(atts, server.Attachment{Name: name, MIME: mime, Data: raw})
+		return nil
+	}
+	for i, c := range blocks {
 		switch {
 		case c.Text != nil:
 			b.WriteString(c.Text.Text)
 		case c.ResourceLink != nil:
-			fmt.Fprintf(&b, "[@%s](%s)", c.ResourceLink.Name, c.ResourceLink.Uri)
+			l := c.ResourceLink
+			fmt.Fprintf(&b, "[@%s](%s)", l.Name, l.Uri)
+			if path, ok := strings.CutPrefix(l.Uri, "file://"); ok && isImageLink(l) {
+				a, err := server.AttachFile(roots, path)
+				if err != nil {
+					return loop.Input{}, err
+				}
+				if len(atts) == loop.MaxInputImages {
+					return loop.Input{}, fmt.Errorf("%w: more than %d images in one prompt", loop.ErrBadImage, loop.MaxInputImages)
+				}
+				a.Name = l.Name
+				atts = append(atts, a)
+			}
 		case c.Resource != nil:
 			switch r := c.Resource.Resource; {
 			case r.TextResourceContents != nil:
 				fmt.Fprintf(&b, "[@%s](%s)", uriName(r.TextResourceContents.Uri), r.TextResourceContents.Uri)
 				fmt.Fprintf(&ctx, "\n\n<context uri=%q>\n%s\n</context>", r.TextResourceContents.Uri, r.TextResourceContents.Text)
 			case r.BlobResourceContents != nil:
-				fmt.Fprintf(&b, "[@%s](%s) (binary, not included)", uriName(r.BlobResourceContents.Uri), r.BlobResourceContents.Uri)
+				blob := r.BlobResourceContents
+				name := uriName(blob.Uri)
+				if blob.MimeType != nil && strings.HasPrefix(*blob.MimeType, "image/") {
+					fmt.Fprintf(&b, "[@%s](%s)", name, blob.Uri)
+					if err := add("resource", name, *blob.MimeType, blob.Blob); err != nil {
+						return loop.Input{}, err
+					}
+					continue
+				}
+				fmt.Fprintf(&b, "[@%s](%s) (binary, not included)", name, blob.Uri)
 			}
 		case c.Image != nil:
-			b.WriteString("[an image was attached; zero cannot see images]")
+			name := fmt.Sprintf("image %d", i+1)
+			if c.Image.Uri != nil && *c.Image.Uri != "" {
+				name = uriName(*c.Image.Uri)
+			}
+			if err := add("image", name, c.Image.MimeType, c.Image.Data); err != nil {
+				return loop.Input{}, err
+			}
 		case c.Audio != nil:
 			b.WriteString("[an audio clip was attached; zero cannot hear audio]")
 		}
 	}
-	return b.String() + ctx.String()
+	return server.Attach(b.String()+ctx.String(), atts)
+}
+
+// isImageLink reports whether a resource link names a picture: by its MIME
+// type, else by its file's extension (the bytes decide in the end).
+func isImageLink(l *sdk.ContentBlockResourceLink) bool {
+	if l.MimeType != nil {
+		return strings.HasPrefix(*l.MimeType, "image/")
+	}
+	switch strings.ToLower(filepath.Ext(l.Uri)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp":
+		return true
+	}
+	return false
 }
 
 func uriName(uri string) string {

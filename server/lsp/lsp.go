@@ -31,6 +31,13 @@
 //     user's; a
 //     zero/prompt whose message is "/name arguments" runs one (its text
 //     expanded, the run narrowed to its allowed-tools).
+//   - zero/prompt and zero/intervene take attachments: at most
+//     loop.MaxInputImages pictures, each {name?, mimeType?, data} (base64,
+//     at most vision.MaxSourceBytes decoded) or {path} (a file in the
+//     session's workspace). A bad one fails the request with InvalidParams
+//     naming it (attachments[i]) and why; nothing is sent then. Events name
+//     pictures by sha256 (images); zero/image {sessionId, sha256} answers
+//     {mimeType, data, width, height, name?}, for replays too.
 //   - exit without shutdown makes Serve return ErrExitWithoutShutdown.
 package lsp
 

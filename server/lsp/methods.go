@@ -50,6 +50,7 @@ var methods = map[string]method{
 	"zero/trust":               (*conn).trust,
 	"zero/memories":            (*conn).memories,
 	"zero/commands":            (*conn).commands,
+	"zero/image":               (*conn).image,
 	"workspace/executeCommand": (*conn).executeCommand,
 }
 
@@ -304,11 +305,26 @@ func (c *conn) session(id *string, prefix string) (*server.Session, error) {
 	return sess, nil
 }
 
-// promptParams are zero/prompt's (and zero/intervene's) params.
+// promptParams are zero/prompt's (and zero/intervene's) params: the
+// message's text and the pictures attached to it (at least one of them).
 type promptParams struct {
 	protocol.WorkDoneProgressParams
-	SessionID *string `json:"sessionId"`
-	Message   *string `json:"message"`
+	SessionID   *string            `json:"sessionId"`
+	Message     *string            `json:"message"`
+	Attachments []attachmentParams `json:"attachments"`
+}
+
+// userInput checks a prompt's message and attachments and makes the user
+// message of them (see input).
+func (p *promptParams) userInput(sess *server.Session, prefix string) (loop.Input, error) {
+	var text string
+	if p.Message != nil {
+		text = *p.Message
+	}
+	if text == "" && len(p.Attachments) == 0 {
+		return loop.Input{}, invalidParams(prefix+"message", "required (or attachments)")
+	}
+	return input(text, p.Attachments, sess.Spec().Roots, prefix)
 }
 
 // PromptResult is zero/prompt's result.
@@ -337,8 +353,9 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 	if err != nil {
 		return continuation{}, err
 	}
-	if p.Message == nil || *p.Message == "" {
-		return continuation{}, invalidParams(prefix+"message", "required")
+	in, err := p.userInput(sess, prefix)
+	if err != nil {
+		return continuation{}, err
 	}
 	if p.WorkDoneToken != nil {
 		token = p.WorkDoneToken
@@ -349,9 +366,10 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 	}
 	// The waiter goes into the session's queue before the run starts, so
 	// the drain meets it before the run's run_started.
-	// A saved command's run starts with its expanded text.
-	msg, send := *p.Message, func() (int, bool, error) { return sess.Send(*p.Message) }
-	if name, args, ok := server.CommandCall(msg); ok {
+	// A saved command's run starts with its expanded text; a message with
+	// pictures is for the agent, never a command.
+	msg, send := in.Text, func() (int, bool, error) { return sess.SendInput(in) }
+	if name, args, ok := server.CommandCall(msg); ok && len(in.Images) == 0 {
 		if e, found := sess.ExpandCommand(name, args); found {
 			msg = e.Text
 			send = func() (int, bool, error) {
@@ -458,10 +476,11 @@ func (c *conn) intervene(_ *jsonrpc2.Conn, params json.RawMessage) (continuation
 	if err != nil {
 		return continuation{}, err
 	}
-	if p.Message == nil || *p.Message == "" {
-		return continuation{}, invalidParams("message", "required")
+	in, err := p.userInput(sess, "")
+	if err != nil {
+		return continuation{}, err
 	}
-	if err := sess.Intervene(*p.Message); err != nil {
+	if err := sess.InterveneInput(in); err != nil {
 		return continuation{}, fmt.Errorf("zero/intervene: %w", err)
 	}
 	return done(nil), nil

@@ -190,6 +190,10 @@ func TestProtocolTS(t *testing.T) {
 		"SetModeParams":       reflect.TypeFor[setModeParams](),
 		"Command":             reflect.TypeFor[server.Command](),
 		"CommandsResult":      reflect.TypeFor[commandsResult](),
+		"ImageRef":            reflect.TypeFor[server.ImageRef](),
+		"Attachment":          reflect.TypeFor[attachmentParams](),
+		"ImageParams":         reflect.TypeFor[imageParams](),
+		"ImageResult":         reflect.TypeFor[imageResult](),
 	}
 	notGo := map[string]string{ // interfaces with no Go type of ours, and why
 		"WorkspaceFolder":       "go.lsp.dev/protocol's",

@@ -36,6 +36,9 @@ type compact struct {
 	StopReason string `json:"stop_reason,omitempty"`
 	Error      string `json:"error,omitempty"`
 	Profile    string `json:"profile,omitempty"`
+	// Images name the pictures of a message or a tool result (zero_run
+	// returns a run's tools' pictures themselves).
+	Images []server.ImageRef `json:"images,omitempty"`
 }
 
 // compactEvents drops bookkeeping events (turns, usage, plans, the response
@@ -77,7 +80,7 @@ func compactEvents(evs []server.Event, cursor int64) ([]compact, int64, bool) {
 		}
 		out = append(out, compact{Seq: e.Seq, Agent: e.Agent, Type: string(e.Type), Item: e.Item, Text: e.Text,
 			Tool: e.Tool, Title: e.Title, Kind: e.Kind, Status: e.Status, Running: e.Running, StopReason: e.StopReason,
-			Error: e.Error, Profile: e.Profile})
+			Error: e.Error, Profile: e.Profile, Images: e.Images})
 	}
 	return out, cursor, false
 }

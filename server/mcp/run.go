@@ -48,9 +48,9 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 			return fail, nil
 		}
 	} else {
-		var a startArgs
+		var in loop.Input
 		var fail *mcp.CallToolResult
-		if s, a, fail = f.openStart(ctx, req); fail != nil {
+		if s, in, fail = f.openStart(ctx, req); fail != nil {
 			return fail, nil
 		}
 		cur = s.Cursor()
@@ -59,7 +59,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		// cancels it.
 		var intervened bool
 		var err error
-		if n, intervened, err = s.Send(a.Message); err != nil {
+		if n, intervened, err = s.SendInput(in); err != nil {
 			return toolError(fmt.Errorf("run: %w", err)), nil
 		}
 		if intervened {
@@ -79,19 +79,19 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	for {
 		if res, ok := s.Last(); ok && res.Run == n {
 			p.events(fol.Take().Events)
-			return f.runResult(s, res), nil
+			return f.runResult(s, res, &p.images), nil
 		}
 		if !canAsk {
 			if pending := f.pending(s.ID()); len(pending) > 0 {
 				if multiRound && elicits {
 					return askApprovals(s, n, fol.Cursor(), pending), nil
 				}
-				return f.runWaiting(s, n, s.Cursor(), pending), nil
+				return f.runWaiting(s, n, s.Cursor(), pending, &p.images), nil
 			}
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return f.runGoingOn(s, n, fol.Cursor()), nil
+			return f.runGoingOn(s, n, fol.Cursor(), &p.images), nil
 		}
 		wctx, cancel := context.WithTimeout(ctx, min(f.keepalive, left))
 		b, werr := fol.Next(wctx)
@@ -101,7 +101,7 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		if slices.ContainsFunc(evs, func(e server.Event) bool { return e.Type == loop.EventRunEnded }) {
 			// The result is recorded just after run_ended.
 			if res, err := s.WaitRun(ctx, n); err == nil && res.Run == n {
-				return f.runResult(s, res), nil
+				return f.runResult(s, res, &p.images), nil
 			}
 		}
 		switch {
@@ -172,8 +172,9 @@ func (f *face) resumeRun(state string, answers mcp.InputResponses) (*server.Sess
 	return s, n, cur, nil
 }
 
-// runResult is zero_run's answer for a run that ended.
-func (f *face) runResult(s *server.Session, r server.RunResult) *mcp.CallToolResult {
+// runResult is zero_run's answer for a run that ended, with the pictures
+// its tools brought (see toolImages).
+func (f *face) runResult(s *server.Session, r server.RunResult, imgs *toolImages) *mcp.CallToolResult {
 	out := runOut{Session: s.ID(), Run: r.Run, StopReason: r.StopReason, Response: r.Response, Trust: sessionTrust(s), Usage: r.Usage}
 	if r.Err != nil && (r.StopReason == loop.StopError || r.StopReason == loop.StopBudget) {
 		out.Error = r.Err.Error()
@@ -193,8 +194,19 @@ func (f *face) runResult(s *server.Session, r server.RunResult) *mcp.CallToolRes
 	if out.Trust != nil {
 		summary += "\nWarning: " + out.Trust.Message
 	}
-	res := result(out, summary)
+	res := withImages(s, &out, summary, imgs)
 	res.IsError = r.StopReason == loop.StopError
+	return res
+}
+
+// withImages is zero_run's result of out and summary with the pictures
+// the run's tools brought so far: listed in out.Images, said in the
+// summary, and as image content after the text.
+func withImages(s *server.Session, out *runOut, summary string, imgs *toolImages) *mcp.CallToolResult {
+	refs, line, blocks := imgs.content(s)
+	out.Images = refs
+	res := result(*out, summary+line)
+	res.Content = append(res.Content, blocks...)
 	return res
 }
 
@@ -213,23 +225,23 @@ func (f *face) pending(id string) []approval {
 
 // runWaiting is zero_run's early answer when the run needs an approval the
 // client cannot be asked for: the run stays held until zero_approve.
-func (f *face) runWaiting(s *server.Session, n int, cur int64, pending []approval) *mcp.CallToolResult {
+func (f *face) runWaiting(s *server.Session, n int, cur int64, pending []approval, imgs *toolImages) *mcp.CallToolResult {
 	first := pending[0]
 	out := runOut{Session: s.ID(), Run: n, StopReason: stopApproval, Cursor: cur, Pending: pending, Trust: sessionTrust(s),
 		Next: &nextCall{Tool: "zero_approve", Arguments: map[string]any{"id": first.ID, "approve": true}}}
 	summary := fmt.Sprintf("The run is waiting for approval to run %s. Ask the user, then call zero_approve {id: %q, approve: true} (or false), "+
 		"then zero_status {session: %q, since: %d, wait: 30} to follow the run.", first.Title, first.ID, s.ID(), cur)
-	return result(out, summary)
+	return withImages(s, &out, summary, imgs)
 }
 
 // runGoingOn is zero_run's early answer once the call has lasted its
 // budget: the run goes on, and zero_status follows it.
-func (f *face) runGoingOn(s *server.Session, n int, cur int64) *mcp.CallToolResult {
+func (f *face) runGoingOn(s *server.Session, n int, cur int64, imgs *toolImages) *mcp.CallToolResult {
 	out := runOut{Session: s.ID(), Run: n, StopReason: stopRunning, Cursor: cur, Trust: sessionTrust(s),
 		Next: &nextCall{Tool: "zero_status", Arguments: map[string]any{"session": s.ID(), "since": cur, "wait": 30}}}
 	summary := fmt.Sprintf("The run is still going after %s. Follow it with zero_status {session: %q, since: %d, wait: 30}.",
 		f.runBudget.Round(time.Second), s.ID(), cur)
-	return result(out, summary)
+	return withImages(s, &out, summary, imgs)
 }
 
 // Stop reasons of a zero_run that returned before its run ended.
@@ -250,6 +262,7 @@ type progress struct {
 	waiting  string            // title of the approval the run waits for
 	pull     string            // how the pull of the sandbox image goes, while it does
 	tools    *server.Presenter // the run's tool calls: their titles and statuses
+	images   toolImages        // the pictures of the tool results seen
 }
 
 func (p *progress) events(evs []server.Event) {
@@ -271,6 +284,7 @@ func (p *progress) events(evs []server.Event) {
 				p.logf(mcp.LoggingLevelInfo, "tool call: %s", v.Title)
 			}
 		case loop.EventToolResult:
+			p.images.add(e)
 			// Named by its tool, as clients know the message (the call's
 			// title, v.Title, would say more).
 			if v, ok := p.tools.Tool(e); ok && v.Status == loop.ToolFailed {

@@ -67,7 +67,7 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 	s.AddTool(annotate(tool("zero_sessions", "List the sessions of this workspace, oldest first, with their workspace, profile, title and whether they run: those of this zero process and those kept from earlier ones, which zero_start, zero_reply and zero_status continue by id.",
 		inputSchema[sessionsArgs](), outputSchema[sessionsOut]()), hints{readOnly: true, idempotent: true}), f.handleSessions)
 	s.AddTool(annotate(tool("zero_run",
-		"Run a task with the Zero agent and wait for its answer. It returns early, the run going on, when the run needs an approval this client cannot be asked for, or after about 50 s; the result's next field then has the call to make (zero_approve or zero_status). Sends progress (headline and latest thought) when given a progress token.",
+		"Run a task with the Zero agent and wait for its answer. It returns early, the run going on, when the run needs an approval this client cannot be asked for, or after about 50 s; the result's next field then has the call to make (zero_approve or zero_status). Sends progress (headline and latest thought) when given a progress token. Images the agent's tools returned follow the result's text.",
 		start, run), hints{}), f.handleRun)
 	s.AddTool(annotate(tool("zero_trust",
 		"Ask the user whether to trust the workspace's own code (.zero extensions and tools), which Zero keeps off until they do. "+
@@ -100,6 +100,10 @@ func (f *face) startSchema() *jsonschema.Schema {
 		modes = append(modes, m.ID)
 	}
 	prop(s, "mode").Enum = enum(modes...)
+	// An image is MCP image content, which may carry more (annotations).
+	items := prop(s, "images").Items
+	items.AdditionalProperties = nil
+	prop(items, "type").Enum = enum("image")
 	return s
 }
 
@@ -139,11 +143,13 @@ func tool(name, desc string, in, out *jsonschema.Schema) mcp.Tool {
 // required.
 type (
 	startArgs struct {
-		Message   string `json:"message" jsonschema:"The task for the agent, complete on its own: the agent cannot see this conversation, so include the files, errors and goals it needs."`
-		Workspace string `json:"workspace,omitempty" jsonschema:"Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in (never / or the home directory unless the user named it with --workspace)."`
-		Session   string `json:"session,omitempty" jsonschema:"Id of a session to continue, from an earlier zero_start, zero_run or zero_sessions result. Omit to start a new session."`
-		Profile   string `json:"profile,omitempty" jsonschema:"Agent profile for a new session (or to switch a session to)."`
-		Mode      string `json:"mode,omitempty" jsonschema:"plan: the agent only reads, searches and thinks, changes nothing, and answers with a plan; default: it may edit files and run commands. For a new session, or to switch a session to. Default: a new session's is default."`
+		Message   string     `json:"message" jsonschema:"The task for the agent, complete on its own: the agent cannot see this conversation, so include the files, errors and goals it needs."`
+		Workspace string     `json:"workspace,omitempty" jsonschema:"Absolute path of the folder the agent works in. Default: the client's first root, else the folder zero was started in (never / or the home directory unless the user named it with --workspace)."`
+		Session   string     `json:"session,omitempty" jsonschema:"Id of a session to continue, from an earlier zero_start, zero_run or zero_sessions result. Omit to start a new session."`
+		Profile   string     `json:"profile,omitempty" jsonschema:"Agent profile for a new session (or to switch a session to)."`
+		Mode      string     `json:"mode,omitempty" jsonschema:"plan: the agent only reads, searches and thinks, changes nothing, and answers with a plan; default: it may edit files and run commands. For a new session, or to switch a session to. Default: a new session's is default."`
+		Images    []imageArg `json:"images,omitempty" jsonschema:"Pictures for the agent to see with the message (screenshots, mockups), as MCP image content. At most 10 with attach."`
+		Attach    []string   `json:"attach,omitempty" jsonschema:"Pictures in the workspace to attach, by path (relative to the workspace, or absolute inside it)."`
 	}
 	startOut struct {
 		Session    string        `json:"session"`
@@ -229,6 +235,9 @@ type (
 		Cursor  int64      `json:"cursor,omitempty" jsonschema:"pass to zero_status as since"`
 		Pending []approval `json:"pending_approvals,omitempty"`
 		Next    *nextCall  `json:"next,omitempty" jsonschema:"the call to make next"`
+		// Images are the pictures the run's tools brought, which follow
+		// the text as image content.
+		Images []server.ImageRef `json:"images,omitempty" jsonschema:"pictures the run's tools brought: the image content after the text, in order"`
 	}
 	// nextCall is the call a model should make next.
 	nextCall struct {
@@ -263,7 +272,12 @@ func bind(req mcp.CallToolRequest, dst any) error {
 	if err := json.Unmarshal(raw, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return badArg(te.Field, "must be a %s, not %s", jsonType(te.Type.Kind().String()), te.Value)
+			typ := jsonType(te.Type.Kind().String())
+			article := "a"
+			if strings.ContainsRune("aeiou", rune(typ[0])) {
+				article = "an"
+			}
+			return badArg(te.Field, "must be %s %s, not %s", article, typ, te.Value)
 		}
 		return badArg("arguments", "%v", err)
 	}
@@ -280,6 +294,10 @@ func jsonType(kind string) string {
 		return "boolean"
 	case "int", "int64", "float64":
 		return "number"
+	case "slice":
+		return "array"
+	case "struct":
+		return "object"
 	}
 	return kind
 }
@@ -318,7 +336,9 @@ func (f *face) session(id string) (*server.Session, error) {
 // call names, the client's first root, or the default workspace. When the
 // client is to be asked for its roots first, ask is the result that asks
 // (see clientRoots); in holds the answers of a call that asked.
-func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputResponses) (s *server.Session, ask *mcp.CallToolResult, err error) {
+// Before it changes anything (a profile, a mode, a new session), ready is
+// given the session's folders: its error fails the call with nothing done.
+func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputResponses, ready func(roots []string) error) (s *server.Session, ask *mcp.CallToolResult, err error) {
 	if a.Profile != "" {
 		if err := f.checkProfile(a.Profile); err != nil {
 			return nil, nil, err
@@ -336,6 +356,9 @@ func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputRespons
 			if ws := s.Spec().Roots; len(ws) > 0 && filepath.Clean(a.Workspace) != ws[0] {
 				return nil, nil, badArg("workspace", "session %s works in %s; omit workspace to continue it", s.ID(), ws[0])
 			}
+		}
+		if err := ready(s.Spec().Roots); err != nil {
+			return nil, nil, err
 		}
 		if a.Profile != "" && a.Profile != s.Spec().Profile && a.Profile != s.Info().Profile {
 			if err := s.Configure(ctx, a.Profile, ""); err != nil {
@@ -356,6 +379,9 @@ func (f *face) openSession(ctx context.Context, a startArgs, in mcp.InputRespons
 	roots, ask, err := f.workspace(ctx, a.Workspace, in)
 	if err != nil || ask != nil {
 		return nil, ask, err
+	}
+	if err := ready(roots); err != nil {
+		return nil, nil, err
 	}
 	s, err = f.mgr.Create(context.WithoutCancel(ctx), server.SessionSpec{Roots: roots, Profile: a.Profile, Mode: a.Mode})
 	var refused interface{ InvalidWorkspace() bool }
@@ -473,28 +499,41 @@ func clientCaps(ctx context.Context) mcp.ClientCapabilities {
 }
 
 func (f *face) handleStart(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	s, a, fail := f.openStart(ctx, req)
+	s, in, fail := f.openStart(ctx, req)
 	if fail != nil {
 		return fail, nil
 	}
-	return f.send(s, a.Message)
+	return f.send(s, in)
 }
 
-// openStart reads the arguments of zero_start or zero_run and opens (or
-// continues) their session; fail is the result to answer instead: a tool
-// error, or the input request that asks a 2026-07-28 client for its roots.
-func (f *face) openStart(ctx context.Context, req mcp.CallToolRequest) (s *server.Session, a startArgs, fail *mcp.CallToolResult) {
+// openStart reads the arguments of zero_start or zero_run, makes their
+// message (its pictures checked, see input) and opens (or continues)
+// their session; fail is the result to answer instead: a tool error, or
+// the input request that asks a 2026-07-28 client for its roots. A bad
+// picture fails the call before anything is opened or changed.
+func (f *face) openStart(ctx context.Context, req mcp.CallToolRequest) (s *server.Session, in loop.Input, fail *mcp.CallToolResult) {
+	var a startArgs
 	if err := bind(req, &a); err != nil {
-		return nil, a, toolError(err)
+		return nil, in, toolError(err)
 	}
-	s, ask, err := f.openSession(ctx, a, req.Params.InputResponses)
+	if err := checkImageArgs(a); err != nil {
+		return nil, in, toolError(err)
+	}
+	inline, err := decodeImages(a.Images)
 	if err != nil {
-		return nil, a, toolError(err)
+		return nil, in, toolError(err)
+	}
+	s, ask, err := f.openSession(ctx, a, req.Params.InputResponses, func(roots []string) (err error) {
+		in, err = input(a, inline, roots)
+		return err
+	})
+	if err != nil {
+		return nil, in, toolError(err)
 	}
 	if ask != nil {
-		return nil, a, ask
+		return nil, in, ask
 	}
-	return s, a, nil
+	return s, in, nil
 }
 
 func (f *face) handleReply(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -507,12 +546,12 @@ func (f *face) handleReply(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		return toolError(err), nil
 	}
 	f.drive(ctx, s)
-	return f.send(s, a.Message)
+	return f.send(s, loop.Input{Text: a.Message})
 }
 
-func (f *face) send(s *server.Session, msg string) (*mcp.CallToolResult, error) {
+func (f *face) send(s *server.Session, in loop.Input) (*mcp.CallToolResult, error) {
 	cur := s.Cursor()
-	run, intervened, err := s.Send(msg)
+	run, intervened, err := s.SendInput(in)
 	if err != nil {
 		return toolError(fmt.Errorf("send: %w", err)), nil
 	}

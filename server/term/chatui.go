@@ -60,6 +60,11 @@ type chatUI struct {
 	mine       []string         // interventions sent from here and not yet delivered
 	docker     bool             // the sandbox is a container, started by the first command
 	sandboxUp  bool             // a command ran: the sandbox is up
+	// preparing names the pictures of a message being read before it is
+	// sent ("" when none is); notes are said under the message once its
+	// run starts (an @word that names no file).
+	preparing string
+	notes     []string
 
 	history []string // the messages sent, for Up and Down
 	histPos int      // len(history) while editing a new message
@@ -239,7 +244,7 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.ask.ready = true
 		}
 	case spinner.TickMsg:
-		if m.status == "" {
+		if m.status == "" && m.preparing == "" {
 			m.spinning = false // the ticks stop here
 			break
 		}
@@ -260,6 +265,8 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case memoriesMsg:
 		m.memories(msg)
+	case preparedMsg:
+		m.prepared(msg)
 	case trustedMsg:
 		m.trusted(msg)
 	case tea.KeyPressMsg:
@@ -352,6 +359,9 @@ func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.complete()
 			return nil
 		}
+		if len(m.asks) == 0 && m.completeImage() {
+			return nil
+		}
 	}
 	if len(m.asks) > 0 {
 		return m.askKey(msg)
@@ -360,6 +370,11 @@ func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
 	case isEnter(msg):
 		text := strings.TrimSpace(m.input.Value())
 		if text == "" {
+			return nil
+		}
+		if m.preparing != "" && !isCommand(text) {
+			// Sent now, it would overtake the message being prepared.
+			m.say(m.view.style("(the images of your last message are still being read: send this one after it)", dim))
 			return nil
 		}
 		m.input.Reset()
@@ -604,32 +619,146 @@ func (m *chatUI) askView() string {
 	return b.String()
 }
 
+// isCommand reports whether a line typed is a slash command ("//x" is the
+// message "/x").
+func isCommand(text string) bool {
+	return strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//")
+}
+
 // submit sends a message (an intervention during a run) or runs a command.
+// A message's @words that name image files of the workspace attach them
+// (see chatImages): they are read and prepared off the event loop, and the
+// message goes once they are; one that cannot be is not sent.
 func (m *chatUI) submit(text string) tea.Cmd {
-	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+	if isCommand(text) {
 		m.view.line(m.view.style("› "+text, dim))
 		return m.command(text)
 	}
+	typed := text
 	text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
 	if m.sess == nil {
 		return nil
 	}
-	_, intervened, err := m.sess.Send(text)
+	roots := m.roots()
+	paths, notes := chatImages(roots, text)
+	if len(paths) == 0 {
+		m.sendInput(loop.Input{Text: text}, notes, typed)
+		return nil
+	}
+	names := strings.Join(paths, ", ")
+	m.preparing = "reading " + termsafe.Visible(cut.Clip(names, 60))
+	id := m.sess.ID()
+	return func() tea.Msg {
+		in, err := attachImages(roots, text, paths)
+		return preparedMsg{session: id, typed: typed, in: in, notes: notes, err: err}
+	}
+}
+
+// preparedMsg is a message whose pictures were read and prepared (or
+// could not be: err names the one and says why).
+type preparedMsg struct {
+	session string
+	typed   string // the line as typed, given back when it is not sent
+	in      loop.Input
+	notes   []string
+	err     error
+}
+
+// prepared sends a message whose pictures are ready, or says why it is
+// not sent and gives the line back to be edited.
+func (m *chatUI) prepared(msg preparedMsg) {
+	m.preparing = ""
+	switch {
+	case m.sess == nil || msg.session != m.sess.ID():
+		m.say(m.view.style("(not sent: the message with images was written in the session left)", yellow))
+		m.giveBack(msg.typed)
+	case msg.err != nil:
+		m.say(m.view.style("error: not sent: "+termsafe.Visible(msg.err.Error()), red))
+		m.giveBack(msg.typed)
+	default:
+		m.sendInput(msg.in, msg.notes, msg.typed)
+	}
+}
+
+// giveBack puts a line that was not sent back in the input, unless
+// something else is being written there (Up recalls it then).
+func (m *chatUI) giveBack(typed string) {
+	if m.input.Value() != "" {
+		m.say(m.view.style("(Up recalls the message)", dim))
+		return
+	}
+	m.input.SetValue(typed)
+	m.input.SetHeight(min(max(m.input.LineCount(), 1), 8))
+	m.histPos, m.draft = len(m.history), ""
+	m.say(m.view.style("(your message is back in the input, to correct it)", dim))
+}
+
+// sendInput sends a message: a run, or an intervention in the one going
+// on.
+func (m *chatUI) sendInput(in loop.Input, notes []string, typed string) {
+	_, intervened, err := m.sess.SendInput(in)
 	switch {
 	case err != nil:
-		m.view.line(m.view.style("error: "+err.Error(), red))
+		m.view.line(m.view.style("error: "+termsafe.Visible(err.Error()), red))
+		if server.IsBadAttachment(err) {
+			m.giveBack(typed)
+		}
 	case intervened:
 		// Said now, not when the run takes it in at its next checkpoint.
-		m.mine = append(m.mine, text)
-		m.userLine(text)
+		m.mine = append(m.mine, in.Text)
+		m.userLine(in.Text)
+		if len(in.Images) > 0 {
+			m.view.line(m.view.style(imagesLine("attached", imageRefs(in.Images)), dim))
+		}
+		m.sayNotes(notes)
 		m.view.line(m.view.style("  (sent to the running agent: it reads it at its next step)", dim))
 	default:
 		// run_started repeats the message: it is printed from there, in
-		// order with the run's output (and whichever face sent it).
+		// order with the run's output (and whichever face sent it), and
+		// the notes after it.
 		m.running = true
 		m.status = "waiting for the model"
+		m.notes = notes
 	}
-	return nil
+}
+
+// sayNotes says what was noticed of a message's @words.
+func (m *chatUI) sayNotes(notes []string) {
+	for _, n := range notes {
+		m.say(m.view.style("  "+n, dim))
+	}
+}
+
+// roots are the folders of the chat's session: @paths are read there.
+func (m *chatUI) roots() []string {
+	if m.sess != nil {
+		if r := m.sess.Spec().Roots; len(r) > 0 {
+			return r
+		}
+	}
+	return []string{m.ws}
+}
+
+// completeImage is Tab after an @word at the end of the message: the
+// image files and folders of the workspace it may name (see
+// completeImage). It reports whether it completed anything.
+func (m *chatUI) completeImage() bool {
+	text := m.input.Value()
+	lines := strings.Split(text, "\n")
+	if m.input.Line() != len(lines)-1 || m.input.Column() != utf8.RuneCountInString(lines[len(lines)-1]) {
+		return false // the cursor is not at the end
+	}
+	roots := m.roots()
+	done, matches, ok := completeImage(roots[0], text)
+	if !ok {
+		return false
+	}
+	m.input.SetValue(done)
+	m.input.SetHeight(min(max(m.input.LineCount(), 1), 8))
+	if len(matches) > 0 {
+		m.say(termsafe.Visible(strings.Join(matches, "  ")))
+	}
+	return true
 }
 
 func (m *chatUI) userLine(text string) {
@@ -653,6 +782,7 @@ func (m *chatUI) events(evs []server.Event) {
 		case loop.EventIntervention:
 			if i := slices.Index(m.mine, e.Text); i >= 0 {
 				m.mine = slices.Delete(m.mine, i, i+1)
+				e.Images = nil // said when it was sent
 			} else { // sent by another face
 				m.userLine(e.Text)
 			}
@@ -673,6 +803,9 @@ func (m *chatUI) events(evs []server.Event) {
 		m.view.event(e)
 		m.out.output = false
 		switch e.Type {
+		case loop.EventRunStarted:
+			m.sayNotes(m.notes)
+			m.notes = nil
 		case loop.EventRunEnded:
 			m.running, m.cancelling, m.mine = false, false, nil
 			// The run's approvals went with it; a /trust question stays.
@@ -763,7 +896,7 @@ func (m *chatUI) approvalRequest(e server.Event) server.Request {
 // spinCmd starts the spinner's ticks when there is something to wait for
 // and they are not going.
 func (m *chatUI) spinCmd() tea.Cmd {
-	if m.status == "" || m.spinning {
+	if (m.status == "" && m.preparing == "") || m.spinning {
 		return nil
 	}
 	m.spinning = true
@@ -784,9 +917,12 @@ func (m *chatUI) content() string {
 	if part := m.out.view(); part != "" {
 		b.WriteString(part + "\n")
 	}
-	if m.status != "" && len(m.asks) == 0 {
+	if (m.status != "" || m.preparing != "") && len(m.asks) == 0 {
 		status := m.status
-		if m.running && !m.cancelling && m.sess != nil && m.sess.Paused() {
+		switch {
+		case m.preparing != "":
+			status = m.preparing // the images of the message being sent
+		case m.running && !m.cancelling && m.sess != nil && m.sess.Paused():
 			status = "paused" // the run waits at its next step, not for the model
 		}
 		b.WriteString(m.spin.View() + " " + m.view.style(status+"…", dim) + "\n")
@@ -1034,6 +1170,7 @@ func (m *chatUI) release(old *server.Session) {
 }
 
 const chatHelp = `Type a message and press Enter; while the agent works, a message you send is given to it at its next step.
+@shot.png in a message attaches that image of the workspace (PNG, JPEG, GIF, WebP, BMP; @"my shot.png" for a name with spaces).
   /reset            a new session: the agent starts afresh
   /profile [NAME]   switch this session's profile, or show the current one and the others
   /plan [on|off]    plan mode: the agent reads and thinks, changes nothing, and answers with a plan
@@ -1047,7 +1184,7 @@ const chatHelp = `Type a message and press Enter; while the agent works, a messa
   /load ID          switch to a session (an id prefix is enough) and show its conversation
   /help             this help
   /exit             leave (so do Ctrl-D at an empty prompt, and Ctrl-C twice at an empty prompt)
-Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Tab: completes a /command · Shift-Tab: plan mode on/off · Ctrl-C cancels the run
+Keys: Enter sends · Alt-Enter or Ctrl-J: new line · Up/Down: earlier messages · Tab: completes a /command or an @image · Shift-Tab: plan mode on/off · Ctrl-C cancels the run
 (twice: leaves), clears what you typed, or at an empty prompt asks for a second one to leave · Ctrl-Z suspends
 When the agent asks before a tool runs, answer y (yes), n (no) or a (always, for the rest of the session),
 then Enter; what you type in the moment the question comes up stays in your message.`
@@ -1210,6 +1347,9 @@ func (m *chatUI) transcript(info server.Info, evs []server.Event) []string {
 					prefix = "  "
 				}
 				r.line(r.style(prefix+termsafe.Visible(l), bold))
+			}
+			if len(e.Images) > 0 {
+				r.line(r.style(imagesLine("attached", e.Images), dim))
 			}
 			continue
 		case loop.EventToolOutputDelta:

@@ -130,6 +130,12 @@ func (r *renderer) event(e server.Event) {
 		r.indent, r.block = indent, ""
 	}
 	switch e.Type {
+	case loop.EventRunStarted, loop.EventIntervention:
+		// The message itself is the chat's to show (zero run's person
+		// typed it); its pictures are said, as a terminal cannot show them.
+		if len(e.Images) > 0 {
+			r.line(r.style(prefix+imagesLine("attached", e.Images), dim))
+		}
 	case loop.EventReasoningDelta:
 		r.enter("reasoning", r.style(prefix+"reasoning: ", dim))
 		r.write(r.style(e.Text, dim))
@@ -184,6 +190,10 @@ func (r *renderer) event(e server.Event) {
 			}
 		default:
 			r.enter("", "")
+		}
+		if ok && len(e.Images) > 0 {
+			// What vision_load or an MCP tool brought for the model to see.
+			r.line(r.style(prefix+imagesLine("", e.Images), dim))
 		}
 	case loop.EventResponseDelta:
 		if e.Agent > 0 {

@@ -43,6 +43,12 @@ type Run struct {
 // Prompt runs message and returns the exit status: 0 when the agent
 // answered, 1 when the run failed, 130 when it was cancelled.
 func (r Run) Prompt(ctx context.Context, message string) int {
+	return r.PromptInput(ctx, loop.Input{Text: message})
+}
+
+// PromptInput is Prompt for a message with images (zero run --attach,
+// made by server.Attach).
+func (r Run) PromptInput(ctx context.Context, in loop.Input) int {
 	var (
 		show func(server.Event)
 		view *renderer // nil with --json
@@ -120,7 +126,7 @@ func (r Run) Prompt(ctx context.Context, message string) int {
 		stop()             // a second Ctrl-C kills the process at once
 		r.Session.Cancel() // the first ends the run cleanly, killing what it started
 	}()
-	res, err := r.Session.Prompt(context.WithoutCancel(ctx), message)
+	res, err := r.Session.PromptInput(context.WithoutCancel(ctx), in)
 	stop()
 	close(ended)
 	if err == nil {

@@ -314,6 +314,45 @@ await check('a subordinate agent\'s work is nested under its card, approvals inc
 });
 await screenshot('subordinate');
 
+// A 24×24 PNG of four coloured squares, as a screenshot pasted from the clipboard would be.
+const QUADRANTS_PNG = 'iVBORw0KGgoAAAANSUhEUgAAABgAAAAYCAIAAABvFaqvAAAAO0lEQVR4nGJ5pqHBQAg49YgQVMNEUAWRYNSgUYOGp0EsThr7CCq6JGJBUM3g89qoQaMGDSqDAAEAAP//k9gEk54KMeQAAAAASUVORK5CYII=';
+
+await check('a pasted picture: a thumbnail in the composer, sent with the message (the model\'s request holds it), shown in the transcript', async () => {
+  const input = view.locator('#input');
+  await input.fill('');
+  // What the clipboard gives a paste: a DataTransfer holding a PNG File.
+  await input.evaluate((el, b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const dt = new DataTransfer();
+    dt.items.add(new File([bytes], 'e2e-quadrants.png', { type: 'image/png' }));
+    el.focus();
+    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+  }, QUADRANTS_PNG);
+  const pending = view.locator('#attached .attachment', { hasText: 'e2e-quadrants.png' });
+  await pending.waitFor({ timeout: 10000 });
+  if (!(await pending.locator('img').getAttribute('src'))?.startsWith('data:image/png;base64,')) throw new Error('the composer\'s thumbnail is not the picture');
+  await input.fill('E2E-IMAGE: what is in this picture?');
+  await screenshot('picture-pasted');
+  await input.press('Enter');
+  await view.locator('#attached').waitFor({ state: 'hidden', timeout: 10000 });
+  // The model's first request holds the picture as an image part: the scripted model refuses it as a
+  // text-only model does (replies.json), and Zero sends the turn again with the picture described in
+  // words ("[image e2e-quadrants.png, 24×24: …]"), which only a request that held it gets. That second
+  // request is what the answer matches.
+  await view.locator('.msg.answer', { hasText: 'e2e-image-ok' }).waitFor({ timeout: 30000 });
+  // The transcript shows the message's picture, fetched from the server (zero/image) by its sha256.
+  const thumb = view.locator('.msg.user', { hasText: 'E2E-IMAGE' }).locator('img.thumb');
+  await thumb.waitFor({ timeout: 15000 });
+  const deadline = Date.now() + 15000;
+  while (!((await thumb.getAttribute('src')) ?? '').startsWith('data:image/png;base64,')) {
+    if (Date.now() > deadline) throw new Error('the transcript\'s picture has no data');
+    await page.waitForTimeout(200);
+  }
+  const size = await thumb.evaluate((img) => [img.naturalWidth, img.naturalHeight]);
+  if (size[0] !== 24 || size[1] !== 24) throw new Error(`the transcript's picture is ${size.join('×')}, want 24×24`);
+});
+await screenshot('picture-sent');
+
 let sessionCount = 0;
 await check('after a window reload the session and the list are restored from the server', async () => {
   await page.reload();
@@ -324,6 +363,8 @@ await check('after a window reload the session and the list are restored from th
   await view.locator('#input').waitFor({ state: 'visible', timeout: 30000 });
   await view.locator('.msg.answer', { hasText: 'e2e-delegate-ok' }).waitFor({ timeout: 30000 });
   await view.locator('.msg.user', { hasText: 'E2E-HIDDEN' }).waitFor({ timeout: 10000 });
+  // The replayed message's picture comes from the restarted server (the session's store).
+  await view.locator('.msg.user', { hasText: 'E2E-IMAGE' }).locator('img.thumb[src^="data:image/png;base64,"]').waitFor({ state: 'attached', timeout: 20000 });
   const sel = view.locator('#sessions');
   await sel.focus();
   const deadline = Date.now() + 15000;

@@ -18,8 +18,11 @@ import { SessionModel, type PendingApproval, type RunState } from './model';
 import {
   Methods,
   type ApproveParams,
+  type Attachment,
   type Command,
   type CommandsResult,
+  type ImageParams,
+  type ImageResult,
   type InitializationOptions,
   type LoadSessionResult,
   type Mode,
@@ -386,15 +389,38 @@ export class Controller implements vscode.Disposable {
     await this.refreshSessions();
   }
 
-  /** Sends a message: starts a run, or, during one, becomes an intervention (zero/prompt does either). */
-  async send(text: string): Promise<void> {
+  /**
+   * Sends a message, with the pictures attached to it: starts a run, or,
+   * during one, becomes an intervention (zero/prompt does either). A
+   * message the server refuses (a bad picture) fails with its
+   * invalidParams error before anything runs.
+   */
+  async send(text: string, attachments: Attachment[] = []): Promise<void> {
     const message = text.trim();
-    if (message === '') return;
+    if (message === '' && attachments.length === 0) return;
     const id = this.current && this.tracked.has(this.current) ? this.current : await this.newSession();
     const params: PromptParams = { sessionId: id, message };
+    if (attachments.length > 0) params.attachments = attachments;
     const res = await this.request<PromptResult>(Methods.prompt, params);
     if ((res.stopReason === 'error' || res.stopReason === 'budget') && res.error) void vscode.window.showErrorMessage(`Zero: ${res.error}`);
     void this.refreshSessions();
+  }
+
+  private readonly images = new Map<string, Promise<ImageResult>>();
+
+  /**
+   * A picture of a session by the sha256 its events name it by
+   * (zero/image); one request for each picture at a time.
+   */
+  image(session: string, sha256: string): Promise<ImageResult> {
+    const key = sha256.toLowerCase();
+    let p = this.images.get(key);
+    if (!p) {
+      const params: ImageParams = { sessionId: session, sha256: key };
+      p = this.request<ImageResult>(Methods.image, params).finally(() => this.images.delete(key));
+      this.images.set(key, p);
+    }
+    return p;
   }
 
   /** The mode of the current session, or of the next one while there is none. */

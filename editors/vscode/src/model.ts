@@ -8,7 +8,7 @@
 // or updated in place, and every change bumps the block's rev, so a
 // renderer can redraw only what changed (see takeChanges).
 
-import type { FileDiff, PlanItem, TokenChange, Usage, ZeroEvent } from './protocol';
+import type { FileDiff, ImageRef, PlanItem, TokenChange, Usage, ZeroEvent } from './protocol';
 
 /** How much of a tool's live output the model keeps (the tail). */
 export const MAX_OUTPUT = 256 * 1024;
@@ -31,6 +31,8 @@ export interface UserBlock extends BlockBase {
   text: string;
   /** Sent during a run (an intervention) rather than starting one. */
   intervention: boolean;
+  /** The pictures attached to the message, by reference (zero/image has their data). */
+  images?: ImageRef[];
 }
 
 export interface ReasoningBlock extends BlockBase {
@@ -77,6 +79,8 @@ export interface ToolBlock extends BlockBase {
    */
   stillRunning?: boolean;
   diffs: FileDiff[];
+  /** The pictures the tool brought (tool_result.images), by reference. */
+  images?: ImageRef[];
   approval?: ApprovalRef;
   /** The response tool's card: its text is shown as the answer instead. */
   hidden: boolean;
@@ -226,12 +230,12 @@ export class SessionModel {
         this.runErrors = new Set();
         this.answers.clear();
         if (agent === 0) this.subagents.clear();
-        if (text !== '') {
-          this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'run', e.seq), agent, seq: e.seq, text, intervention: false });
+        if (text !== '' || imagesOf(e).length > 0) {
+          this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'run', e.seq), agent, seq: e.seq, text, intervention: false, ...withImages(e) });
         }
         break;
       case 'intervention':
-        this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'intervention', e.seq), agent, seq: e.seq, text, intervention: true });
+        this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'intervention', e.seq), agent, seq: e.seq, text, intervention: true, ...withImages(e) });
         break;
       case 'turn_started':
         this.answers.delete(agent);
@@ -318,6 +322,8 @@ export class SessionModel {
           if (e.running === true) b.stillRunning = true;
           else delete b.stillRunning;
           if (Array.isArray(e.diffs)) b.diffs = e.diffs;
+          const images = imagesOf(e);
+          if (images.length > 0) b.images = images;
           if (this.pulling.delete(b.id)) delete b.pull; // cut short: the result says why
           b.hidden = b.tool === 'response' && b.status !== 'failed';
         });
@@ -603,6 +609,17 @@ export class SessionModel {
     b.rev++;
     this.changed.add(b.id);
   }
+}
+
+/** The well-formed picture references of an event. */
+export function imagesOf(e: ZeroEvent): ImageRef[] {
+  if (!Array.isArray(e.images)) return [];
+  return e.images.filter((im) => im && typeof im === 'object' && typeof im.sha256 === 'string' && /^[0-9a-f]{64}$/i.test(im.sha256));
+}
+
+function withImages(e: ZeroEvent): { images?: ImageRef[] } {
+  const images = imagesOf(e);
+  return images.length > 0 ? { images } : {};
 }
 
 function isFinished(s: ToolState): boolean {

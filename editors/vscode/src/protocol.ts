@@ -107,6 +107,20 @@ export interface TokenChange {
 }
 
 /**
+ * server.ImageRef: a picture of a user message (run_started, intervention)
+ * or of a tool result (tool_result), named by the SHA-256 of its data;
+ * zero/image {sessionId, sha256} gives the data. width and height are in
+ * pixels, as the model was sent it (scaled down).
+ */
+export interface ImageRef {
+  mime: string;
+  sha256: string;
+  width?: number;
+  height?: number;
+  name?: string;
+}
+
+/**
  * server.Event, the params of the zero/event notification. Fields tagged
  * omitempty in Go are optional here.
  *
@@ -142,6 +156,8 @@ export interface ZeroEvent {
    */
   streamed?: number;
   diffs?: FileDiff[];
+  /** The pictures of a run_started's or an intervention's message, or a tool_result's. */
+  images?: ImageRef[];
   profile?: string;
   usage?: Usage;
   tokens?: TokenChange;
@@ -226,11 +242,45 @@ export interface NewSessionResult {
   sessionId: string;
 }
 
-/** zero/prompt and zero/intervene params. */
+/**
+ * A picture attached to a zero/prompt or zero/intervene: data (base64; a
+ * data: URL is taken too) with the file's name and the MIME type the
+ * client believes (the bytes decide), or path, a file in the session's
+ * workspace the server reads. PNG, JPEG, GIF, WebP and BMP, at most 32 MiB
+ * each, at most 10 in one message; the server scales them down. A bad one
+ * fails the request with invalidParams naming attachments[i] and why.
+ */
+export interface Attachment {
+  name?: string;
+  mimeType?: string;
+  data?: string;
+  path?: string;
+}
+
+/** zero/prompt and zero/intervene params: message may be empty when attachments are given. */
 export interface PromptParams {
   sessionId: string;
   message: string;
+  attachments?: Attachment[];
   workDoneToken?: string | number;
+}
+
+/** zero/image params: a picture an event names (ImageRef.sha256) in the session. */
+export interface ImageParams {
+  sessionId: string;
+  sha256: string;
+}
+
+/**
+ * zero/image result: the picture's data in base64. A picture the session
+ * no longer has fails with requestFailed.
+ */
+export interface ImageResult {
+  mimeType: string;
+  data: string;
+  width: number;
+  height: number;
+  name?: string;
 }
 
 /** lsp.PromptResult. */
@@ -337,6 +387,7 @@ export const Methods = {
   renameSession: 'zero/renameSession',
   setMode: 'zero/setMode',
   commands: 'zero/commands',
+  image: 'zero/image',
   trust: 'zero/trust',
   event: 'zero/event',
 } as const;

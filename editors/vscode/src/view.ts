@@ -3,7 +3,9 @@
 
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { IMAGE_EXTENSIONS, MAX_ATTACHMENTS, imageType, refusal, refusedMessage, toParams, type PendingAttachment } from './attachments';
 import type { Controller } from './extension';
+import { ErrorCodes } from './protocol';
 import type { FromView, ToView } from './webview/messages';
 
 /** Serves zero-diff:/path?session=…&block=…&index=…&side=old|new. */
@@ -116,8 +118,50 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         this.reset();
         return;
       case 'send':
-        await this.c.send(m.text);
+        try {
+          await this.c.send(m.text, toParams(m.attachments ?? []));
+        } catch (err) {
+          // Refused before anything ran (a picture the server does not
+          // take): the message and its pictures go back to the composer.
+          if ((err as { code?: unknown })?.code !== ErrorCodes.invalidParams) throw err;
+          const message = refusedMessage(err instanceof Error ? err.message : String(err));
+          this.c.output.appendLine(`message not sent: ${message}`);
+          this.post({ type: 'sendFailed', text: m.text, attachments: m.attachments ?? [], message });
+        }
         return;
+      case 'pickAttachments': {
+        const uris = await vscode.window.showOpenDialog({
+          canSelectMany: true,
+          openLabel: 'Attach',
+          title: 'Attach pictures to the message',
+          filters: { Pictures: IMAGE_EXTENSIONS },
+          ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
+        });
+        if (uris && uris.length > 0) this.post({ type: 'attachments', ...(await readPictures(uris)) });
+        return;
+      }
+      case 'attachUris': {
+        const uris: vscode.Uri[] = [];
+        for (const u of m.uris) {
+          try {
+            uris.push(vscode.Uri.parse(u, true));
+          } catch {
+            // not a URI: said below as a file that is not a picture
+          }
+        }
+        if (uris.length > 0) this.post({ type: 'attachments', ...(await readPictures(uris)) });
+        return;
+      }
+      case 'image': {
+        try {
+          const im = await this.c.image(m.session, m.sha256);
+          const url = /^image\/(png|jpeg|gif|webp|bmp)$/.test(im.mimeType) ? `data:${im.mimeType};base64,${im.data}` : undefined;
+          this.post(url ? { type: 'image', sha256: m.sha256, url } : { type: 'image', sha256: m.sha256, error: `not a picture the view shows (${im.mimeType})` });
+        } catch (err) {
+          this.post({ type: 'image', sha256: m.sha256, error: err instanceof Error ? err.message : String(err) });
+        }
+        return;
+      }
       case 'commands':
         this.post({ type: 'commands', commands: await this.c.commands() });
         return;
@@ -190,7 +234,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       "default-src 'none'",
       `style-src ${webview.cspSource}`,
       `font-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource}`,
+      // Pictures only as data: URLs (zero/image's, the composer's): nothing remote, no files.
+      'img-src data:',
       `script-src 'nonce-${nonce}'`,
     ].join('; ');
     return `<!DOCTYPE html>
@@ -214,8 +259,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <div id="approvals"></div>
 <footer id="composer">
   <ul id="slash" role="listbox" aria-label="Commands" hidden></ul>
-  <textarea id="input" rows="3" placeholder="Ask Zero… (Enter sends, Shift+Enter for a new line)" aria-label="Message"></textarea>
+  <div id="attached" aria-label="Pictures to send" hidden></div>
+  <div id="composer-error" class="notice error" role="alert" hidden></div>
+  <textarea id="input" rows="3" placeholder="Ask Zero… (Enter sends, Shift+Enter for a new line; paste or drop pictures)" aria-label="Message"></textarea>
   <div id="actions">
+    <button id="attach" class="secondary" title="Attach pictures (PNG, JPEG, GIF, WebP or BMP); you can also paste or drop them in the message" aria-label="Attach pictures">Attach</button>
     <select id="mode" title="Mode: Plan reads and thinks without changing anything, and answers with a plan" aria-label="Mode"></select>
     <span id="state"></span>
     <button id="stop" class="secondary" title="Stop the run (Zero: Cancel)" hidden>Stop</button>
@@ -233,6 +281,44 @@ function makeNonce(): string {
   let s = '';
   for (let i = 0; i < 32; i++) s += chars.charAt(Math.floor(Math.random() * chars.length));
   return s;
+}
+
+/**
+ * Reads picture files for the composer: each checked by its name and size
+ * before it is read (refusal), at most MAX_ATTACHMENTS.
+ */
+async function readPictures(uris: readonly vscode.Uri[]): Promise<{ attachments: PendingAttachment[]; errors: string[] }> {
+  const attachments: PendingAttachment[] = [];
+  const errors: string[] = [];
+  for (const uri of uris) {
+    const name = path.posix.basename(uri.path) || uri.toString();
+    if (attachments.length >= MAX_ATTACHMENTS) {
+      errors.push(`At most ${MAX_ATTACHMENTS} pictures go with one message: ${name} was not added.`);
+      continue;
+    }
+    try {
+      const st = await vscode.workspace.fs.stat(uri);
+      if ((st.type & vscode.FileType.Directory) !== 0) {
+        errors.push(`${name} is a folder, not a picture.`);
+        continue;
+      }
+      const why = refusal({ name, type: imageType(name), size: st.size });
+      if (why) {
+        errors.push(why);
+        continue;
+      }
+      const bytes = await vscode.workspace.fs.readFile(uri);
+      const again = refusal({ name, type: imageType(name), size: bytes.byteLength });
+      if (again) {
+        errors.push(again);
+        continue;
+      }
+      attachments.push({ name, mimeType: imageType(name), data: Buffer.from(bytes).toString('base64'), size: bytes.byteLength });
+    } catch (err) {
+      errors.push(`${name} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return { attachments, errors };
 }
 
 /** Resolves a diff's path against the session's workspace. */

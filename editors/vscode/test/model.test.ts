@@ -391,3 +391,39 @@ test('plans: a checklist per agent, rewritten in place; a subordinate\'s under i
   const todo = m.blocks.find((b) => b.id === 'tool-1');
   assert.ok(todo && todo.kind === 'tool' && todo.hidden, 'the todo:write card is hidden');
 });
+
+test('pictures: a run\'s and an intervention\'s message carry theirs; a tool result\'s go on its card', () => {
+  const ev = stream();
+  const sha = (c: string) => c.repeat(64);
+  const m = new SessionModel();
+  m.applyAll([
+    ev('run_started', { item: 'run-1', text: 'what is this?', images: [{ mime: 'image/png', sha256: sha('a'), width: 8, height: 6, name: 'red.png' }] }),
+    ev('intervention', { text: '', images: [{ mime: 'image/jpeg', sha256: sha('b') }] }),
+    ev('tool_call', { item: 'tool-1', tool: 'vision_load', args: { path: 'shot.png' } }),
+    ev('tool_result', { item: 'tool-1', tool: 'vision_load', status: 'completed', text: 'loaded shot.png', images: [{ mime: 'image/png', sha256: sha('c'), name: 'shot.png' }, { mime: 'image/png', sha256: 'not-a-hash' } as never] }),
+    ev('run_ended', { item: 'run-1', stop_reason: 'response' }),
+  ]);
+  const [user, iv] = m.blocks;
+  assert.ok(user?.kind === 'user' && iv?.kind === 'user');
+  assert.deepEqual(user.images, [{ mime: 'image/png', sha256: sha('a'), width: 8, height: 6, name: 'red.png' }]);
+  assert.equal(iv.intervention, true);
+  assert.deepEqual(iv.images?.map((i) => i.sha256), [sha('b')]);
+  const tool = m.get('tool-1') as ToolBlock;
+  assert.deepEqual(tool.images?.map((i) => i.sha256), [sha('c')], 'a malformed reference is left out');
+});
+
+test('a message of pictures only still shows; one of neither text nor pictures does not', () => {
+  const ev = stream();
+  const m = new SessionModel();
+  m.apply(ev('run_started', { item: 'run-1', text: '', images: [{ mime: 'image/png', sha256: 'f'.repeat(64) }] }));
+  m.apply(ev('run_ended', { item: 'run-1', stop_reason: 'response' }));
+  m.apply(ev('run_started', { item: 'run-2', text: '' }));
+  const users = m.blocks.filter((b) => b.kind === 'user');
+  assert.equal(users.length, 1);
+  assert.equal(users[0]!.kind === 'user' && users[0]!.text, '');
+  // A replay of the same events changes nothing; a card without pictures has none.
+  const before = JSON.stringify(m.blocks);
+  m.apply(ev('tool_result', { item: 'tool-9', tool: 'x', status: 'completed', text: 'ok' }));
+  assert.equal((m.get('tool-9') as ToolBlock).images, undefined);
+  assert.ok(JSON.stringify(m.blocks).startsWith(before.slice(0, -1)));
+});

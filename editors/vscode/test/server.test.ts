@@ -14,10 +14,12 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection, type ResponseError } from 'vscode-jsonrpc/node';
-import { SessionModel, type ToolBlock } from '../src/model';
+import { SessionModel, type ToolBlock, type UserBlock } from '../src/model';
+import { toParams } from '../src/attachments';
 import {
   ErrorCodes,
   Methods,
+  type ImageResult,
   type InitializationOptions,
   type LoadSessionResult,
   type NewSessionParams,
@@ -263,6 +265,40 @@ test('the real zero lsp: a session made in plan mode refuses a write; zero/setMo
     await modeChanged; // every client following the session is told
     assert.equal(live.status().mode, 'default');
     await assert.rejects(z.conn.sendRequest(Methods.setMode, { sessionId, mode: 'yolo' }), (e: ResponseError<unknown>) => e.code === ErrorCodes.invalidParams);
+  } finally {
+    await z.close();
+  }
+});
+
+/** A 2×2 PNG: red, green, blue and white pixels. */
+const fourPixels = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAG0lEQVR4nGL6z8DA8J+BhZHh/38GBkAAAAD//x0vBATwkV0VAAAAAElFTkSuQmCC';
+
+test('the real zero lsp: a picture goes with the message, the user block names it, zero/image gives it back; a bad one is refused', { skip, timeout: 60_000 }, async () => {
+  const script = { replies: [{ match: 'PICTURE-IT', content: JSON.stringify({ thoughts: ['Four pixels.'], headline: 'Looking', tool_name: 'response', tool_args: { text: 'Red, green, blue, white.' } }) }] };
+  const z = await startZero(script, 'auto', { approvals: 'events', showDocuments: false });
+  try {
+    const { sessionId } = await z.conn.sendRequest<NewSessionResult>(Methods.newSession, {});
+    const live = new SessionModel(sessionId);
+    z.conn.onNotification(Methods.event, (e: ZeroEvent) => live.apply(e));
+    // Refused up front: nothing runs.
+    await assert.rejects(
+      z.conn.sendRequest(Methods.prompt, { sessionId, message: 'PICTURE-IT', attachments: toParams([{ name: 'notes.txt', mimeType: 'image/png', data: Buffer.from('hello').toString('base64'), size: 5 }]) }),
+      (e: ResponseError<unknown>) => e.code === ErrorCodes.invalidParams && /attachments\[0\].*notes\.txt/.test(e.message),
+    );
+    assert.equal(live.blocks.length, 0);
+    const res = await z.conn.sendRequest<PromptResult>(Methods.prompt, {
+      sessionId,
+      message: 'PICTURE-IT: what colours?',
+      attachments: toParams([{ name: 'four.png', mimeType: 'image/png', data: fourPixels, size: 84 }]),
+    });
+    assert.equal(res.response, 'Red, green, blue, white.', `${res.error ?? ''}\n${z.stderr()}`);
+    const user = live.blocks.find((b): b is UserBlock => b.kind === 'user');
+    assert.equal(user?.images?.length, 1);
+    const ref = user!.images![0]!;
+    assert.deepEqual({ ...ref, sha256: undefined }, { mime: 'image/png', width: 2, height: 2, name: 'four.png', sha256: undefined });
+    const im = await z.conn.sendRequest<ImageResult>(Methods.image, { sessionId, sha256: ref.sha256 });
+    assert.deepEqual(im, { mimeType: 'image/png', data: fourPixels, width: 2, height: 2, name: 'four.png' });
+    await assert.rejects(z.conn.sendRequest(Methods.image, { sessionId, sha256: '0'.repeat(64) }), (e: ResponseError<unknown>) => e.code === ErrorCodes.requestFailed);
   } finally {
     await z.close();
   }

@@ -4,8 +4,19 @@
 // the Markdown renderer (which escapes any HTML of the source) uses
 // innerHTML.
 
+import {
+  MAX_ATTACHMENTS,
+  addAttachments,
+  dataURL,
+  formatBytes,
+  fromDataURL,
+  mimeFor,
+  pastedName,
+  refusal,
+  type PendingAttachment,
+} from '../attachments';
 import type { Block, Status, ToolBlock } from '../model';
-import type { Command, Mode, SessionInfo } from '../protocol';
+import type { Command, ImageRef, Mode, SessionInfo } from '../protocol';
 import { renderMarkdown } from '../markdown';
 import type { FromView, ToView } from './messages';
 
@@ -26,6 +37,10 @@ const modeEl = $<HTMLSelectElement>('mode');
 const renameBtn = $<HTMLButtonElement>('rename');
 const slash = $<HTMLUListElement>('slash');
 const deleteBtn = $<HTMLButtonElement>('delete');
+const composer = $<HTMLElement>('composer');
+const attachBtn = $<HTMLButtonElement>('attach');
+const attachedEl = $<HTMLElement>('attached');
+const composerError = $<HTMLElement>('composer-error');
 
 interface Drawn {
   rev: number;
@@ -96,6 +111,75 @@ function subject(args: unknown): string {
   return '';
 }
 
+// ---- pictures of the transcript ----
+// Events name a picture by sha256 (a user's attachment, a tool's image);
+// its data comes from the server (zero/image, through the extension) as a
+// data: URL, once, and is kept here by hash.
+
+const MAX_KEPT_PICTURES = 200;
+const pictureURLs = new Map<string, string>();
+const pictureFailed = new Map<string, string>();
+const pictureAsked = new Set<string>();
+
+function keepPicture(sha: string, url: string): void {
+  pictureURLs.delete(sha);
+  pictureURLs.set(sha, url);
+  while (pictureURLs.size > MAX_KEPT_PICTURES) {
+    const oldest = pictureURLs.keys().next().value;
+    if (oldest === undefined) break;
+    pictureURLs.delete(oldest);
+  }
+}
+
+function pictureLabel(ref: ImageRef): string {
+  return `${ref.name || 'picture'}${ref.width && ref.height ? ` · ${ref.width}×${ref.height}` : ''}`;
+}
+
+/** Shows a picture's data in img (data-sha256), asking for it once if it is not here yet. */
+function fillPicture(img: HTMLImageElement): void {
+  const sha = img.dataset.sha256 ?? '';
+  const url = pictureURLs.get(sha);
+  if (url) {
+    img.src = url;
+    img.classList.remove('loading');
+    return;
+  }
+  const why = pictureFailed.get(sha);
+  if (why !== undefined) {
+    const gone = el('span', 'thumb missing', `${img.alt} (not available)`);
+    gone.title = why;
+    img.replaceWith(gone);
+    return;
+  }
+  img.classList.add('loading');
+  if (!pictureAsked.has(sha) && session) {
+    pictureAsked.add(sha);
+    send({ type: 'image', session, sha256: sha });
+  }
+}
+
+/** The pictures of a message or a tool result, or null without any. */
+function pictures(refs: ImageRef[] | undefined): HTMLElement | null {
+  if (!refs || refs.length === 0) return null;
+  const box = el('div', 'pictures');
+  for (const ref of refs) {
+    const fig = el('figure', 'picture');
+    const img = el('img', 'thumb');
+    img.dataset.sha256 = ref.sha256.toLowerCase();
+    img.alt = ref.name || 'picture';
+    img.title = `${pictureLabel(ref)} (click to enlarge)`;
+    img.addEventListener('click', (ev) => {
+      ev.stopPropagation();
+      fig.classList.toggle('expanded');
+    });
+    fig.append(img);
+    if (ref.name) fig.append(el('figcaption', undefined, ref.name));
+    box.append(fig);
+    fillPicture(img);
+  }
+  return box;
+}
+
 const statusLabel: Record<ToolBlock['status'], string> = {
   pending: 'pending',
   awaiting_approval: 'waiting for approval',
@@ -145,6 +229,9 @@ function drawTool(b: ToolBlock): HTMLElement {
   }
   const openNow = b.status === 'running' || b.status === 'awaiting_approval' || b.diffs.length > 0;
   card.append(details(b.id, head, body, openNow));
+  // The tool's pictures under the call, shown while the card is folded too.
+  const pics = pictures(b.images);
+  if (pics) card.append(pics);
   return card;
 }
 
@@ -163,7 +250,9 @@ function draw(b: Block): HTMLElement | null {
     case 'user': {
       const d = el('div', `msg user${b.intervention ? ' intervention' : ''}`);
       if (b.intervention) d.append(el('div', 'label', 'Sent during the run'));
-      d.append(el('div', 'text', b.text));
+      if (b.text !== '') d.append(el('div', 'text', b.text));
+      const pics = pictures(b.images);
+      if (pics) d.append(pics);
       return d;
     }
     case 'reasoning':
@@ -321,6 +410,7 @@ window.addEventListener('message', (ev: MessageEvent<ToView>) => {
   const m = ev.data;
   switch (m.type) {
     case 'reset':
+      if (m.session !== session) pictureFailed.clear(); // a picture one session lacks, another may have
       session = m.session;
       status = m.status;
       drawn.clear();
@@ -341,6 +431,22 @@ window.addEventListener('message', (ev: MessageEvent<ToView>) => {
     case 'commands':
       commands = m.commands;
       drawSlash();
+      break;
+    case 'image': {
+      const sha = m.sha256.toLowerCase();
+      pictureAsked.delete(sha);
+      if (m.url) keepPicture(sha, m.url);
+      else pictureFailed.set(sha, m.error ?? 'the server does not have it');
+      for (const img of log.querySelectorAll<HTMLImageElement>(`img.thumb[data-sha256="${sha}"]`)) fillPicture(img);
+      break;
+    }
+    case 'attachments':
+      addPending(m.attachments, m.errors);
+      break;
+    case 'sendFailed':
+      // The message was refused before anything ran: it comes back.
+      if (input.value.trim() === '') input.value = m.text;
+      addPending(m.attachments, [], [`Not sent: ${m.message}`]);
       break;
     case 'server': {
       drawSessions(m.sessions, m.current);
@@ -363,11 +469,151 @@ window.addEventListener('message', (ev: MessageEvent<ToView>) => {
 
 function submit(): void {
   const text = input.value;
-  if (text.trim() === '') return;
+  if (text.trim() === '' && pending.length === 0) return;
   input.value = '';
   slash.hidden = true;
-  send({ type: 'send', text });
+  const attachments = pending;
+  pending = [];
+  drawAttached();
+  showComposerError([]);
+  send(attachments.length > 0 ? { type: 'send', text, attachments } : { type: 'send', text });
 }
+
+// ---- pictures to send: pasted, dropped or picked with Attach ----
+
+let pending: PendingAttachment[] = [];
+let pastedCount = 0;
+
+function showComposerError(errors: string[]): void {
+  composerError.replaceChildren(...errors.map((e) => el('div', undefined, e)));
+  composerError.hidden = errors.length === 0;
+}
+
+function drawAttached(): void {
+  attachedEl.replaceChildren(
+    ...pending.map((a, i) => {
+      const item = el('div', 'attachment');
+      item.title = `${a.name} · ${formatBytes(a.size)}`;
+      const img = el('img', 'thumb');
+      img.alt = a.name;
+      const url = dataURL(a.mimeType, a.data);
+      if (url) img.src = url;
+      const remove = button('×', 'remove', () => {
+        pending.splice(i, 1);
+        drawAttached();
+        showComposerError([]);
+        input.focus();
+      }, `Remove ${a.name}`);
+      remove.setAttribute('aria-label', `Remove ${a.name}`);
+      item.append(img, el('span', 'name', a.name), remove);
+      return item;
+    }),
+  );
+  attachedEl.hidden = pending.length === 0;
+}
+
+/** Adds pictures to those waiting, within the limits; says what was not taken (before: errors of the caller's). */
+function addPending(incoming: PendingAttachment[], errors: string[] = [], before: string[] = []): void {
+  const r = addAttachments(pending, incoming);
+  pending = r.pending;
+  drawAttached();
+  showComposerError([...before, ...errors, ...r.errors]);
+}
+
+function readAsDataURL(f: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve(String(r.result));
+    r.onerror = () => reject(r.error ?? new Error('the file could not be read'));
+    r.readAsDataURL(f);
+  });
+}
+
+/** Reads files given to the composer (pasted: named as such when they have no name of their own). */
+async function readFiles(files: File[], pasted: boolean): Promise<void> {
+  const errors: string[] = [];
+  const read: PendingAttachment[] = [];
+  for (const f of files) {
+    const type = mimeFor({ name: f.name, type: f.type });
+    const name = pasted ? pastedName(f.name, type, ++pastedCount) : f.name;
+    const why = refusal({ name, type: f.type, size: f.size });
+    if (why) {
+      errors.push(why);
+      continue;
+    }
+    if (pending.length + read.length >= MAX_ATTACHMENTS) {
+      errors.push(`At most ${MAX_ATTACHMENTS} pictures go with one message: ${name} was not added.`);
+      continue;
+    }
+    try {
+      const parsed = fromDataURL(await readAsDataURL(f));
+      if (!parsed) throw new Error('it gave no data');
+      read.push({ name, mimeType: type, data: parsed.data, size: f.size });
+    } catch (err) {
+      errors.push(`${name} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  addPending(read, errors);
+}
+
+/** The files a paste or a drop carries. */
+function filesOf(dt: DataTransfer): File[] {
+  if (dt.files && dt.files.length > 0) return [...dt.files];
+  const out: File[] = [];
+  for (const item of dt.items ?? []) {
+    if (item.kind !== 'file') continue;
+    const f = item.getAsFile();
+    if (f) out.push(f);
+  }
+  return out;
+}
+
+/** The URIs of files dragged from VS Code's Explorer (no File objects then). */
+function urisOf(dt: DataTransfer): string[] {
+  const list = dt.getData('application/vnd.code.uri-list') || dt.getData('text/uri-list');
+  return list
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+function carriesFiles(dt: DataTransfer | null): boolean {
+  return !!dt && [...dt.types].some((t) => t === 'Files' || t === 'text/uri-list' || t === 'application/vnd.code.uri-list');
+}
+
+input.addEventListener('paste', (ev) => {
+  const dt = ev.clipboardData;
+  if (!dt) return;
+  const files = filesOf(dt);
+  if (files.length === 0) return; // text: pasted as usual
+  ev.preventDefault();
+  void readFiles(files, true);
+});
+
+composer.addEventListener('dragover', (ev) => {
+  if (!carriesFiles(ev.dataTransfer)) return;
+  ev.preventDefault();
+  ev.dataTransfer!.dropEffect = 'copy';
+  composer.classList.add('dropping');
+});
+composer.addEventListener('dragleave', () => composer.classList.remove('dropping'));
+composer.addEventListener('drop', (ev) => {
+  composer.classList.remove('dropping');
+  const dt = ev.dataTransfer;
+  if (!dt) return;
+  const files = filesOf(dt);
+  if (files.length > 0) {
+    ev.preventDefault();
+    void readFiles(files, false);
+    return;
+  }
+  const uris = urisOf(dt);
+  if (uris.length > 0) {
+    ev.preventDefault();
+    send({ type: 'attachUris', uris });
+  }
+});
+attachBtn.addEventListener('click', () => send({ type: 'pickAttachments' }));
 
 // The / menu: the saved commands (.zero/commands, .claude/commands, the
 // user's), asked for each time a message starts with "/", filtered as the

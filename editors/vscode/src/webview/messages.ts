@@ -1,5 +1,6 @@
 // The messages between the extension and the Zero view's script.
 
+import type { PendingAttachment } from '../attachments';
 import type { Block, Status } from '../model';
 import type { Command, Mode, SessionInfo } from '../protocol';
 
@@ -17,12 +18,24 @@ export type ToView =
       mode: string;
     }
   /** The saved commands, for the / menu. */
-  | { type: 'commands'; commands: Command[] };
+  | { type: 'commands'; commands: Command[] }
+  /** A picture an event names (zero/image), as a data: URL, or why there is none. */
+  | { type: 'image'; sha256: string; url?: string; error?: string }
+  /** Pictures read for the composer (Attach, a drop from the Explorer), and why others were not. */
+  | { type: 'attachments'; attachments: PendingAttachment[]; errors: string[] }
+  /** The server refused a message (a bad picture): it goes back to the composer. */
+  | { type: 'sendFailed'; text: string; attachments: PendingAttachment[]; message: string };
 
 export type FromView =
   | { type: 'ready' }
   | { type: 'commands' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; attachments?: PendingAttachment[] }
+  /** Attach: pick picture files. */
+  | { type: 'pickAttachments' }
+  /** Files dropped from the Explorer (their URIs), to attach. */
+  | { type: 'attachUris'; uris: string[] }
+  /** The data of a picture an event of the session names. */
+  | { type: 'image'; session: string; sha256: string }
   | { type: 'cancel' }
   | { type: 'approve'; id: string; approve: boolean; always: boolean }
   | { type: 'newSession' }
