@@ -341,17 +341,23 @@ await check('a pasted picture: a thumbnail in the composer, sent with the messag
   // request is what the answer matches.
   await view.locator('.msg.answer', { hasText: 'e2e-image-ok' }).waitFor({ timeout: 30000 });
   // The transcript shows the message's picture, fetched from the server (zero/image) by its sha256.
-  const thumb = view.locator('.msg.user', { hasText: 'E2E-IMAGE' }).locator('img.thumb');
+  const thumb = view.locator('.msg.user', { hasText: 'E2E-IMAGE' }).locator('img.thumb[src^="data:image/png;base64,"]');
   await thumb.waitFor({ timeout: 15000 });
-  const deadline = Date.now() + 15000;
-  while (!((await thumb.getAttribute('src')) ?? '').startsWith('data:image/png;base64,')) {
-    if (Date.now() > deadline) throw new Error('the transcript\'s picture has no data');
-    await page.waitForTimeout(200);
-  }
-  const size = await thumb.evaluate((img) => [img.naturalWidth, img.naturalHeight]);
+  const size = await thumb.evaluate(async (img) => { await img.decode(); return [img.naturalWidth, img.naturalHeight]; });
   if (size[0] !== 24 || size[1] !== 24) throw new Error(`the transcript's picture is ${size.join('×')}, want 24×24`);
 });
 await screenshot('picture-sent');
+
+await check('vision_load: the agent loads a workspace picture, and its tool card shows it', async () => {
+  fs.writeFileSync(path.join(folder, 'e2e-shot.png'), Buffer.from(QUADRANTS_PNG, 'base64'));
+  const input = view.locator('#input');
+  await input.fill('E2E-VISION: look at e2e-shot.png');
+  await input.press('Enter');
+  await view.locator('.msg.answer', { hasText: 'e2e-vision-ok' }).waitFor({ timeout: 30000 });
+  // The tool_result names the picture; the view fetches it (zero/image) and draws it under the card.
+  await view.locator('.card.tool', { hasText: 'vision_load' }).locator('img.thumb[src^="data:image/png;base64,"]').first().waitFor({ timeout: 15000 });
+});
+await screenshot('vision-load');
 
 let sessionCount = 0;
 await check('after a window reload the session and the list are restored from the server', async () => {
