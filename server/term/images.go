@@ -15,6 +15,7 @@ import (
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/rootfs"
 	"github.com/zeroagent/zero/server"
 	"github.com/zeroagent/zero/termsafe"
 	"github.com/zeroagent/zero/vision"
@@ -166,6 +167,11 @@ func attachable(ws, path string) (ok, missing bool) {
 		p = filepath.Join(ws, p)
 	}
 	ext := hasImageExt(path)
+	if !rootfs.Within(ws, filepath.Clean(p)) {
+		// Nothing outside the workspace is looked into: one named as a
+		// picture is attached, which refuses it with the reason.
+		return ext, false
+	}
 	fi, err := os.Stat(p)
 	if err != nil {
 		if _, lerr := os.Lstat(p); lerr == nil {

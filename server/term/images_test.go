@@ -76,6 +76,18 @@ func TestImagesChatImages(t *testing.T) {
 			t.Errorf("attachImages(%s) = %v, want an error naming it: %s", path, err, why)
 		}
 	}
+	// Nothing outside the workspace is looked into: a picture there
+	// (named as one) is attached and so refused, anything else is text.
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "noext"), imagetest.PNG(2, 2))
+	writeFile(t, filepath.Join(outside, "out.png"), imagetest.PNG(2, 2))
+	paths, _ = chatImages([]string{ws}, "@"+filepath.Join(outside, "noext")+" @"+filepath.Join(outside, "out.png"))
+	if want := []string{filepath.Join(outside, "out.png")}; !slices.Equal(paths, want) {
+		t.Errorf("outside the workspace: attached %q, want %q (to be refused)", paths, want)
+	}
+	if _, err := attachImages([]string{ws}, "x", paths); err == nil || !strings.Contains(err.Error(), "outside the workspace") {
+		t.Errorf("a picture outside the workspace: %v", err)
+	}
 	many := make([]string, loop.MaxInputImages+1)
 	for i := range many {
 		many[i] = "shot.png"
