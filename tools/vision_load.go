@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -94,7 +93,7 @@ func (*VisionLoad) Specs() []loop.ToolSpec { return visionSpecs() }
 // those loaded, those skipped and why each failed one failed, and brings
 // the loaded ones as its Images.
 func (v *VisionLoad) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
-	paths, ok := pathList(call.Args["paths"])
+	paths, ok := stringList(call.Args["paths"], visionMaxPaths)
 	if !ok {
 		return failed("vision_load: tool_args.paths must be a list of image paths (strings)")
 	}
@@ -143,52 +142,16 @@ func (v *VisionLoad) Execute(ctx context.Context, call *loop.ToolCall) (loop.Too
 	return loop.ToolResult{Text: b.String(), Images: images, IsError: len(images) == 0}, nil
 }
 
+// visionMaxPaths bounds the paths one call reads (a hostile model may send
+// endless ones): the last MaxImages of them load, the rest are skipped.
+const visionMaxPaths = 1000
+
 func writeList(b *strings.Builder, items []string) {
 	if len(items) == 0 {
 		b.WriteString("none")
 		return
 	}
 	b.WriteString(strings.Join(items, "\n"))
-}
-
-// pathList reads a path or a list of them (a list sent as a JSON string
-// too), trimmed, without blanks and repeats, in order; ok is false for
-// anything else.
-func pathList(v any) (out []string, ok bool) {
-	seen := map[string]bool{}
-	add := func(s string) {
-		if s = strings.TrimSpace(s); s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	switch x := v.(type) {
-	case nil:
-	case string:
-		var list []string
-		if t := strings.TrimSpace(x); strings.HasPrefix(t, "[") && json.Unmarshal([]byte(t), &list) == nil {
-			for _, s := range list {
-				add(s)
-			}
-			break
-		}
-		add(x)
-	case []any:
-		for _, e := range x {
-			s, isStr := e.(string)
-			if !isStr {
-				return nil, false
-			}
-			add(s)
-		}
-	case []string:
-		for _, s := range x {
-			add(s)
-		}
-	default:
-		return nil, false
-	}
-	return out, true
 }
 
 // roots are the folders images may come from.

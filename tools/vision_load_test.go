@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,26 +15,11 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/zeroagent/zero/internal/imagetest"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/tools"
 	"github.com/zeroagent/zero/vision"
 )
-
-// visionPNG is a w×h PNG of one colour.
-func visionPNG(t *testing.T, w, h int, c color.Color) []byte {
-	t.Helper()
-	m := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			m.Set(x, y, c)
-		}
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, m); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // hugePNG is a PNG header declaring w×h pixels, and a few bytes.
 func hugePNG(w, h int) []byte {
@@ -91,9 +74,9 @@ func loadedText(loaded, skipped []string) string {
 func TestVisionLoadLoadsFromTheWorkspace(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	small := visionPNG(t, 40, 30, color.RGBA{255, 0, 0, 255})
+	small := imagetest.Solid(40, 30, color.RGBA{255, 0, 0, 255})
 	writeBytes(t, filepath.Join(ws, "shot.png"), small)
-	writeBytes(t, filepath.Join(ws, "shots", "big.png"), visionPNG(t, 1600, 1200, color.RGBA{0, 0, 255, 255}))
+	writeBytes(t, filepath.Join(ws, "shots", "big.png"), imagetest.Solid(1600, 1200, color.RGBA{0, 0, 255, 255}))
 	if err := os.Symlink("shot.png", filepath.Join(ws, "inside-link.png")); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +110,7 @@ func TestVisionLoadKeepsTheLastTen(t *testing.T) {
 	var paths []string
 	for i := range 12 {
 		name := fmt.Sprintf("p%02d.png", i)
-		writeBytes(t, filepath.Join(ws, name), visionPNG(t, 8, 8, color.RGBA{uint8(i * 20), 0, 0, 255}))
+		writeBytes(t, filepath.Join(ws, name), imagetest.Solid(8, 8, color.RGBA{uint8(i * 20), 0, 0, 255}))
 		paths = append(paths, name)
 	}
 	tool := tools.NewVisionLoad(tools.VisionLoadOptions{Roots: []string{ws}})
@@ -148,10 +131,10 @@ func TestVisionLoadKeepsTheLastTen(t *testing.T) {
 func TestVisionLoadRefusals(t *testing.T) {
 	t.Parallel()
 	ws, outside := t.TempDir(), t.TempDir()
-	writeBytes(t, filepath.Join(outside, "secret.png"), visionPNG(t, 4, 4, color.White))
+	writeBytes(t, filepath.Join(outside, "secret.png"), imagetest.Solid(4, 4, color.White))
 	writeBytes(t, filepath.Join(ws, "notes.txt"), []byte("not a picture\n"))
 	writeBytes(t, filepath.Join(ws, "huge.png"), hugePNG(20000, 10000))
-	writeBytes(t, filepath.Join(ws, "ok.png"), visionPNG(t, 4, 4, color.Black))
+	writeBytes(t, filepath.Join(ws, "ok.png"), imagetest.Solid(4, 4, color.Black))
 	if err := os.Symlink(filepath.Join(outside, "secret.png"), filepath.Join(ws, "link.png")); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +230,7 @@ func TestVisionLoadRefusesANamedPipe(t *testing.T) {
 func TestVisionLoadReadsOutsideThroughReadOutside(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	pic := visionPNG(t, 6, 6, color.RGBA{0, 255, 0, 255})
+	pic := imagetest.Solid(6, 6, color.RGBA{0, 255, 0, 255})
 	type read struct {
 		path  string
 		limit int64

@@ -7,9 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash/crc32"
-	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,28 +15,13 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/zeroagent/zero/internal/imagetest"
 	"github.com/zeroagent/zero/internal/servertest"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/llm/llmtest"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
 )
-
-// pngOf is a w×h PNG of one colour.
-func pngOf(t *testing.T, w, h int, c color.Color) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.Set(x, y, c)
-		}
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
@@ -75,7 +58,7 @@ func runStarted(t *testing.T, c *client, id string) server.Event {
 func TestPromptAttachmentData(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, nil, llmtest.Reply{Match: "what is this", Content: answer("a red square")})
-	pic := pngOf(t, 8, 6, color.RGBA{255, 0, 0, 255})
+	pic := imagetest.Solid(8, 6, color.RGBA{255, 0, 0, 255})
 	c := start(t, env, clientOpts{})
 	c.initialize(env.Workspace)
 	id := c.newSession()
@@ -121,7 +104,7 @@ func TestPromptAttachmentPath(t *testing.T) {
 	env := newEnv(t, nil,
 		llmtest.Reply{Content: answer("a blue one")},
 		llmtest.Reply{Match: "two pictures", Content: answer("green and blue")})
-	blue, green := pngOf(t, 6, 4, color.RGBA{0, 0, 255, 255}), pngOf(t, 3, 3, color.RGBA{0, 255, 0, 255})
+	blue, green := imagetest.Solid(6, 4, color.RGBA{0, 0, 255, 255}), imagetest.Solid(3, 3, color.RGBA{0, 255, 0, 255})
 	if err := os.MkdirAll(filepath.Join(env.Workspace, "pics"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +150,7 @@ func TestPromptAttachmentPath(t *testing.T) {
 func TestPromptAttachmentErrors(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, nil)
-	pic := pngOf(t, 2, 2, color.Black)
+	pic := imagetest.Solid(2, 2, color.Black)
 	outside := filepath.Join(t.TempDir(), "outside.png")
 	if err := os.WriteFile(outside, pic, 0o600); err != nil {
 		t.Fatal(err)
@@ -241,7 +224,7 @@ func TestPromptAttachmentErrors(t *testing.T) {
 // hold: a picture refused before it is decoded.
 func bomb(t *testing.T, w, h uint32) []byte {
 	t.Helper()
-	b := pngOf(t, 1, 1, color.White)
+	b := imagetest.Solid(1, 1, color.White)
 	// The IHDR chunk: length (4), "IHDR" (4), width (4), height (4), …, CRC.
 	const at = 8
 	if string(b[at+4:at+8]) != "IHDR" {
@@ -260,7 +243,7 @@ func TestInterveneAttachment(t *testing.T) {
 	env := newEnv(t, nil,
 		llmtest.Reply{Match: "long task", Content: command("working slowly", "echo slow"), ChunkSize: 4, HoldAfter: 12},
 		llmtest.Reply{Match: "look at this too", Content: answer("seen it")})
-	pic := pngOf(t, 4, 4, color.RGBA{9, 9, 9, 255})
+	pic := imagetest.Solid(4, 4, color.RGBA{9, 9, 9, 255})
 	c := start(t, env, clientOpts{})
 	c.initialize(env.Workspace)
 	id := c.newSession()
@@ -320,7 +303,7 @@ func TestImageErrors(t *testing.T) {
 func TestImageReplayStored(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Options{Store: true, Replies: []llmtest.Reply{{Content: answer("green")}}})
-	pic := pngOf(t, 5, 5, color.RGBA{0, 255, 0, 255})
+	pic := imagetest.Solid(5, 5, color.RGBA{0, 255, 0, 255})
 	c := start(t, env, clientOpts{})
 	c.initialize(env.Workspace)
 	id := c.newSession()
