@@ -305,6 +305,9 @@ func TestLocalInterrupt(t *testing.T) {
 		{"pipeline", "sleep 600 | cat", 130, 0},
 		{"rest of the line is skipped", "sleep 600; echo not reached", 130, 0},
 		{"loop of short jobs", "while :; do sleep 0.02; done", 130, 0},
+		// Each job outlives no grace period and ignores SIGINT: SIGKILL
+		// would never end the loop; the shell gets SIGINT between jobs.
+		{"loop of jobs that ignore SIGINT", `while :; do sh -c "trap '' INT; sleep 0.05"; done`, 130, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

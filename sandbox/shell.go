@@ -419,13 +419,16 @@ func (s *Shell) Interrupt(ctx context.Context) error {
 		return fmt.Errorf("interrupt: %w", err)
 	}
 	var (
-		// begin is when a job first got SIGINT: its grace runs from then,
-		// not from before the signal's own round trip (an exec on Docker,
-		// seconds on a loaded machine), which would leave it no time to
-		// stop by itself.
+		// begin is when the first job got SIGINT, and firstINT when each
+		// job did: a job's grace runs from its own first SIGINT, not from
+		// before the signal's round trip (an exec on Docker, seconds on a
+		// loaded machine), which would leave it no time to stop by itself;
+		// and a loop's next short job gets SIGINT, not SIGKILL, which
+		// would not end the loop.
 		begin      time.Time
 		shellSince time.Time // the shell has been in the foreground since then
 		lastINT    = make(map[int]time.Time)
+		firstINT   = make(map[int]time.Time)
 		killed     = make(map[int]bool)
 	)
 	for first := true; ; first = false {
@@ -442,12 +445,16 @@ func (s *Shell) Interrupt(ctx context.Context) error {
 			// finished. A SIGINT that reaches it once it is idle again can
 			// cut the next command line apart, so it gets one only when it
 			// ran the command from the start, or has been in the
-			// foreground for a whole grace period, and then once per period.
-			if (first || now.Sub(shellSince) >= s.grace) && now.Sub(lastINT[pgrp]) >= s.grace {
-				lastINT[pgrp] = now
-				s.sendSignal(seq, pgrp, syscall.SIGINT)
+			// foreground for a whole grace period, or the command's jobs
+			// have had SIGINT for two (a loop whose jobs ignore it, or end
+			// before a signal reaches them), and then once per period.
+			looping := !begin.IsZero() && now.Sub(begin) >= 2*s.grace
+			if (first || looping || now.Sub(shellSince) >= s.grace) && now.Sub(lastINT[pgrp]) >= s.grace {
+				if s.sendSignal(seq, pgrp, syscall.SIGINT) {
+					lastINT[pgrp] = now
+				}
 			}
-		case !begin.IsZero() && now.Sub(begin) >= s.grace:
+		case !firstINT[pgrp].IsZero() && now.Sub(firstINT[pgrp]) >= s.grace:
 			shellSince = time.Time{}
 			if !killed[pgrp] {
 				killed[pgrp] = true
@@ -455,11 +462,15 @@ func (s *Shell) Interrupt(ctx context.Context) error {
 			}
 		default:
 			shellSince = time.Time{}
-			if now.Sub(lastINT[pgrp]) >= interruptRepeat {
+			// A signal that missed (the job ended as it was sent) is
+			// tried again at the next look, on the job then in front.
+			if now.Sub(lastINT[pgrp]) >= interruptRepeat && s.sendSignal(seq, pgrp, syscall.SIGINT) {
 				lastINT[pgrp] = now
-				s.sendSignal(seq, pgrp, syscall.SIGINT)
+				if firstINT[pgrp].IsZero() {
+					firstINT[pgrp] = time.Now()
+				}
 				if begin.IsZero() {
-					begin = time.Now()
+					begin = firstINT[pgrp]
 				}
 			}
 		}
@@ -481,19 +492,21 @@ const (
 	interruptRepeat = 100 * time.Millisecond
 )
 
-// sendSignal signals pgrp unless command seq has completed meanwhile.
-func (s *Shell) sendSignal(seq uint64, pgrp int, sig syscall.Signal) {
+// sendSignal signals pgrp unless command seq has completed meanwhile, and
+// reports whether the signal was sent.
+func (s *Shell) sendSignal(seq uint64, pgrp int, sig syscall.Signal) bool {
 	s.mu.Lock()
 	done := s.doneSeq >= seq
 	s.mu.Unlock()
 	if done {
-		return
+		return false
 	}
 	if err := s.term.kill(pgrp, sig); err != nil {
 		s.log.Debug("interrupt: signal not sent", "seq", seq, "pgrp", pgrp, "signal", sig.String(), "err", err)
-		return
+		return false
 	}
 	s.log.Debug("interrupt: signal sent", "seq", seq, "pgrp", pgrp, "signal", sig.String())
+	return true
 }
 
 // Close kills the shell and everything it started, and releases the

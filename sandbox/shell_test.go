@@ -589,3 +589,51 @@ func TestWaitCapsOutput(t *testing.T) {
 		}
 	})
 }
+
+// A loop of short jobs that SIGINT does not end (each ignores it, or ends
+// before a signal reaches it) is ended through the shell: once its jobs
+// have had SIGINT for two grace periods, the shell gets one between two
+// jobs. SIGKILL, a job's after its own grace, would never end the loop.
+func TestInterruptEndsALoopThroughTheShell(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, ft := newFakeShell(t, shellConfig{grace: 500 * time.Millisecond})
+		nonce := startFake(t, s, ft, "while :; do sh -c \"trap '' INT; sleep 0.02\"; done")
+		ft.onSignal = func(pgrp int, sig syscall.Signal) {
+			if pgrp == fakeShellGroup && sig == syscall.SIGINT {
+				ft.send(sentinelFor(nonce, 130))
+			}
+		}
+		stop := make(chan struct{})
+		loopDone := make(chan struct{})
+		go func() { // each job 20 ms in front, then the shell for 10 ms
+			defer close(loopDone)
+			for pgrp := fakeJobGroup + 1; ; pgrp++ {
+				for _, step := range []struct {
+					fg int
+					d  time.Duration
+				}{{pgrp, 20 * time.Millisecond}, {fakeShellGroup, 10 * time.Millisecond}} {
+					ft.setForeground(step.fg)
+					select {
+					case <-stop:
+						return
+					case <-time.After(step.d):
+					}
+				}
+			}
+		}()
+		time.Sleep(3 * time.Millisecond) // the looks fall inside the phases, never on their edges
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		err := s.Interrupt(ctx)
+		close(stop)
+		<-loopDone
+		if err != nil {
+			t.Fatalf("Interrupt: %v (signals %v)", err, ft.sent())
+		}
+		last := ft.sent()[len(ft.sent())-1]
+		if last != (sent{fakeShellGroup, syscall.SIGINT}) {
+			t.Errorf("last signal %v, want SIGINT to the shell", last)
+		}
+	})
+}
