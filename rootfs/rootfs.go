@@ -219,6 +219,27 @@ var noBlock = func() int {
 	return syscall.O_NONBLOCK
 }()
 
+// NotRegular words what a file of mode m is when it is not a regular file
+// ("a named pipe"), and is "" for a regular file: reading a pipe or a
+// device waits for a writer or never ends.
+func NotRegular(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return "a special file"
+}
+
 // ErrTooLarge is the error of a file over ReadFile's limit.
 var ErrTooLarge = errors.New("file too large")
 

@@ -352,9 +352,13 @@ func extractError(err error) error {
 }
 
 // roots are the folders files may come from.
-func (d *DocumentQuery) roots(call *loop.ToolCall) []string {
-	if len(d.opts.Roots) > 0 {
-		return d.opts.Roots
+func (d *DocumentQuery) roots(call *loop.ToolCall) []string { return toolRoots(d.opts.Roots, call) }
+
+// toolRoots are the folders a tool reads files from: those configured, or
+// else the calling session's workspace.
+func toolRoots(configured []string, call *loop.ToolCall) []string {
+	if len(configured) > 0 {
+		return configured
 	}
 	if call.Agent != nil && call.Agent.Session() != nil {
 		if ws := call.Agent.Session().Workspace(); ws != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,19 +154,7 @@ func writeList(b *strings.Builder, items []string) {
 }
 
 // roots are the folders images may come from.
-func (v *VisionLoad) roots(call *loop.ToolCall) []string {
-	if len(v.opts.Roots) > 0 {
-		return v.opts.Roots
-	}
-	if call.Agent != nil && call.Agent.Session() != nil {
-		if ws := call.Agent.Session().Workspace(); ws != "" {
-			if abs, err := filepath.Abs(ws); err == nil {
-				return []string{filepath.Clean(abs)}
-			}
-		}
-	}
-	return nil
-}
+func (v *VisionLoad) roots(call *loop.ToolCall) []string { return toolRoots(v.opts.Roots, call) }
 
 // load reads and prepares the image at arg.
 func (v *VisionLoad) load(ctx context.Context, roots []string, arg string) (llm.Image, error) {
@@ -252,22 +239,7 @@ func (v *VisionLoad) read(ctx context.Context, roots []string, arg string) ([]by
 		return nil, fmt.Errorf("%w: the file is more than %d MiB", vision.ErrTooLarge, vision.MaxSourceBytes>>20)
 	}
 	if fi, serr := os.Stat(real); serr == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("it is not a regular file but %s", fileKind(fi.Mode()))
+		return nil, fmt.Errorf("it is not a regular file but %s", rootfs.NotRegular(fi.Mode()))
 	}
 	return nil, errors.New(rootfs.Reason(err))
-}
-
-// fileKind words what a file that is not a regular one is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }

@@ -10,9 +10,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/zeroagent/zero/internal/imagetest"
@@ -207,24 +205,6 @@ func TestVisionLoadRefusals(t *testing.T) {
 			}
 		}
 	})
-}
-
-// A named pipe is refused, not waited on: opening one for reading blocks
-// until a writer comes, and none will.
-func TestVisionLoadRefusesANamedPipe(t *testing.T) {
-	t.Parallel()
-	if runtime.GOOS == "windows" {
-		t.Skip("no named pipes")
-	}
-	ws := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(ws, "pipe.png"), 0o644); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	tool := tools.NewVisionLoad(tools.VisionLoadOptions{Roots: []string{ws}})
-	res := visionCall(t, tool, ws, jsonList("pipe.png"))
-	if !res.IsError || !strings.Contains(res.Text, "a named pipe") {
-		t.Errorf("IsError %v:\n%s", res.IsError, res.Text)
-	}
 }
 
 func TestVisionLoadReadsOutsideThroughReadOutside(t *testing.T) {

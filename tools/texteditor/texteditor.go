@@ -463,27 +463,9 @@ func open(root *os.Root, name string) (*os.File, error) {
 	return root.OpenFile(name, os.O_RDONLY|noBlock, 0)
 }
 
-// notRegular words what a file of mode m is when it is not a regular
-// file ("a named pipe"), and is "" for a regular file. The text editor
-// reads and replaces regular files only: reading a pipe or a device waits
-// for a writer or never ends, and replacing one breaks whatever uses it.
-func notRegular(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return ""
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	}
-	return "a special file"
-}
+// notRegular is rootfs.NotRegular: the text editor reads and replaces
+// regular files only (replacing a pipe or a device breaks whatever uses it).
+func notRegular(m fs.FileMode) string { return rootfs.NotRegular(m) }
 
 // notRegularMessage is the message for the model about name, a file
 // of the kind notRegular gave.
