@@ -60,7 +60,8 @@ func checkImage(im llm.Image) error {
 }
 
 // boundImages keeps a tool result's images that a model can take: at most
-// MaxToolImages, each checked; what is left out is warned about.
+// MaxToolImages, each checked and its name masked; what is left out is
+// warned about.
 func (a *Agent) boundImages(images []llm.Image) []llm.Image {
 	if len(images) == 0 {
 		return nil
@@ -74,6 +75,11 @@ func (a *Agent) boundImages(images []llm.Image) []llm.Image {
 		if err := checkImage(im); err != nil {
 			a.warn("", "a tool result's image was left out: "+err.Error())
 			continue
+		}
+		if a.session.cfg.Secrets != nil {
+			// Named after what the tool read (a URI with an expanded
+			// secret): aliases only, as the result's text.
+			im.Name = a.session.mask(im.Name)
 		}
 		out = append(out, im)
 	}

@@ -133,3 +133,40 @@ func TestImagesRefusedInput(t *testing.T) {
 		t.Errorf("%d model requests", n)
 	}
 }
+
+// A picture a tool names after something holding a secret (an MCP
+// resource's URI the model wrote with an alias, expanded for the tool)
+// is named by the alias in events, history and the request.
+func TestImageNamesMasked(t *testing.T) {
+	t.Parallel()
+	leaky := toolFunc{"looker", func(context.Context, *loop.ToolCall) (loop.ToolResult, error) {
+		im := llm.NewImage("image/png", []byte("pic"), 1, 1, "res://x?token="+secretToken)
+		return loop.ToolResult{Text: "1 picture", Images: []llm.Image{im}}, nil
+	}}
+	model := &fakeModel{replies: []reply{{content: toolReq("look", "looker", map[string]any{})}, {content: respond("seen")}}}
+	sess, rec := newSession(t, setup{model: model, tools: []loop.Tool{responseTool, leaky}, secrets: secretSet(t)})
+	if _, err := sess.Run(runCtx(t), "look"); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rec.ofType(loop.EventToolResult) {
+		for _, im := range e.Images {
+			if strings.Contains(im.Name, secretToken) {
+				t.Errorf("event names the picture %q", im.Name)
+			}
+		}
+	}
+	for _, m := range model.requests()[1] {
+		for _, im := range m.Images {
+			if strings.Contains(im.Name, secretToken) {
+				t.Errorf("request names the picture %q", im.Name)
+			}
+		}
+	}
+	for _, m := range sess.Agent0().History.State().Messages {
+		for _, im := range m.Images {
+			if strings.Contains(im.Name, secretToken) {
+				t.Errorf("history names the picture %q", im.Name)
+			}
+		}
+	}
+}
