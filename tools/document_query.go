@@ -354,6 +354,35 @@ func extractError(err error) error {
 // roots are the folders files may come from.
 func (d *DocumentQuery) roots(call *loop.ToolCall) []string { return toolRoots(d.opts.Roots, call) }
 
+// inRoot finds the root of roots that holds p (clean, absolute, inside one
+// of them as written) once its symlinks are resolved, and p's path
+// relative to it: the file is then read through that root, which refuses
+// any step out of it, so a symlink swapped in after the check leads
+// nowhere. why, when set, says how the path leads out.
+func inRoot(roots []string, p string) (base, rel, why string, err error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", "", "", errors.New(rootfs.Reason(err))
+	}
+	for _, r := range roots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			rr = r
+		}
+		if rootfs.Within(rr, real) {
+			base = rr
+			break
+		}
+	}
+	if base == "" {
+		return "", "", "leads outside the workspace through a symlink", nil
+	}
+	if rel, err = filepath.Rel(base, real); err != nil {
+		return "", "", "cannot be resolved", nil
+	}
+	return base, rel, "", nil
+}
+
 // toolRoots are the folders a tool reads files from: those configured, or
 // else the calling session's workspace.
 func toolRoots(configured []string, call *loop.ToolCall) []string {
@@ -394,27 +423,12 @@ func (d *DocumentQuery) loadFile(call *loop.ToolCall, arg string) (loadedDoc, er
 	if !slices.ContainsFunc(roots, func(r string) bool { return rootfs.Within(r, p) }) {
 		return loadedDoc{}, outside("is outside the workspace")
 	}
-	real, err := filepath.EvalSymlinks(p)
+	base, rel, why, err := inRoot(roots, p)
 	if err != nil {
-		return loadedDoc{}, errors.New(rootfs.Reason(err))
+		return loadedDoc{}, err
 	}
-	base := ""
-	for _, r := range roots {
-		rr, err := filepath.EvalSymlinks(r)
-		if err != nil {
-			rr = r
-		}
-		if rootfs.Within(rr, real) {
-			base = rr
-			break
-		}
-	}
-	if base == "" {
-		return loadedDoc{}, outside("leads outside the workspace through a symlink")
-	}
-	rel, err := filepath.Rel(base, real)
-	if err != nil {
-		return loadedDoc{}, outside("cannot be resolved")
+	if why != "" {
+		return loadedDoc{}, outside(why)
 	}
 	root, err := os.OpenRoot(base)
 	if err != nil {

@@ -202,30 +202,12 @@ func (v *VisionLoad) read(ctx context.Context, roots []string, arg string) ([]by
 		}
 		return nil, refuse("is outside the workspace")
 	}
-	// The path is resolved to find the root that holds it; the file is then
-	// read through that root, which refuses any step out of it, so a
-	// symlink swapped in after the check leads nowhere.
-	real, err := filepath.EvalSymlinks(p)
+	base, rel, why, err := inRoot(roots, p)
 	if err != nil {
-		return nil, errors.New(rootfs.Reason(err))
+		return nil, err
 	}
-	base := ""
-	for _, r := range roots {
-		rr, err := filepath.EvalSymlinks(r)
-		if err != nil {
-			rr = r
-		}
-		if rootfs.Within(rr, real) {
-			base = rr
-			break
-		}
-	}
-	if base == "" {
-		return nil, refuse("leads outside the workspace through a symlink")
-	}
-	rel, err := filepath.Rel(base, real)
-	if err != nil {
-		return nil, refuse("cannot be resolved")
+	if why != "" {
+		return nil, refuse(why)
 	}
 	// rootfs.ReadFile opens without blocking: a named pipe is refused, not
 	// waited on.
@@ -238,7 +220,7 @@ func (v *VisionLoad) read(ctx context.Context, roots []string, arg string) ([]by
 	case errors.Is(err, rootfs.ErrTooLarge):
 		return nil, fmt.Errorf("%w: the file is more than %d MiB", vision.ErrTooLarge, vision.MaxSourceBytes>>20)
 	}
-	if fi, serr := os.Stat(real); serr == nil && !fi.Mode().IsRegular() {
+	if fi, serr := os.Stat(filepath.Join(base, rel)); serr == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("it is not a regular file but %s", rootfs.NotRegular(fi.Mode()))
 	}
 	return nil, errors.New(rootfs.Reason(err))
