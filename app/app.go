@@ -317,6 +317,9 @@ func zeroState(env Env) []string {
 	if dir := env.StateDir(); dir != "" {
 		out = append(out, dir)
 	}
+	if dir, _ := env.CheckpointDir(); dir != "" {
+		out = append(out, dir) // often inside one of the above: said twice, hidden once
+	}
 	if tmp := filepath.Clean(os.TempDir()); tmp != "/tmp" && filepath.IsAbs(tmp) {
 		out = append(out, tmp)
 	}

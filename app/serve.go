@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroagent/zero/checkpoint"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/server"
@@ -35,6 +36,10 @@ type Host struct {
 	Manager *server.Manager
 	Catalog *catalog
 	Store   *store.Store // nil: sessions live in memory only
+	// Checkpoints keeps the workspace snapshots of the checkpoints; nil:
+	// they cover the conversation only.
+	Checkpoints     *checkpoint.Store
+	dropCheckpoints func() // removes a folder of this process's
 
 	mu   sync.Mutex
 	apps map[string]*App // by roots
@@ -95,17 +100,19 @@ func (h *Host) init(ctx context.Context, a *App) {
 	logger := h.Logger
 	h.Catalog = newCatalog(ctx, a)
 	h.Store = openStore(h.opts.Env, logger, a.Warn.warn)
+	h.Checkpoints, h.dropCheckpoints = openCheckpoints(h.opts.Env, logger, a.Warn.warn)
 	a.InitMemory(h.Store)
 	a.startMemory()
 	h.Manager = server.NewManager(server.Options{
-		NewSession: h.newSession,
-		Setup:      h.setup,
-		Broker:     h.broker,
-		Trust:      h.trust(),
-		Store:      h.Store,
-		Workspace:  h.Workspace,
-		Memory:     hostMemory{h},
-		Commands:   newCommandBook(h.opts.Env, logger),
+		NewSession:  h.newSession,
+		Setup:       h.setup,
+		Broker:      h.broker,
+		Trust:       h.trust(),
+		Store:       h.Store,
+		Checkpoints: h.Checkpoints,
+		Workspace:   h.Workspace,
+		Memory:      hostMemory{h},
+		Commands:    newCommandBook(h.opts.Env, logger),
 		OnClose: func(spec server.SessionSpec) {
 			h.mu.Lock() // only an app that exists holds the session's servers
 			a := h.apps[strings.Join(rootsOr(spec.Roots, h.Workspace), "\x00")]
@@ -302,6 +309,9 @@ func (h *Host) Close(grace time.Duration) {
 		wg.Go(a.Close) // returns once its servers and shells are gone
 	}
 	wg.Wait()
+	if h.dropCheckpoints != nil {
+		defer h.dropCheckpoints()
+	}
 	if h.Store == nil {
 		return
 	}

@@ -244,6 +244,8 @@ type compressor struct {
 	h      *History
 	limit  float64
 	target float64
+	// focus is what the person asked a summary to keep (Compact).
+	focus string
 }
 
 // histParts is the history split as Agent Zero splits it: the current
@@ -415,6 +417,9 @@ func (c *compressor) summarize(ctx context.Context, p *histParts, first, last in
 	msg, err := c.a.Render("fw.topic_summary.msg.md", map[string]any{"content": strings.Join(lines, "\n")})
 	if err != nil {
 		return false, err
+	}
+	if c.focus != "" {
+		msg += "\n\nThe user asked the summary to focus on: " + c.focus
 	}
 	summary, err := c.a.CallUtilityModel(ctx, system, msg)
 	if err != nil {

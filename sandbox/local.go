@@ -413,6 +413,17 @@ func (t *localTerm) waitShell() {
 	_ = t.f.SetReadDeadline(time.Now().Add(exitDrain))
 }
 
+// processes names what runs in the shell's session besides bash (and
+// bubblewrap), nil when nothing does.
+func (t *localTerm) processes() []string {
+	select {
+	case <-t.exited:
+		return nil
+	default:
+	}
+	return sessionProcesses(t.sid, t.sid, t.pid)
+}
+
 func (t *localTerm) Read(p []byte) (int, error) {
 	n, err := t.f.Read(p)
 	if err == nil || t.closing.Load() {

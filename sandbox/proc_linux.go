@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,4 +53,29 @@ func sessionMembers(sid int) []int {
 		}
 	}
 	return pids
+}
+
+// sessionProcesses names the live processes of session sid but those in
+// skip and bubblewrap's own, as "pid command line".
+func sessionProcesses(sid int, skip ...int) []string {
+	var out []string
+	for _, pid := range sessionMembers(sid) {
+		if slices.Contains(skip, pid) {
+			continue
+		}
+		p := strconv.Itoa(pid)
+		if comm, _ := os.ReadFile("/proc/" + p + "/comm"); strings.TrimSpace(string(comm)) == "bwrap" {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + p + "/cmdline")
+		if err != nil || len(cmdline) == 0 {
+			continue // exited meanwhile, or a kernel thread
+		}
+		line := strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
+		if len(line) > 160 {
+			line = line[:160] + "…"
+		}
+		out = append(out, p+" "+line)
+	}
+	return out
 }

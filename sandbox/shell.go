@@ -64,6 +64,7 @@ type Shell struct {
 	reported bool   // the last completion was returned by a Wait (or superseded)
 	lastExit int
 	started  time.Time
+	command  string // the last command started
 	c        cleaner
 	held     []byte // raw bytes that may be the start of a sentinel
 	out      capBuf // cleaned output no Wait has returned yet
@@ -97,6 +98,33 @@ func newShell(term terminal, cfg shellConfig) *Shell {
 		after:      newCapBuf(cfg.maxOutput),
 	}
 	go s.readLoop()
+	return s
+}
+
+// Processes names what still runs in the shell besides the shell itself,
+// each as "pid command line": the command it waits for and the jobs left
+// in the background (where the backend can see them: the local one on
+// Linux). Elsewhere it names the command still running, if any.
+func (s *Shell) Processes() []string {
+	if p, ok := s.term.(interface{ processes() []string }); ok {
+		if procs := p.processes(); procs != nil {
+			return procs
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running && !s.closed && s.dead == nil {
+		return []string{cut(s.command, 160)}
+	}
+	return nil
+}
+
+// cut is s on one line, at most n bytes.
+func cut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
 	return s
 }
 
@@ -181,6 +209,7 @@ func (s *Shell) Start(command string) error {
 	s.nonce = newNonce()
 	s.running = true
 	s.started = time.Now()
+	s.command = command
 	s.seenData = s.dataSeq
 	s.c.forgetLines()
 	seq, line := s.seq, commandLine(s.nonce, command)

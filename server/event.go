@@ -56,6 +56,11 @@ type Event struct {
 	Plan       *Plan           `json:"plan,omitempty"`
 	StopReason string          `json:"stop_reason,omitempty"`
 	Error      string          `json:"error,omitempty"`
+	// Checkpoint, Rewind and Fork are the server's own events'
+	// (checkpoint, rewound, forked).
+	Checkpoint *CheckpointRef `json:"checkpoint,omitempty"`
+	Rewind     *RewindReport  `json:"rewind,omitempty"`
+	Fork       *ForkRef       `json:"fork,omitempty"`
 }
 
 // ImageRef names a picture of a user message or a tool result: its data

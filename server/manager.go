@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroagent/zero/checkpoint"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/store"
@@ -88,6 +89,10 @@ type Options struct {
 	// sessions of Workspace, Get loads one on first use. NewLog is then
 	// not used.
 	Store *store.Store
+	// Checkpoints, when set, keeps the snapshots of the workspace roots
+	// taken before each run (see Session.Rewind); without it checkpoints
+	// cover the conversation only.
+	Checkpoints *checkpoint.Store
 	// Workspace is the workspace whose stored sessions List shows.
 	Workspace string
 	// Memory, when set, lists and searches the agent's memory for the
@@ -282,6 +287,7 @@ func (m *Manager) start(ctx context.Context, s *Session, r *restore) (*Session, 
 		}
 	}
 	s.setup, s.now, s.trust = m.opts.Setup, m.opts.Now, m.opts.Trust
+	s.snaps = m.opts.Checkpoints
 	sink := s.sink
 	m.mu.Lock()
 	rs := m.reach[spec.ID]
@@ -445,6 +451,10 @@ func (m *Manager) load(ctx context.Context, id string, o GetOptions) (*Session, 
 		release()
 		return nil, fmt.Errorf("load session %s: %w", id, err)
 	}
+	if s.cps, err = loadCheckpoints(st, id); err != nil {
+		release()
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
 	s.updated.Store(rec.Updated.UnixNano())
 	r.set = set
 	s, err = m.start(ctx, s, r)
@@ -554,6 +564,9 @@ func (m *Manager) Delete(id string) error {
 	}
 	if m.opts.OnDelete != nil {
 		m.opts.OnDelete(spec)
+	}
+	if err := m.PruneSnapshots(); err != nil {
+		m.opts.Logger.Warn("after deleting a session", "session", id, "err", err)
 	}
 	m.opts.Logger.Info("session deleted", "session", id)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroagent/zero/checkpoint"
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
 	"github.com/zeroagent/zero/store"
@@ -53,6 +54,9 @@ type Session struct {
 	settings func() settings
 	broker   *Broker  // nil: no approvals, no plan mode
 	commands Commands // nil: no saved prompts
+	// snaps keeps the workspace snapshots of the checkpoints; nil: they
+	// cover the conversation only.
+	snaps *checkpoint.Store
 
 	// deliverMu orders appends: events from the engine and from the
 	// broker get increasing Seq in the order they are logged.
@@ -72,6 +76,7 @@ type Session struct {
 	runs   int
 	last   RunResult
 	answer string // agent 0's response in the run going on
+	cps    []Checkpoint
 	title  string
 	closed bool
 	// reload asks for the setup to be built again when the run ends (the
@@ -213,8 +218,10 @@ func (s *Session) begin(ctx context.Context, in loop.Input, strict bool) (contex
 // run executes one run; begin set busy and added it to wg.
 func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n int, in loop.Input) RunResult {
 	defer s.wg.Done()
+	cp := s.takeCheckpoint(rctx, n, CheckpointRun, cmp.Or(strings.TrimSpace(in.Text), imagesTitle(in.Images)), true)
 	resp, err := s.ls.RunInput(rctx, in)
 	cancel(nil)
+	s.finishCheckpoint(context.WithoutCancel(rctx), cp.ID)
 	s.mu.Lock()
 	reload := s.reload
 	s.reload = false

@@ -157,7 +157,8 @@ func TestEventsAndWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := <-ch
-		if w.err != nil || len(w.evs) == 0 || w.evs[0].Seq != head+1 || w.evs[0].Type != loop.EventRunStarted {
+		// A run begins with its checkpoint, then run_started.
+		if w.err != nil || len(w.evs) < 2 || w.evs[0].Seq != head+1 || w.evs[0].Type != EventCheckpoint || w.evs[1].Type != loop.EventRunStarted {
 			t.Errorf("Wait = %+v", w)
 		}
 	})
@@ -170,7 +171,7 @@ func TestEventsAndWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := f.Take().Events
-		if len(got) < 2 || got[0].Type != loop.EventRunStarted || got[len(got)-1].Type != loop.EventRunEnded {
+		if len(got) < 3 || got[0].Type != EventCheckpoint || got[1].Type != loop.EventRunStarted || got[len(got)-1].Type != loop.EventRunEnded {
 			t.Errorf("follower got %v", got)
 		}
 	})

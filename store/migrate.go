@@ -135,6 +135,19 @@ var migrations = [][]string{
 		)`,
 		`ALTER TABLE messages ADD COLUMN images TEXT NOT NULL DEFAULT ''`,
 	},
+	{
+		// 7: the points a session can go back to (undo, rewind, fork):
+		// the engine's data as JSON (the history's mark, the workspace's
+		// snapshots), numbered per session.
+		`CREATE TABLE checkpoints (
+			session TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+			id      INTEGER NOT NULL,
+			run     INTEGER NOT NULL,
+			created INTEGER NOT NULL, -- Unix nanoseconds
+			data    BLOB NOT NULL,
+			PRIMARY KEY (session, id)
+		)`,
+	},
 }
 
 // migrate brings the schema of db up to version upto, each step in its own

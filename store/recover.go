@@ -190,6 +190,8 @@ var salvaged = []struct {
 	{"events", "session"},
 	{"messages", "session"},
 	{"summaries", "session"},
+	{"images", ""},
+	{"checkpoints", "session"},
 	{"memories", "id"},
 	{"memory_vectors", "id"},
 	{"memory_scopes", ""},

@@ -379,6 +379,32 @@ func (ce *CodeExecution) closeShell(a *loop.Agent, n int) {
 	}
 }
 
+// Activities names what still runs in the agent's shells (loop.Busy): the
+// command a shell waits for and the jobs left in the background, each as
+// "shell N: pid command line".
+func (ce *CodeExecution) Activities(a *loop.Agent) []string {
+	ce.mu.Lock()
+	type numbered struct {
+		n  int
+		sh *sandbox.Shell
+	}
+	var shells []numbered
+	for k, sh := range ce.shells {
+		if k.agent == a {
+			shells = append(shells, numbered{k.n, sh})
+		}
+	}
+	ce.mu.Unlock()
+	slices.SortFunc(shells, func(x, y numbered) int { return x.n - y.n })
+	var out []string
+	for _, s := range shells {
+		for _, p := range s.sh.Processes() {
+			out = append(out, fmt.Sprintf("shell %d: %s", s.n, p))
+		}
+	}
+	return out
+}
+
 // CloseAgent closes the shells of an agent that is discarded.
 func (ce *CodeExecution) CloseAgent(a *loop.Agent) {
 	ce.mu.Lock()

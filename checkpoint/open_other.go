@@ -1,0 +1,5 @@
+//go:build !unix
+
+package checkpoint
+
+const oNonblock = 0

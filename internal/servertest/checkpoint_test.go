@@ -1,0 +1,322 @@
+package servertest_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zeroagent/zero/internal/servertest"
+	"github.com/zeroagent/zero/llm/llmtest"
+	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/server"
+)
+
+// undoReplies script a run that changes the workspace three ways: a file
+// edited with text_editor, one created and one deleted by a command.
+func undoReplies() []llmtest.Reply {
+	return []llmtest.Reply{
+		{Match: "make the mess", Content: `{"thoughts": ["edit"], "headline": "Editing", "tool_name": "text_editor:write", "tool_args": {"path": "kept.txt", "content": "changed by the agent\n"}}`},
+		{Match: "changed by the agent", Content: `{"thoughts": ["shell"], "headline": "Shell", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "mkdir -p out && echo new > out/made.txt && rm gone.txt && echo done-shell"}}`},
+		{Match: "done-shell", Content: `{"thoughts": ["done"], "headline": "Done", "tool_name": "response", "tool_args": {"text": "mess made"}}`},
+		{Match: "after the undo", Content: `{"thoughts": ["ok"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "fresh"}}`},
+	}
+}
+
+// tree is every file under dir (but .git) with its content's hash.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			if rel != "." {
+				out[rel+"/"] = "dir"
+			}
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		out[rel] = hex.EncodeToString(sum[:8])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func seedWorkspace(t *testing.T, ws string) {
+	write(t, filepath.Join(ws, "kept.txt"), "the user's text\n")
+	write(t, filepath.Join(ws, "gone.txt"), "deleted by a command\n")
+	write(t, filepath.Join(ws, ".gitignore"), "build/\n")
+	write(t, filepath.Join(ws, "build", "out.bin"), "ignored build output\n")
+	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+}
+
+// An undo takes back what a run did to the files, by a tool and by
+// commands alike, and its part of the conversation: the next request no
+// longer holds it. The user's .git and the ignored build output are left
+// alone, and the undo is an event.
+func TestUndoRestoresFilesAndConversation(t *testing.T) {
+	t.Parallel()
+	for _, stored := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "store"}[stored], func(t *testing.T) {
+			t.Parallel()
+			env := servertest.New(t, servertest.Options{Store: stored, Settings: jsonProtocol(nil), Replies: undoReplies()})
+			seedWorkspace(t, env.Workspace)
+			before := tree(t, env.Workspace)
+			s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Prompt(t.Context(), "make the mess")
+			if err != nil || res.Response != "mess made" {
+				t.Fatalf("run = %+v, %v", res, err)
+			}
+			after := tree(t, env.Workspace)
+			if after["kept.txt"] == before["kept.txt"] || after["out/made.txt"] == "" || after["gone.txt"] != "" {
+				t.Fatalf("the run did not change the workspace as scripted: %v", after)
+			}
+			write(t, filepath.Join(env.Workspace, "build", "later.bin"), "more build output\n")
+			rep, err := s.Undo(t.Context(), "")
+			if err != nil {
+				t.Fatalf("Undo: %v", err)
+			}
+			got := tree(t, env.Workspace)
+			delete(got, "build/later.bin") // ignored: neither snapshotted nor removed
+			if !mapsEqual(got, before) {
+				t.Fatalf("after the undo the workspace is\n%v\nwant\n%v", got, before)
+			}
+			if _, err := os.Stat(filepath.Join(env.Workspace, "build", "later.bin")); err != nil {
+				t.Errorf("the ignored build output was touched: %v", err)
+			}
+			if !slices.Contains(rep.Restored, "kept.txt") || !slices.Contains(rep.Restored, "gone.txt") || !slices.Contains(rep.Deleted, "out/made.txt") {
+				t.Errorf("report = %+v", rep)
+			}
+			if rep.Messages == 0 {
+				t.Errorf("report says no message left the conversation: %+v", rep)
+			}
+			evs, _ := s.Events(0)
+			if !hasType(evs, server.EventCheckpoint) || !hasType(evs, server.EventRewound) {
+				t.Errorf("events lack checkpoint or rewound: %v", types(evs))
+			}
+			n := len(env.Model.Requests())
+			if res, err := s.Prompt(t.Context(), "after the undo"); err != nil || res.Response != "fresh" {
+				t.Fatalf("next run = %+v, %v", res, err)
+			}
+			req := env.Model.Requests()[n]
+			if text := requestText(req); strings.Contains(text, "make the mess") || strings.Contains(text, "changed by the agent") {
+				t.Errorf("the request after the undo still holds the undone run:\n%s", text)
+			}
+		})
+	}
+}
+
+// A change the user made after the run is not lost by an undo: it is a
+// conflict, named; keeping it restores the rest, overwriting restores all.
+func TestUndoAsksAboutTheUsersChanges(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, servertest.Options{Settings: jsonProtocol(nil), Replies: undoReplies()})
+	seedWorkspace(t, env.Workspace)
+	s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(t.Context(), "make the mess"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(env.Workspace, "kept.txt"), "the user fixed it by hand\n")
+	write(t, filepath.Join(env.Workspace, "mine.txt"), "the user's new file\n")
+	_, err = s.Undo(t.Context(), "")
+	var ce *server.ConflictError
+	if !errors.As(err, &ce) || !errors.Is(err, server.ErrConflict) {
+		t.Fatalf("Undo with the user's changes = %v, want a conflict", err)
+	}
+	if !slices.Equal(ce.Paths, []string{"kept.txt", "mine.txt"}) {
+		t.Errorf("conflicts = %q", ce.Paths)
+	}
+	if data, _ := os.ReadFile(filepath.Join(env.Workspace, "out", "made.txt")); string(data) != "new\n" {
+		t.Fatalf("a refused undo changed the workspace")
+	}
+	rep, err := s.Undo(t.Context(), server.ConflictsKeep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(env.Workspace, "kept.txt")); string(data) != "the user fixed it by hand\n" {
+		t.Errorf("kept.txt = %q, the user's change was lost", data)
+	}
+	if _, err := os.Stat(filepath.Join(env.Workspace, "mine.txt")); err != nil {
+		t.Errorf("the user's new file was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(env.Workspace, "gone.txt")); err != nil {
+		t.Errorf("the file the command deleted is not back: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(env.Workspace, "out", "made.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the file the command made is still there: %v", err)
+	}
+	if !slices.Equal(rep.Kept, []string{"kept.txt", "mine.txt"}) {
+		t.Errorf("kept = %q", rep.Kept)
+	}
+}
+
+// A fork holds the conversation up to a run under its own id and goes on
+// on its own; the original's history does not change.
+func TestForkLeavesTheOriginal(t *testing.T) {
+	t.Parallel()
+	replies := []llmtest.Reply{
+		{Match: "second question", Content: `{"thoughts": ["b"], "headline": "B", "tool_name": "response", "tool_args": {"text": "answer two"}}`},
+		{Match: "in the fork", Content: `{"thoughts": ["c"], "headline": "C", "tool_name": "response", "tool_args": {"text": "fork answer"}}`},
+		{Match: "first question", Content: `{"thoughts": ["a"], "headline": "A", "tool_name": "response", "tool_args": {"text": "answer one"}}`},
+	}
+	env := servertest.New(t, servertest.Options{Store: true, Settings: jsonProtocol(nil), Replies: replies})
+	s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"first question", "second question"} {
+		if _, err := s.Prompt(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := env.Manager.Fork(t.Context(), s.ID(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.ID == s.ID() || info.Runs != 1 {
+		t.Fatalf("fork = %+v", info)
+	}
+	f, err := env.Manager.Get(info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(env.Model.Requests())
+	if res, err := f.Prompt(t.Context(), "in the fork"); err != nil || res.Response != "fork answer" {
+		t.Fatalf("fork run = %+v, %v", res, err)
+	}
+	text := requestText(env.Model.Requests()[n])
+	if !strings.Contains(text, "first question") || strings.Contains(text, "second question") {
+		t.Errorf("the fork's request:\n%s\nwant the first run only", text)
+	}
+	evs, _ := f.Events(0)
+	if !hasType(evs, server.EventForked) {
+		t.Errorf("the fork's events lack forked: %v", types(evs))
+	}
+	n = len(env.Model.Requests())
+	if _, err := s.Prompt(t.Context(), "second question again"); err != nil {
+		t.Fatal(err)
+	}
+	if text := requestText(env.Model.Requests()[n]); strings.Contains(text, "in the fork") || !strings.Contains(text, "answer two") {
+		t.Errorf("the original's request:\n%s\nwant its own history", text)
+	}
+	if _, err := env.Manager.Fork(t.Context(), s.ID(), 9); !errors.Is(err, server.ErrInvalid) {
+		t.Errorf("fork at run 9 = %v, want ErrInvalid", err)
+	}
+}
+
+// Compact summarises the history with the utility model, the focus in its
+// request, and an undo takes the compaction back.
+func TestCompactAndUndoIt(t *testing.T) {
+	t.Parallel()
+	replies := []llmtest.Reply{
+		{Match: "keep the parser", Content: "SUMMARY: they talked about the parser."},
+		{Match: "first question", Content: `{"thoughts": ["a"], "headline": "A", "tool_name": "response", "tool_args": {"text": "` + strings.Repeat("long answer ", 60) + `"}}`},
+		{Match: "next question", Content: `{"thoughts": ["b"], "headline": "B", "tool_name": "response", "tool_args": {"text": "ok"}}`},
+	}
+	env := servertest.New(t, servertest.Options{Settings: jsonProtocol(nil), Replies: replies})
+	s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(t.Context(), "first question"); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := s.Compact(t.Context(), "keep the parser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.After >= ch.Before {
+		t.Errorf("compact: %+v", ch)
+	}
+	n := len(env.Model.Requests())
+	if _, err := s.Prompt(t.Context(), "next question"); err != nil {
+		t.Fatal(err)
+	}
+	text := requestText(env.Model.Requests()[n])
+	if !strings.Contains(text, "SUMMARY: they talked about the parser.") || strings.Contains(text, "long answer long answer") {
+		t.Errorf("the request after compacting:\n%s", text)
+	}
+	// Undo twice: the run after, then the compaction.
+	for range 2 {
+		if _, err := s.Undo(t.Context(), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n = len(env.Model.Requests())
+	if _, err := s.Prompt(t.Context(), "next question"); err != nil {
+		t.Fatal(err)
+	}
+	if text := requestText(env.Model.Requests()[n]); strings.Contains(text, "SUMMARY") || !strings.Contains(text, "long answer long answer") {
+		t.Errorf("the request after undoing the compaction:\n%s", text)
+	}
+	if _, err := s.Compact(context.WithoutCancel(t.Context()), ""); err != nil && !errors.Is(err, server.ErrInvalid) {
+		t.Logf("compact again: %v", err)
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func hasType(evs []server.Event, typ loop.EventType) bool {
+	return slices.ContainsFunc(evs, func(e server.Event) bool { return e.Type == typ })
+}
+
+func types(evs []server.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = string(e.Type)
+	}
+	return out
+}
+
+func requestText(r llmtest.Recorded) string {
+	var b strings.Builder
+	for _, m := range r.Messages {
+		b.WriteString(string(m.Role) + ": " + m.Content + "\n")
+	}
+	return b.String()
+}
