@@ -60,6 +60,10 @@ type Checkpoint struct {
 	// without a snapshot store); Error says why the files are not covered.
 	Files []RootSnapshot `json:"files,omitempty"`
 	Error string         `json:"error,omitempty"`
+	// Undone is set on the checkpoints a rewind of the conversation took
+	// back: they are kept (their ids are never given again) but offered
+	// no more.
+	Undone bool `json:"undone,omitempty"`
 }
 
 // RootSnapshot is one workspace root at a checkpoint: its snapshot before
@@ -74,6 +78,10 @@ type RootSnapshot struct {
 	SkippedCount int               `json:"skipped_count,omitempty"`
 	Partial      bool              `json:"partial,omitempty"`
 	Took         time.Duration     `json:"took"`
+	// Outside are paths changed outside the agent in the gaps of
+	// checkpoints a partial rewind folded into this one: a later rewind
+	// still asks about them.
+	Outside []string `json:"outside,omitempty"`
 }
 
 // CheckpointRef is what a checkpoint event says of its checkpoint.
@@ -169,11 +177,28 @@ func (e *ConflictError) Error() string {
 
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
-// Checkpoints are the session's checkpoints, oldest first.
+// Checkpoints are the session's checkpoints, oldest first (those a
+// rewind took back left out).
 func (s *Session) Checkpoints() []Checkpoint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.cps)
+	return offered(s.cps)
+}
+
+// offered are cps without the undone ones.
+func offered(cps []Checkpoint) []Checkpoint {
+	return slices.DeleteFunc(slices.Clone(cps), func(c Checkpoint) bool { return c.Undone })
+}
+
+// setCheckpoint replaces the checkpoint with c's id, in memory and in the
+// store.
+func (s *Session) setCheckpoint(c Checkpoint) {
+	s.mu.Lock()
+	if i := slices.IndexFunc(s.cps, func(o Checkpoint) bool { return o.ID == c.ID }); i >= 0 {
+		s.cps[i] = c
+	}
+	s.mu.Unlock()
+	s.storeCheckpoint(c)
 }
 
 // takeCheckpoint notes the conversation and, with files, snapshots the
@@ -219,7 +244,7 @@ func (s *Session) commitCheckpoint(c Checkpoint) {
 	s.cps = append(s.cps, c)
 	s.mu.Unlock()
 	s.storeCheckpoint(c)
-	s.emit(Event{Type: EventCheckpoint, Text: c.describe(), Checkpoint: c.ref()})
+	s.emit(Event{Type: EventCheckpoint, Time: s.now(), Text: c.describe(), Checkpoint: c.ref()})
 }
 
 // finishCheckpoint snapshots the roots again when checkpoint id's run has
@@ -245,12 +270,7 @@ func (s *Session) finishCheckpoint(ctx context.Context, id int) {
 		}
 		c.Files[j].After = snap.ID
 	}
-	s.mu.Lock()
-	if i := slices.IndexFunc(s.cps, func(o Checkpoint) bool { return o.ID == id }); i >= 0 {
-		s.cps[i] = c
-	}
-	s.mu.Unlock()
-	s.storeCheckpoint(c)
+	s.setCheckpoint(c)
 }
 
 func (s *Session) storeCheckpoint(c Checkpoint) {
@@ -439,15 +459,96 @@ func (s *Session) Rewind(ctx context.Context, o RewindOptions) (RewindReport, er
 		rep.Messages = before.Messages - c.History.Messages
 		if s.store != nil {
 			s.store.TruncateHistory(s.spec.ID, 0, c.History.Messages, c.History.Summaries)
-			s.store.DropCheckpointsAfter(s.spec.ID, c.ID-1)
 		}
-		s.mu.Lock()
-		s.cps = slices.DeleteFunc(s.cps, func(o Checkpoint) bool { return o.ID >= c.ID })
-		s.mu.Unlock()
+		if !o.Files && i > 0 {
+			// The files stay as the undone runs left them: the checkpoint
+			// before now ends where the last of them ended, and keeps
+			// what the person changed in between.
+			if err := s.fold(ctx, cps[i-1], cps[i:]); err != nil {
+				s.emit(Event{Type: loop.EventWarning, Time: s.now(), Text: "rewind: " + err.Error()})
+			}
+		}
+		for _, u := range cps[i:] {
+			u.Undone = true
+			s.setCheckpoint(u)
+		}
+	} else if o.Files && len(c.Files) > 0 {
+		// The conversation stays, the files went back: the newest
+		// checkpoint ends now, and what the person kept stays theirs.
+		last := cps[len(cps)-1]
+		if err := s.rebase(ctx, last, rep.Kept); err != nil {
+			s.emit(Event{Type: loop.EventWarning, Time: s.now(), Text: "rewind: " + err.Error()})
+		}
 	}
 	rep.Running = s.ls.Activities()
-	s.emit(Event{Type: EventRewound, Text: rep.describe(), Rewind: &rep})
+	s.emit(Event{Type: EventRewound, Time: s.now(), Text: rep.describe(), Rewind: &rep})
 	return rep, nil
+}
+
+// fold makes prev end where the last of dropped ended (their runs' files
+// stay), keeping the paths changed outside the agent in the gaps between
+// them.
+func (s *Session) fold(ctx context.Context, prev Checkpoint, dropped []Checkpoint) error {
+	if s.snaps == nil || len(prev.Files) == 0 {
+		return nil
+	}
+	chain := append([]Checkpoint{prev}, dropped...)
+	prev.Files = slices.Clone(prev.Files)
+	for j := range prev.Files {
+		f := &prev.Files[j]
+		after := f.After
+		outside := slices.Clone(f.Outside)
+		for _, c := range chain[1:] {
+			for _, g := range c.Files {
+				if g.Root != f.Root {
+					continue
+				}
+				if after != "" {
+					chs, err := s.snaps.Between(after, g.Before)
+					if err != nil {
+						return err
+					}
+					for _, ch := range chs {
+						outside = append(outside, ch.Path)
+					}
+				}
+				outside = append(outside, g.Outside...)
+				after = g.After
+			}
+		}
+		slices.Sort(outside)
+		f.After, f.Outside = after, slices.Compact(outside)
+	}
+	s.setCheckpoint(prev)
+	return nil
+}
+
+// rebase makes last end now (after a rewind of the files only, which
+// changed them), keeping kept (root-prefixed as reported) as changed
+// outside the agent.
+func (s *Session) rebase(ctx context.Context, last Checkpoint, kept []string) error {
+	if s.snaps == nil || len(last.Files) == 0 {
+		return nil
+	}
+	last.Files = slices.Clone(last.Files)
+	for j := range last.Files {
+		f := &last.Files[j]
+		snap, err := s.snaps.Take(ctx, f.Root)
+		if err != nil {
+			return err
+		}
+		name := rootName(f.Root, len(last.Files))
+		outside := slices.Clone(f.Outside)
+		for _, p := range kept {
+			if rel, ok := strings.CutPrefix(p, name); ok {
+				outside = append(outside, rel)
+			}
+		}
+		slices.Sort(outside)
+		f.After, f.Outside = snap.ID, slices.Compact(outside)
+	}
+	s.setCheckpoint(last)
+	return nil
 }
 
 // changedOutside names the paths changed outside the agent since the
@@ -485,6 +586,9 @@ func (s *Session) changedOutside(ctx context.Context, cps []Checkpoint) ([]strin
 						return nil, err
 					}
 					add(name, chs)
+				}
+				for _, p := range f.Outside {
+					add(name, []checkpoint.Change{{Path: p}})
 				}
 				after = f.After
 			}

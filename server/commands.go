@@ -40,6 +40,7 @@ type Commands interface {
 // Builtin are the slash commands the faces handle themselves; a saved
 // prompt of one of these names is not offered.
 var Builtin = []string{"reset", "profile", "plan", "act", "pause", "resume", "trust", "memory",
+	"undo", "rewind", "compact", "fork",
 	"help", "quit", "exit", "q", "new", "clear", "sessions", "cost", "usage", "load"} // the last are zero chat's
 
 // Commands lists the saved prompts of the session's workspace (none

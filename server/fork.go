@@ -54,6 +54,9 @@ func cutAt(id string, atRun, runs int, running bool, cps []Checkpoint, seq int64
 	if atRun == 0 {
 		atRun = ended
 	}
+	if ended <= 0 {
+		return forkCut{}, fmt.Errorf("fork session %s: %w: no run has ended yet", id, ErrForkPoint)
+	}
 	if atRun < 0 || atRun > ended {
 		return forkCut{}, fmt.Errorf("fork session %s at run %d: %w (its runs that ended are 1 to %d)", id, atRun, ErrForkPoint, ended)
 	}
@@ -101,6 +104,7 @@ func (m *Manager) forkStored(st *store.Store, id string, atRun int, live *Sessio
 	if err != nil {
 		return Info{}, fmt.Errorf("fork session %q: %w", id, err)
 	}
+	cps = offered(cps)
 	c, err := cutAt(id, atRun, rec.Runs, running, cps, rec.LastSeq)
 	if err != nil {
 		return Info{}, err

@@ -90,12 +90,3 @@ func (s *Store) TruncateHistory(session string, agent, messages, summaries int) 
 		return deleteMessages(b, `session = ? AND agent = ? AND n >= ?`, session, agent, messages)
 	})
 }
-
-// DropCheckpointsAfter queues the removal of the session's checkpoints
-// with an ID above id (those of the runs a rewind took back).
-func (s *Store) DropCheckpointsAfter(session string, id int) {
-	s.write("drop checkpoints", session, false, func(b *batch) error {
-		_, err := b.exec(`DELETE FROM checkpoints WHERE session = ? AND id > ?`, session, id)
-		return err
-	})
-}

@@ -320,3 +320,50 @@ func requestText(r llmtest.Recorded) string {
 	}
 	return b.String()
 }
+
+// A rewind of the conversation only leaves the files as the undone runs
+// made them: a later rewind does not take them for the user's changes,
+// and checkpoint ids are never given twice.
+func TestPartialRewindThenUndo(t *testing.T) {
+	t.Parallel()
+	replies := []llmtest.Reply{
+		{Match: "write one", Content: `{"thoughts": ["w"], "headline": "W", "tool_name": "text_editor:write", "tool_args": {"path": "one.txt", "content": "1\n"}}`},
+		{Match: "write two", Content: `{"thoughts": ["w"], "headline": "W", "tool_name": "text_editor:write", "tool_args": {"path": "two.txt", "content": "2\n"}}`},
+		{Match: "one.txt", Content: `{"thoughts": ["d"], "headline": "D", "tool_name": "response", "tool_args": {"text": "done"}}`},
+		{Match: "two.txt", Content: `{"thoughts": ["d"], "headline": "D", "tool_name": "response", "tool_args": {"text": "done"}}`},
+		{Content: `{"thoughts": ["d"], "headline": "D", "tool_name": "response", "tool_args": {"text": "done"}}`},
+	}
+	env := servertest.New(t, servertest.Options{Store: true, Settings: jsonProtocol(nil), Replies: replies})
+	write(t, filepath.Join(env.Workspace, "base.txt"), "base\n")
+	before := tree(t, env.Workspace)
+	s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"write one", "write two"} {
+		if _, err := s.Prompt(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Rewind(t.Context(), server.RewindOptions{To: 2, Conversation: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(env.Workspace, "two.txt")); err != nil {
+		t.Fatalf("a conversation-only rewind removed the run's file: %v", err)
+	}
+	if cps := s.Checkpoints(); len(cps) != 1 || cps[0].ID != 1 {
+		t.Fatalf("checkpoints after the rewind = %+v", cps)
+	}
+	if _, err := s.Undo(t.Context(), ""); err != nil {
+		t.Fatalf("undo after a conversation-only rewind: %v (the agent's own files are not the user's)", err)
+	}
+	if got := tree(t, env.Workspace); !mapsEqual(got, before) {
+		t.Errorf("after the undo the workspace is %v, want %v", got, before)
+	}
+	if _, err := s.Prompt(t.Context(), "anything"); err != nil {
+		t.Fatal(err)
+	}
+	if cps := s.Checkpoints(); len(cps) != 1 || cps[0].ID != 3 {
+		t.Errorf("the next run's checkpoint = %+v, want id 3", cps)
+	}
+}

@@ -14,6 +14,13 @@
 //   - Engine warnings become thought chunks; engine errors message chunks.
 //   - A prompt sent while a run is going joins that run as an intervention
 //     and is answered at once with end_turn.
+//   - Checkpoints (see checkpoints.go): each run's checkpoint is a thought
+//     line opening its turn; what a rewind did is an agent message (the
+//     files restored, removed, kept, failed, the messages that left the
+//     conversation, the processes still running), live and on load. The
+//     face's /undo, /rewind, /compact and /fork use them; a rewind asks
+//     about files changed outside the agent with session/request_permission.
+//     The unstable session/fork is served (sessionCapabilities.fork).
 //   - A message may be up to MaxLineSize (64 MiB) long; a longer one is
 //     answered with a JSON-RPC error and the connection goes on. An
 //     editor's answer to fs/read_text_file longer than MaxReadTextFile
@@ -30,6 +37,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -122,6 +130,9 @@ type agent struct {
 
 	// big holds the long strings of lines longer than the SDK reads.
 	big *stash
+	// rewinds numbers the questions rewinds put to the user (their tool
+	// call ids).
+	rewinds atomic.Uint64
 }
 
 var (
@@ -221,6 +232,8 @@ func (a *agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 				Resume:                &sdk.SessionResumeCapabilities{},
 				Close:                 &sdk.SessionCloseCapabilities{},
 				AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{},
+				// session/fork (unstable): see UnstableForkSession.
+				Fork: &sdk.SessionForkCapabilities{},
 			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "zero", Title: sdk.Ptr("Zero"), Version: cmp.Or(a.opts.Version, "dev")},

@@ -40,6 +40,7 @@ type fakeClient struct {
 	changed chan struct{}
 	perms   []sdk.RequestPermissionRequest
 	choose  func(sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome
+	permErr error             // when set, permission requests fail with it
 	buffers map[string]string // path → unsaved text
 	writes  map[string]string
 }
@@ -60,8 +61,11 @@ func (c *fakeClient) SessionUpdate(_ context.Context, n sdk.SessionNotification)
 func (c *fakeClient) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	c.perms = append(c.perms, p)
-	choose := c.choose
+	choose, permErr := c.choose, c.permErr
 	c.mu.Unlock()
+	if permErr != nil {
+		return sdk.RequestPermissionResponse{}, permErr
+	}
 	if choose == nil {
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 	}

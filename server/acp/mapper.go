@@ -47,6 +47,10 @@ type mapper struct {
 	plans map[int][]server.PlanItem
 	// image gives the data of a picture an event names (nil: none shown).
 	image func(hash string) (llm.Image, bool)
+	// checkpoint is the line of a run's checkpoint, held until the run
+	// starts: it goes out after the run's user message (in a replay), so
+	// that it opens the turn it belongs to, live and replayed alike.
+	checkpoint string
 }
 
 func newMapper(roots []string) *mapper {
@@ -58,7 +62,7 @@ func newMapper(roots []string) *mapper {
 func (m *mapper) reset() {
 	m.tools.Reset()
 	m.out = map[string]string{}
-	m.dirty, m.answer, m.errShown, m.lastSeq, m.thought = nil, "", false, 0, ""
+	m.dirty, m.answer, m.errShown, m.lastSeq, m.thought, m.checkpoint = nil, "", false, 0, "", ""
 	m.plans = map[int][]server.PlanItem{}
 }
 
@@ -82,6 +86,9 @@ func (m *mapper) event(e server.Event, replay bool, send func(sdk.SessionUpdate)
 	}
 	if e.Type != loop.EventToolOutputDelta {
 		m.flush(send)
+	}
+	if m.checkpoint != "" && e.Type != loop.EventRunStarted {
+		m.sendCheckpoint(send) // no run followed it
 	}
 	switch e.Type {
 	case loop.EventToolCall, loop.EventToolStarted, loop.EventToolOutputDelta, loop.EventToolResult:
@@ -148,6 +155,28 @@ func (m *mapper) text(e server.Event, replay bool, send func(sdk.SessionUpdate))
 			send(sdk.UpdateUserMessageText(e.Text))
 			m.userImages(e, send)
 		}
+		m.sendCheckpoint(send)
+	case server.EventCheckpoint:
+		// A short thought line, like a warning: the turn's checkpoint and
+		// what it covers (the id /rewind takes).
+		if e.Text == "" {
+			return
+		}
+		m.checkpoint = "\n(" + e.Text + ")\n"
+		if e.Checkpoint != nil && e.Checkpoint.Kind != server.CheckpointRun {
+			m.sendCheckpoint(send) // a compaction's: no run follows
+		}
+	case server.EventForked:
+		if e.Text != "" {
+			send(sdk.UpdateAgentThoughtText("\n(" + e.Text + ")\n"))
+		}
+	case server.EventRewound:
+		// The user's files may have changed: a message, not a thought,
+		// saying what went back (the /undo and /rewind commands add
+		// nothing to it).
+		if text := rewoundText(e); text != "" {
+			send(sdk.UpdateAgentMessageText("\n\n" + text))
+		}
 	case loop.EventIntervention:
 		if replay { // live, the editor shows what its user typed
 			send(sdk.UpdateUserMessageText(e.Text))
@@ -204,6 +233,15 @@ func (m *mapper) text(e server.Event, replay bool, send func(sdk.SessionUpdate))
 		}
 		m.answer, m.errShown = "", false
 	}
+}
+
+// sendCheckpoint sends the checkpoint line held, if any.
+func (m *mapper) sendCheckpoint(send func(sdk.SessionUpdate)) {
+	if m.checkpoint == "" {
+		return
+	}
+	send(sdk.UpdateAgentThoughtText(m.checkpoint))
+	m.checkpoint = ""
 }
 
 // response sends what the stream of agent 0's answer missed of it.

@@ -568,8 +568,22 @@ func commandsUpdate(cat server.Catalog, saved []server.Command) *sdk.SessionUpda
 		{Name: "trust", Description: "Review the workspace's code (extensions, tools) and trust exactly those files"},
 		{Name: "memory", Description: "List the agent's newest memories of this workspace, or search them",
 			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "what to look for (empty: the newest)"}}},
+		{Name: "undo", Description: "Take back the last run (or /compact): the files it changed and its part of the conversation"},
+		{Name: "rewind", Description: "List the checkpoints, or go back to one: its files, its conversation, or both",
+			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "checkpoint [files | conversation] (empty: list them)"}}},
+		{Name: "compact", Description: "Summarise the conversation now to free the context (/undo takes it back)",
+			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "what the summary should keep (optional)"}}},
+		{Name: "fork", Description: "Copy the conversation into a new session to go on there; this one stays as it is",
+			Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "run to fork after (empty: the last)"}}},
+	}
+	own := map[string]bool{}
+	for _, c := range list {
+		own[c.Name] = true
 	}
 	for _, c := range saved {
+		if own[c.Name] {
+			continue // the face's own command wins (server.Builtin may not list it yet)
+		}
 		ac := sdk.AvailableCommand{Name: c.Name, Description: cmp.Or(c.Description, c.Name) + " (" + c.Source + ")"}
 		if c.Hint != "" {
 			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: c.Hint}}
@@ -614,6 +628,14 @@ func (a *agent) command(ctx context.Context, st *sessState, msg string) (reply s
 		return "Plan mode is off.", true
 	case "/memory":
 		return a.memoryCommand(ctx, st, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "/memory"))), true
+	case "/undo":
+		return a.undoCommand(ctx, st, fields[1:]), true
+	case "/rewind":
+		return a.rewindCommand(ctx, st, fields[1:]), true
+	case "/compact":
+		return a.compactCommand(ctx, st, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "/compact"))), true
+	case "/fork":
+		return a.forkCommand(ctx, st, fields[1:]), true
 	case "/pause":
 		sess.Pause()
 		return "Paused: the agent stops before its next model call. Send /resume to go on.", true
