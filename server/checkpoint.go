@@ -365,6 +365,9 @@ func (s *Session) hold(ctx context.Context, cancel bool) (release func(), cancel
 			return nil, false, fmt.Errorf("session %s: %w", s.spec.ID, loop.ErrBusy)
 		}
 		stop := s.cancel
+		if s.last.Run >= s.runs {
+			stop = nil // it ended (run_ended): only its snapshot is left to take
+		}
 		s.mu.Unlock()
 		if stop != nil {
 			stop(loop.ErrCancelled)

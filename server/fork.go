@@ -60,6 +60,10 @@ func cutAt(id string, atRun, runs int, running bool, cps []Checkpoint, seq int64
 	if atRun < 0 || atRun > ended {
 		return forkCut{}, fmt.Errorf("fork session %s at run %d: %w (its runs that ended are 1 to %d)", id, atRun, ErrForkPoint, ended)
 	}
+	if slices.ContainsFunc(cps, func(c Checkpoint) bool { return c.Undone && c.Kind == CheckpointRun && c.Run == atRun }) {
+		return forkCut{}, fmt.Errorf("fork session %s at run %d: %w: that run was undone", id, atRun, ErrForkPoint)
+	}
+	cps = offered(cps)
 	i := slices.IndexFunc(cps, func(c Checkpoint) bool { return c.Run > atRun })
 	if i >= 0 {
 		return forkCut{run: atRun, mark: cps[i].History, seq: cps[i].Seq, keepCps: slices.Clone(cps[:i])}, nil
@@ -104,7 +108,6 @@ func (m *Manager) forkStored(st *store.Store, id string, atRun int, live *Sessio
 	if err != nil {
 		return Info{}, fmt.Errorf("fork session %q: %w", id, err)
 	}
-	cps = offered(cps)
 	c, err := cutAt(id, atRun, rec.Runs, running, cps, rec.LastSeq)
 	if err != nil {
 		return Info{}, err
@@ -174,7 +177,10 @@ func (m *Manager) forkLive(ctx context.Context, s *Session, atRun int) (Info, er
 	s.mu.Lock()
 	runs, running := s.runs, s.busy
 	s.mu.Unlock()
-	c, err := cutAt(s.spec.ID, atRun, runs, running, s.Checkpoints(), s.Cursor())
+	s.mu.Lock()
+	all := slices.Clone(s.cps)
+	s.mu.Unlock()
+	c, err := cutAt(s.spec.ID, atRun, runs, running, all, s.Cursor())
 	if err != nil {
 		return Info{}, err
 	}

@@ -237,6 +237,12 @@ func TestForkLeavesTheOriginal(t *testing.T) {
 	if _, err := env.Manager.Fork(t.Context(), s.ID(), 9); !errors.Is(err, server.ErrInvalid) {
 		t.Errorf("fork at run 9 = %v, want ErrInvalid", err)
 	}
+	if _, err := s.Undo(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Manager.Fork(t.Context(), s.ID(), 3); !errors.Is(err, server.ErrInvalid) {
+		t.Errorf("fork at the undone run 3 = %v, want ErrInvalid", err)
+	}
 }
 
 // Compact summarises the history with the utility model, the focus in its

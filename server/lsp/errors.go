@@ -47,9 +47,19 @@ func invalidParams(field, format string, args ...any) error {
 
 // rpcError is the only place that chooses JSON-RPC error codes.
 func rpcError(err error) *jsonrpc2.Error {
+	var ce *server.ConflictError
+	if errors.As(err, &ce) {
+		e := &jsonrpc2.Error{Code: codeConflict, Message: err.Error()}
+		paths := ce.Paths
+		if paths == nil {
+			paths = []string{}
+		}
+		e.SetError(conflictData{Conflicts: paths, To: ce.To})
+		return e
+	}
 	var code int64
 	switch {
-	case errors.Is(err, ErrInvalidParams), errors.Is(err, ErrUnknownSession):
+	case errors.Is(err, ErrInvalidParams), errors.Is(err, ErrUnknownSession), errors.Is(err, server.ErrInvalid):
 		code = jsonrpc2.CodeInvalidParams
 	case errors.Is(err, errMethodNotFound):
 		code = jsonrpc2.CodeMethodNotFound
@@ -61,7 +71,9 @@ func rpcError(err error) *jsonrpc2.Error {
 		code = codeRequestCancelled
 	case errors.Is(err, loop.ErrNotRunning), errors.Is(err, loop.ErrBusy),
 		errors.Is(err, server.ErrClosed), errors.Is(err, server.ErrNotFound),
-		errors.Is(err, server.ErrUnsupported), errors.Is(err, server.ErrHeld):
+		errors.Is(err, server.ErrUnsupported), errors.Is(err, server.ErrHeld),
+		errors.Is(err, server.ErrNoCheckpoint), errors.Is(err, loop.ErrNothingToCompact),
+		errors.Is(err, loop.ErrSummaryNotShorter):
 		code = codeRequestFailed
 	default:
 		code = jsonrpc2.CodeInternalError

@@ -38,6 +38,11 @@
 //     naming it (attachments[i]) and why; nothing is sent then. Events name
 //     pictures by sha256 (images); zero/image {sessionId, sha256} answers
 //     {mimeType, data, width, height, name?}, for replays too.
+//   - zero/checkpoints, zero/undo, zero/rewind, zero/fork and zero/compact
+//     go back in a session (see checkpoints.go): a rewind that meets files
+//     changed outside the agent fails with codeConflict (-32010), data
+//     {conflicts, to}, having changed nothing; the client asks and sends
+//     it again with conflicts "keep" or "overwrite".
 //   - exit without shutdown makes Serve return ErrExitWithoutShutdown.
 package lsp
 

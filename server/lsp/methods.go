@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -51,6 +52,11 @@ var methods = map[string]method{
 	"zero/memories":            (*conn).memories,
 	"zero/commands":            (*conn).commands,
 	"zero/image":               (*conn).image,
+	"zero/checkpoints":         (*conn).checkpoints,
+	"zero/undo":                (*conn).undo,
+	"zero/rewind":              (*conn).rewind,
+	"zero/fork":                (*conn).fork,
+	"zero/compact":             (*conn).compact,
 	"workspace/executeCommand": (*conn).executeCommand,
 }
 
@@ -391,6 +397,7 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 	return later(func(ctx context.Context) (any, error) {
 		select {
 		case res := <-w.done:
+			waitReturned(ctx, sess, w.endSeq)
 			return withRun(res, run), nil
 		case <-ctx.Done():
 		}
@@ -414,6 +421,38 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 			return nil, errConnClosing
 		}
 	}), nil
+}
+
+// waitReturned waits until the run whose run_ended has Seq endSeq has
+// returned, after its checkpoint noted the files as the run left them, so
+// that what the user does once told the run ended is theirs (a rewind
+// tells it from the agent's). It waits for the session to be idle, or for
+// the next run's first event (that run began after this one returned),
+// or for ctx.
+func waitReturned(ctx context.Context, sess *server.Session, endSeq int64) {
+	if !sess.Running() {
+		return
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer cancel()
+		fol := sess.Follow(endSeq)
+		for {
+			b, err := fol.Next(wctx)
+			if err != nil {
+				return
+			}
+			for _, e := range b.Events {
+				if e.Type == server.EventCheckpoint || e.Type == loop.EventRunStarted {
+					return
+				}
+			}
+		}
+	})
+	_ = sess.WaitIdle(wctx)
+	cancel()
+	wg.Wait()
 }
 
 // commandsResult is zero/commands' result.

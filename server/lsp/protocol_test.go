@@ -194,6 +194,17 @@ func TestProtocolTS(t *testing.T) {
 		"Attachment":          reflect.TypeFor[attachmentParams](),
 		"ImageParams":         reflect.TypeFor[imageParams](),
 		"ImageResult":         reflect.TypeFor[imageResult](),
+		"CheckpointRef":       reflect.TypeFor[server.CheckpointRef](),
+		"RewindReport":        reflect.TypeFor[server.RewindReport](),
+		"ForkRef":             reflect.TypeFor[server.ForkRef](),
+		"CheckpointInfo":      reflect.TypeFor[checkpointInfo](),
+		"CheckpointsResult":   reflect.TypeFor[checkpointsResult](),
+		"UndoParams":          reflect.TypeFor[undoParams](),
+		"RewindParams":        reflect.TypeFor[rewindParams](),
+		"ConflictData":        reflect.TypeFor[conflictData](),
+		"ForkParams":          reflect.TypeFor[forkParams](),
+		"ForkResult":          reflect.TypeFor[newSessionResult](),
+		"CompactParams":       reflect.TypeFor[compactParams](),
 	}
 	notGo := map[string]string{ // interfaces with no Go type of ours, and why
 		"WorkspaceFolder":       "go.lsp.dev/protocol's",
@@ -273,5 +284,41 @@ func TestProtocolTS(t *testing.T) {
 	}
 	if got, want := tsUnion(t, src, "ApprovalStatus"), []string{server.ApprovalApproved, server.ApprovalDenied, server.ApprovalCancelled}; !slices.Equal(got, want) {
 		t.Errorf("protocol.ts's ApprovalStatus is %q, want %q", got, want)
+	}
+}
+
+// TestProtocolTSMethods: every request protocol.ts's Methods names is one
+// the server serves (zero/event is the notification it sends).
+func TestProtocolTSMethods(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(protocolTS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)export const Methods = \{(.*?)\} as const;`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("protocol.ts has no Methods")
+	}
+	names := regexp.MustCompile(`'(zero/\w+)'`).FindAllSubmatch(m[1], -1)
+	if len(names) == 0 {
+		t.Fatal("protocol.ts's Methods names nothing")
+	}
+	codes := map[string]int{"invalidParams": -32602, "methodNotFound": -32601, "serverNotInitialized": codeServerNotInitialized,
+		"requestFailed": codeRequestFailed, "requestCancelled": codeRequestCancelled, "conflict": codeConflict}
+	ec := regexp.MustCompile(`(?s)export const ErrorCodes = \{(.*?)\} as const;`).FindSubmatch(b)
+	if ec == nil {
+		t.Fatal("protocol.ts has no ErrorCodes")
+	}
+	for _, c := range regexp.MustCompile(`(\w+): (-?\d+),`).FindAllSubmatch(ec[1], -1) {
+		want, ok := codes[string(c[1])]
+		if got, _ := strconv.Atoi(string(c[2])); !ok || got != want {
+			t.Errorf("protocol.ts's ErrorCodes.%s is %s; the server's is %d (known: %v)", c[1], c[2], want, ok)
+		}
+	}
+	for _, n := range names {
+		name := string(n[1])
+		if _, ok := methods[name]; !ok && name != "zero/event" {
+			t.Errorf("protocol.ts's Methods has %s, which the server does not serve", name)
+		}
 	}
 }

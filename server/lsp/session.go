@@ -41,9 +41,10 @@ type tracked struct {
 	sess *server.Session
 	fol  *server.Follower // owned by the drain goroutine
 
-	qmu  sync.Mutex
-	q    []qitem
-	wake chan struct{} // capacity 1: "the queue is not empty"
+	qmu   sync.Mutex
+	q     []qitem
+	wake  chan struct{} // capacity 1: "the queue is not empty"
+	ended chan struct{} // closed when the drain returns
 
 	// Owned by the drain goroutine.
 	last    int64     // Seq of the newest event sent
@@ -57,6 +58,8 @@ type qitem struct {
 	after  int64
 	w      *waiter
 	replay *replay
+	// flushed is closed once the events before it were sent.
+	flushed chan struct{}
 }
 
 // waiter is a zero/prompt waiting for its run to end.
@@ -65,6 +68,8 @@ type waiter struct {
 	token *protocol.ProgressToken // the client's workDoneToken, if any
 	void  atomic.Bool             // the message became an intervention or failed
 	done  chan PromptResult       // capacity 1
+	// endSeq is the Seq of the run's run_ended, set before done is sent.
+	endSeq int64
 }
 
 // replay is a zero/loadSession or zero/newSession waiting for the log to be
@@ -96,7 +101,8 @@ func (c *conn) track(sess *server.Session, rp *replay) (*tracked, bool) {
 		return t, true
 	}
 	cur := sess.Cursor()
-	t := &tracked{c: c, rc: c.rc, sess: sess, fol: sess.Follow(cur), wake: make(chan struct{}, 1)}
+	t := &tracked{c: c, rc: c.rc, sess: sess, fol: sess.Follow(cur), wake: make(chan struct{}, 1),
+		ended: make(chan struct{})}
 	if rp != nil {
 		t.q = []qitem{{after: cur, replay: rp}}
 		t.wake <- struct{}{}
@@ -135,6 +141,7 @@ func (t *tracked) take() []qitem {
 }
 
 func (t *tracked) drain() {
+	defer close(t.ended)
 	ctx := t.c.ctx
 	mark := func(it qitem) {
 		switch {
@@ -144,6 +151,8 @@ func (t *tracked) drain() {
 			}
 		case it.replay != nil:
 			t.replay(ctx, it.replay, it.after)
+		case it.flushed != nil:
+			close(it.flushed)
 		}
 	}
 	var pending []qitem // markers placed after the events sent so far
@@ -282,6 +291,7 @@ func (t *tracked) endRun(ctx context.Context, e server.Event) {
 		t.c.mu.Unlock()
 	}
 	if run.w != nil {
+		run.w.endSeq = e.Seq
 		run.w.done <- res
 	}
 }

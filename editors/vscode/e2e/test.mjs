@@ -423,4 +423,43 @@ await check('delete the session (✕, confirmed): it leaves the list and the vie
 });
 await screenshot('deleted');
 
+await check('Undo on a run: a change of yours is asked about (Keep my changes), the run\'s edit and its new file go back', async () => {
+  const readme = path.join(folder, 'README.txt');
+  const original = fs.readFileSync(readme, 'utf8');
+  const input = view.locator('#input');
+  await input.fill('E2E-UNDO: change the readme and make a file.');
+  await input.press('Enter');
+  const user = view.locator('.msg.user', { hasText: 'E2E-UNDO' });
+  await user.waitFor({ timeout: 15000 });
+  // Two steps to allow: the text_editor write, then the command.
+  for (const what of ['README.txt', 'e2e-made.txt']) {
+    const allow = view.locator('.card.tool', { hasText: what }).locator('.approve button', { hasText: /^Allow$/ }).first();
+    await allow.waitFor({ state: 'visible', timeout: 30000 });
+    await allow.click();
+  }
+  await view.locator('.msg.answer', { hasText: 'e2e-undo-ok' }).waitFor({ timeout: 30000 });
+  if (fs.readFileSync(readme, 'utf8') !== 'changed by e2e-undo\n') throw new Error('the run did not change README.txt');
+  if (!fs.existsSync(path.join(folder, 'e2e-made.txt'))) throw new Error('the run did not make e2e-made.txt');
+  // The run's message carries its checkpoint: Rewind… and, the newest, Undo.
+  await user.locator('.checkpoint', { hasText: 'Checkpoint' }).waitFor({ timeout: 10000 });
+  await user.locator('button.rewind').waitFor({ timeout: 10000 });
+  await screenshot('checkpoint');
+  // A file of the user's, made after the run: the undo asks about it.
+  fs.writeFileSync(path.join(folder, 'e2e-mine.txt'), 'mine\n');
+  await user.locator('button.undo').click();
+  const dialog = page.locator('.monaco-dialog-box', { hasText: 'changed outside Zero' });
+  await dialog.waitFor({ state: 'visible', timeout: 15000 });
+  if (!(await dialog.innerText()).includes('e2e-mine.txt')) throw new Error(`the question does not name the file: ${await dialog.innerText()}`);
+  await screenshot('undo-conflict');
+  await dialog.locator('.monaco-button', { hasText: /^Keep my changes$/ }).click();
+  await view.locator('.notice.rewound', { hasText: 'rewound to checkpoint' }).waitFor({ timeout: 30000 });
+  await view.locator('.block.undone .msg.user', { hasText: 'E2E-UNDO' }).waitFor({ timeout: 10000 });
+  const now = fs.readFileSync(readme, 'utf8');
+  if (now !== original) throw new Error(`README.txt after the undo holds ${JSON.stringify(now)}, want ${JSON.stringify(original)}`);
+  if (fs.existsSync(path.join(folder, 'e2e-made.txt'))) throw new Error('e2e-made.txt is still there after the undo');
+  if (fs.readFileSync(path.join(folder, 'e2e-mine.txt'), 'utf8') !== 'mine\n') throw new Error('the user\'s file was not kept');
+  if (await view.locator('button.undo').count() > 0) throw new Error('an Undo is still offered after the only run was undone');
+});
+await screenshot('undone');
+
 await finish();

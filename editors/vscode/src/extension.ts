@@ -16,9 +16,19 @@ import {
 import { resolveBinary, serverArgs, serverEnv, startFailure, type LaunchSettings } from './launch';
 import { SessionModel, type PendingApproval, type RunState } from './model';
 import {
+  ErrorCodes,
   Methods,
   type ApproveParams,
   type Attachment,
+  type CheckpointRef,
+  type CheckpointsResult,
+  type CompactParams,
+  type ForkParams,
+  type ForkResult,
+  type RewindParams,
+  type RewindReport,
+  type TokenChange,
+  type UndoParams,
   type Command,
   type CommandsResult,
   type ImageParams,
@@ -39,6 +49,7 @@ import {
   type ZeroCapabilities,
   type ZeroEvent,
 } from './protocol';
+import { conflictOf, conflictQuestion, conflictsFor, rewindParams, rewindQuestion, type Builtin } from './rewind';
 import { ChatViewProvider, DiffContentProvider } from './view';
 
 const SECRET_KEY = 'zero.apiKey';
@@ -406,6 +417,98 @@ export class Controller implements vscode.Disposable {
     void this.refreshSessions();
   }
 
+  // ---- going back: undo, rewind, compact, fork ----
+
+  /** The current session, which this connection follows, or an error saying there is none for what. */
+  private followed(what: string): string {
+    const id = this.current;
+    if (!id || !this.tracked.has(id)) throw new Error(`Zero: there is no session to ${what} yet.`);
+    return id;
+  }
+
+  /** Runs a built-in command typed in the composer (/undo, /rewind, /compact, /fork). */
+  async builtin(b: Builtin): Promise<void> {
+    switch (b.name) {
+      case 'undo':
+        return this.undo();
+      case 'rewind':
+        return this.rewindRun(b.run);
+      case 'compact':
+        return this.compact(b.focus);
+      case 'fork':
+        return this.fork(b.run);
+    }
+  }
+
+  /** Takes back the newest checkpoint's run (or compaction): zero/undo, asking about the user's own changes. */
+  async undo(): Promise<void> {
+    const sessionId = this.followed('undo in');
+    await this.goBack<UndoParams>(Methods.undo, { sessionId });
+  }
+
+  /** Goes back to checkpoint `to` of the current session, asking what to take back. */
+  async rewindTo(to: number, ref = this.model()?.checkpoint(to)): Promise<void> {
+    const sessionId = this.followed('rewind');
+    const c: Pick<CheckpointRef, 'id' | 'run' | 'kind' | 'title' | 'error'> = ref ?? { id: to, run: 0, kind: 'run' };
+    const q = rewindQuestion(c);
+    const choice = await vscode.window.showWarningMessage(q.message, { modal: true, detail: q.detail }, ...q.choices);
+    const params = rewindParams(sessionId, to, choice);
+    if (params) await this.goBack<RewindParams>(Methods.rewind, params);
+  }
+
+  /** /rewind [RUN]: back to before run RUN (the newest checkpoint without), as zero/checkpoints lists them. */
+  async rewindRun(run?: number): Promise<void> {
+    const sessionId = this.followed('rewind');
+    const { checkpoints } = await this.request<CheckpointsResult>(Methods.checkpoints, { sessionId } satisfies SessionParams);
+    const c = run === undefined ? checkpoints[checkpoints.length - 1] : checkpoints.find((x) => x.kind === 'run' && x.run === run);
+    if (!c) {
+      const runs = checkpoints.filter((x) => x.kind === 'run').map((x) => x.run);
+      throw new Error(
+        run === undefined
+          ? 'Zero: this session has no checkpoint yet (one is taken before each run).'
+          : `Zero: there is no checkpoint before run ${run}${runs.length > 0 ? ` (there are before runs ${runs.join(', ')})` : ''}.`,
+      );
+    }
+    await this.rewindTo(c.id, c);
+  }
+
+  /**
+   * Sends zero/undo or zero/rewind; when files changed outside the agent
+   * (the conflict error, nothing changed), asks whether to keep them and
+   * sends it again. The rewound event tells the view what happened.
+   */
+  private async goBack<P extends UndoParams | RewindParams>(method: string, params: P): Promise<RewindReport | undefined> {
+    try {
+      return await this.request<RewindReport>(method, params);
+    } catch (err) {
+      const data = conflictOf(err, ErrorCodes.conflict);
+      if (!data) throw err;
+      const q = conflictQuestion(data);
+      const conflicts = conflictsFor(await vscode.window.showWarningMessage(q.message, { modal: true, detail: q.detail }, ...q.choices));
+      if (!conflicts) return undefined;
+      return this.request<RewindReport>(method, { ...params, conflicts });
+    }
+  }
+
+  /** /compact [focus]: summarises the current session's conversation now (zero/compact). */
+  async compact(focus: string): Promise<void> {
+    const sessionId = this.followed('compact');
+    const params: CompactParams = { sessionId };
+    if (focus !== '') params.focus = focus;
+    const ch = await this.request<TokenChange>(Methods.compact, params);
+    this.output.appendLine(`compacted ${sessionId}: ${ch.before} → ${ch.after} tokens`);
+  }
+
+  /** /fork [RUN]: a new session with the conversation up to the end of RUN (zero/fork), opened in the view. */
+  async fork(atRun?: number): Promise<void> {
+    const sessionId = this.followed('fork');
+    const params: ForkParams = { sessionId };
+    if (atRun !== undefined) params.atRun = atRun;
+    const res = await this.request<ForkResult>(Methods.fork, params);
+    await this.refreshSessions().catch(() => {});
+    await this.switchSession(res.sessionId);
+  }
+
   private readonly images = new Map<string, Promise<ImageResult>>();
 
   /**
@@ -684,6 +787,7 @@ export function activate(context: vscode.ExtensionContext): void {
     await c.ensureStarted();
     await pickSession(c);
   });
+  cmd('zero.undo', () => c.undo());
   cmd('zero.renameSession', (id?: unknown) => c.renameSession(typeof id === 'string' ? id : undefined));
   cmd('zero.deleteSession', (id?: unknown) => c.deleteSession(typeof id === 'string' ? id : undefined));
 

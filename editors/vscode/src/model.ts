@@ -6,9 +6,11 @@
 // blocks carry its agent number as depth and the id of their subagent
 // block as parent, so the view nests them. Blocks only ever get appended
 // or updated in place, and every change bumps the block's rev, so a
-// renderer can redraw only what changed (see takeChanges).
+// renderer can redraw only what changed (see takeChanges). A rewind of the
+// conversation does not remove the blocks of the runs it took back: it
+// marks them undone.
 
-import type { FileDiff, ImageRef, PlanItem, TokenChange, Usage, ZeroEvent } from './protocol';
+import type { CheckpointRef, FileDiff, ForkRef, ImageRef, PlanItem, RewindReport, TokenChange, Usage, ZeroEvent } from './protocol';
 
 /** How much of a tool's live output the model keeps (the tail). */
 export const MAX_OUTPUT = 256 * 1024;
@@ -24,6 +26,18 @@ interface BlockBase {
   parent?: string;
   /** The seq of the event that created the block. */
   seq: number;
+  /** A rewind took the block's run out of the conversation: the agent no longer knows it. */
+  undone?: boolean;
+}
+
+/**
+ * A checkpoint the session can go back to, on the block it was taken
+ * before (a run's message) or after (a compaction's notice). newest: it is
+ * the one an undo goes back to.
+ */
+export interface CheckpointMark {
+  ref: CheckpointRef;
+  newest: boolean;
 }
 
 export interface UserBlock extends BlockBase {
@@ -33,6 +47,8 @@ export interface UserBlock extends BlockBase {
   intervention: boolean;
   /** The pictures attached to the message, by reference (zero/image has their data). */
   images?: ImageRef[];
+  /** The checkpoint taken before the run this message started (none for an intervention). */
+  checkpoint?: CheckpointMark;
 }
 
 export interface ReasoningBlock extends BlockBase {
@@ -105,6 +121,12 @@ export interface NoticeBlock extends BlockBase {
   level: 'info' | 'warning' | 'error';
   text: string;
   tokens?: TokenChange;
+  /** A compaction's checkpoint (on its history notice), or a run's without a message. */
+  checkpoint?: CheckpointMark;
+  /** A rewound event's report. */
+  rewind?: RewindReport;
+  /** A forked event's original. */
+  fork?: ForkRef;
 }
 
 export interface SubagentBlock extends BlockBase {
@@ -160,6 +182,8 @@ export interface Status {
   lastSeq: number;
   /** The session's mode: "default" or "plan" (mode_changed events). */
   mode: string;
+  /** The id of the newest checkpoint (what an undo goes back to), if the view saw it. */
+  checkpoint?: number;
 }
 
 /** What changed since the last takeChanges. */
@@ -190,6 +214,13 @@ export class SessionModel {
   private counter = 0;
   /** The tool cards whose pull is still going (its progress is shown). */
   private readonly pulling = new Set<string>();
+  /**
+   * The checkpoints a rewind can go back to, by id: the block holding it,
+   * and the seq from which blocks belong to what came after it.
+   */
+  private readonly checkpoints = new Map<number, { block: string; from: number }>();
+  /** A run's checkpoint, waiting for its run_started. */
+  private nextCheckpoint?: { ref: CheckpointRef; seq: number };
 
   private mode: string;
 
@@ -231,8 +262,14 @@ export class SessionModel {
         this.answers.clear();
         if (agent === 0) this.subagents.clear();
         if (text !== '' || imagesOf(e).length > 0) {
-          this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'run', e.seq), agent, seq: e.seq, text, intervention: false, ...withImages(e) });
+          const b = this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'run', e.seq), agent, seq: e.seq, text, intervention: false, ...withImages(e) });
+          if (agent === 0 && this.nextCheckpoint) this.hold(b, this.nextCheckpoint.ref, this.nextCheckpoint.seq);
+        } else if (agent === 0 && this.nextCheckpoint) {
+          const cp = this.nextCheckpoint;
+          const n = this.create<NoticeBlock>({ kind: 'notice', id: this.id(undefined, 'checkpoint', cp.seq), agent, seq: cp.seq, level: 'info', text: `Run ${cp.ref.run}` });
+          this.hold(n, cp.ref, cp.seq);
         }
+        if (agent === 0) this.nextCheckpoint = undefined;
         break;
       case 'intervention':
         this.create<UserBlock>({ kind: 'user', id: this.id(e.item, 'intervention', e.seq), agent, seq: e.seq, text, intervention: true, ...withImages(e) });
@@ -450,6 +487,36 @@ export class SessionModel {
         if (call && call.kind === 'tool' && !call.hidden) this.update(call, () => (call.hidden = true));
         break;
       }
+      case 'checkpoint': {
+        const ref = e.checkpoint;
+        if (!ref || typeof ref.id !== 'number') break;
+        if (ref.kind === 'compact') {
+          // Taken after its history_compressed: the notice just made holds it.
+          const last = this.blocks[this.blocks.length - 1];
+          if (last && last.kind === 'notice' && last.tokens && !last.checkpoint && !last.undone) this.hold(last, ref, last.seq);
+          else {
+            const n = this.create<NoticeBlock>({ kind: 'notice', id: this.id(undefined, 'checkpoint', e.seq), agent, seq: e.seq, level: 'info', text: text || 'Checkpoint' });
+            this.hold(n, ref, e.seq);
+          }
+        } else {
+          this.nextCheckpoint = { ref, seq: e.seq };
+        }
+        break;
+      }
+      case 'rewound': {
+        const r = e.rewind;
+        const n: Omit<NoticeBlock, 'id' | 'rev'> = { kind: 'notice', agent, seq: e.seq, level: 'info', text: text || 'Rewound.' };
+        if (r) n.rewind = r;
+        if (r?.conversation) this.rewound(r.to, e.seq);
+        this.create<NoticeBlock>({ ...n, id: this.id(undefined, 'rewound', e.seq) });
+        break;
+      }
+      case 'forked': {
+        const n: Omit<NoticeBlock, 'id' | 'rev'> = { kind: 'notice', agent, seq: e.seq, level: 'info', text: text || 'Forked.' };
+        if (e.fork) n.fork = e.fork;
+        this.create<NoticeBlock>({ ...n, id: this.id(undefined, 'forked', e.seq) });
+        break;
+      }
       case 'mode_changed':
         if (text !== '' && text !== this.mode) {
           this.mode = text;
@@ -506,6 +573,8 @@ export class SessionModel {
     };
     if (this.session !== undefined) s.session = this.session;
     if (this.lastStop !== undefined) s.lastStop = this.lastStop;
+    const newest = this.newestCheckpoint();
+    if (newest !== undefined) s.checkpoint = newest;
     return s;
   }
 
@@ -523,6 +592,70 @@ export class SessionModel {
 
   get(id: string): Block | undefined {
     return this.index.get(id);
+  }
+
+  /** A checkpoint the session can still go back to, as its event told it. */
+  checkpoint(id: number): CheckpointRef | undefined {
+    const c = this.checkpoints.get(id);
+    const b = c ? this.index.get(c.block) : undefined;
+    return b && (b.kind === 'user' || b.kind === 'notice') ? b.checkpoint?.ref : undefined;
+  }
+
+  /** The checkpoints the session can still go back to, oldest first. */
+  liveCheckpoints(): CheckpointRef[] {
+    return [...this.checkpoints.keys()].sort((a, b) => a - b).flatMap((id) => this.checkpoint(id) ?? []);
+  }
+
+  private newestCheckpoint(): number | undefined {
+    let newest: number | undefined;
+    for (const id of this.checkpoints.keys()) if (newest === undefined || id > newest) newest = id;
+    return newest;
+  }
+
+  /** Puts a checkpoint on the block taken before (or, for a compaction, after) it; from: the seq where what it undoes starts. */
+  private hold(b: UserBlock | NoticeBlock, ref: CheckpointRef, from: number): void {
+    const before = this.newestCheckpoint();
+    // An id comes back after a rewind took its checkpoint: the old holder lets it go.
+    const old = this.checkpoints.get(ref.id);
+    const oldBlock = old ? this.index.get(old.block) : undefined;
+    if (oldBlock && oldBlock !== b && (oldBlock.kind === 'user' || oldBlock.kind === 'notice') && oldBlock.checkpoint) {
+      this.update(oldBlock, () => delete oldBlock.checkpoint);
+    }
+    this.checkpoints.set(ref.id, { block: b.id, from });
+    this.update(b, () => (b.checkpoint = { ref, newest: true }));
+    if (before !== undefined && before !== ref.id) this.markNewest(before, false);
+  }
+
+  private markNewest(id: number, newest: boolean): void {
+    const c = this.checkpoints.get(id);
+    const b = c ? this.index.get(c.block) : undefined;
+    if (b && (b.kind === 'user' || b.kind === 'notice') && b.checkpoint && b.checkpoint.newest !== newest) {
+      const cp = b.checkpoint;
+      this.update(b, () => (b.checkpoint = { ...cp, newest }));
+    }
+  }
+
+  /**
+   * The conversation went back to checkpoint `to`: the blocks since are
+   * marked undone (up to the rewound event at seq), and the checkpoints
+   * since are gone.
+   */
+  private rewound(to: number, seq: number): void {
+    const at = this.checkpoints.get(to);
+    if (at) {
+      for (const b of this.blocks) {
+        if (b.seq >= at.from && b.seq < seq && !b.undone) this.update(b, () => (b.undone = true));
+      }
+    }
+    for (const [id, c] of [...this.checkpoints]) {
+      if (id < to) continue;
+      this.checkpoints.delete(id);
+      const b = this.index.get(c.block);
+      if (b && (b.kind === 'user' || b.kind === 'notice') && b.checkpoint) this.update(b, () => delete b.checkpoint);
+    }
+    const newest = this.newestCheckpoint();
+    if (newest !== undefined) this.markNewest(newest, true);
+    this.changed.add('');
   }
 
   /** Whether anything changed since the last takeChanges. */

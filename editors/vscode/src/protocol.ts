@@ -4,7 +4,7 @@
 // server/trust.go and server/catalog.go. JSON names are the Go json tags.
 // server/lsp/protocol_test.go checks this file against those Go types.
 
-/** loop.EventType plus the server's approval and sandbox pull events. */
+/** loop.EventType plus the server's own events (approvals, sandbox pulls, checkpoints, rewinds, forks). */
 export type EventType =
   | 'run_started'
   | 'turn_started'
@@ -29,7 +29,10 @@ export type EventType =
   | 'approval_resolved'
   | 'sandbox_pull'
   | 'mode_changed'
-  | 'plan';
+  | 'plan'
+  | 'checkpoint'
+  | 'rewound'
+  | 'forked';
 
 /** loop.Stop* (run_ended.stop_reason); zero/prompt adds "intervened". */
 export type StopReason = 'response' | 'cancelled' | 'error' | 'budget' | 'intervened';
@@ -164,6 +167,59 @@ export interface ZeroEvent {
   plan?: Plan;
   stop_reason?: string;
   error?: string;
+  /** On a checkpoint event: the checkpoint taken (before a run, or after a /compact). */
+  checkpoint?: CheckpointRef;
+  /** On a rewound event: what the rewind did. */
+  rewind?: RewindReport;
+  /** On a forked event (the first of a fork after the events it copied): the original. */
+  fork?: ForkRef;
+}
+
+/**
+ * server.CheckpointRef: a checkpoint event's checkpoint. kind "run" (taken
+ * before run `run`) or "compact" (before a compaction, the conversation
+ * only). files and bytes are what its snapshots cover; skipped names what
+ * they leave out ("path: why", at most 20); error says why the files are
+ * not covered (only the conversation is).
+ */
+export interface CheckpointRef {
+  id: number;
+  run: number;
+  kind: string;
+  title?: string;
+  files?: number;
+  bytes?: number;
+  skipped?: string[];
+  partial?: boolean;
+  error?: string;
+}
+
+/**
+ * server.RewindReport: what a rewind did (the rewound event's, and
+ * zero/undo's and zero/rewind's result). restored were written back,
+ * deleted were created since and removed, kept were changed outside the
+ * agent and left as they are, failed could not be restored ("path: why").
+ * messages left the conversation. running names processes still running in
+ * the sandbox: what they do from now on is not undone.
+ */
+export interface RewindReport {
+  to: number;
+  run: number;
+  files: boolean;
+  conversation: boolean;
+  cancelled?: boolean;
+  restored?: string[];
+  deleted?: string[];
+  kept?: string[];
+  failed?: string[];
+  messages?: number;
+  running?: string[];
+}
+
+/** server.ForkRef: the session a fork came from, and the run its history ends with. */
+export interface ForkRef {
+  from: string;
+  run: number;
 }
 
 /** A protocol.WorkspaceFolder. */
@@ -373,6 +429,77 @@ export interface TrustState {
   message?: string;
 }
 
+/**
+ * A checkpoint of zero/checkpoints (oldest first): what it covers, summed
+ * over the workspace roots. skippedMore counts what skipped does not name.
+ */
+export interface CheckpointInfo {
+  id: number;
+  run: number;
+  kind: string;
+  title?: string;
+  created: string;
+  files: number;
+  bytes: number;
+  skipped?: string[];
+  skippedMore?: number;
+  partial?: boolean;
+  error?: string;
+}
+export interface CheckpointsResult {
+  checkpoints: CheckpointInfo[];
+}
+
+/**
+ * zero/undo params (result: RewindReport): back to the newest checkpoint,
+ * the last run's (or the last /compact's), files and conversation.
+ * conflicts: how to treat files changed outside the agent since (see
+ * ConflictData): "keep" or "overwrite"; absent, they fail the request.
+ */
+export interface UndoParams {
+  sessionId: string;
+  conflicts?: 'keep' | 'overwrite' | string;
+}
+
+/**
+ * zero/rewind params (result: RewindReport): to is a checkpoint's id (0 or
+ * absent: the newest); files and conversation choose what goes back
+ * (neither: both). A run going on is cancelled first.
+ */
+export interface RewindParams {
+  sessionId: string;
+  to?: number;
+  files?: boolean;
+  conversation?: boolean;
+  conflicts?: 'keep' | 'overwrite' | string;
+}
+
+/**
+ * The data of the conflict error (ErrorCodes.conflict) of zero/undo and
+ * zero/rewind: files changed outside the agent since checkpoint `to`.
+ * Nothing was changed: ask, then send again with conflicts set.
+ */
+export interface ConflictData {
+  conflicts: string[];
+  to: number;
+}
+
+/** zero/fork params: a new session with the conversation up to the end of run atRun (0 or absent: every run that ended). */
+export interface ForkParams {
+  sessionId: string;
+  atRun?: number;
+}
+/** zero/fork result: the new session (zero/loadSession follows it). */
+export interface ForkResult {
+  sessionId: string;
+}
+
+/** zero/compact params (result: TokenChange): summarise the history now, focus guiding the summary; /undo takes it back. */
+export interface CompactParams {
+  sessionId: string;
+  focus?: string;
+}
+
 /** The request and notification names. */
 export const Methods = {
   newSession: 'zero/newSession',
@@ -389,6 +516,11 @@ export const Methods = {
   commands: 'zero/commands',
   image: 'zero/image',
   trust: 'zero/trust',
+  checkpoints: 'zero/checkpoints',
+  undo: 'zero/undo',
+  rewind: 'zero/rewind',
+  fork: 'zero/fork',
+  compact: 'zero/compact',
   event: 'zero/event',
 } as const;
 
@@ -399,4 +531,6 @@ export const ErrorCodes = {
   serverNotInitialized: -32002,
   requestFailed: -32803,
   requestCancelled: -32800,
+  /** A rewind met files changed outside the agent; data is ConflictData. */
+  conflict: -32010,
 } as const;

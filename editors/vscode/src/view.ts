@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { IMAGE_EXTENSIONS, MAX_ATTACHMENTS, imageType, refusal, refusedMessage, toParams, type PendingAttachment } from './attachments';
 import type { Controller } from './extension';
 import { ErrorCodes } from './protocol';
+import { parseBuiltin } from './rewind';
 import type { FromView, ToView } from './webview/messages';
 
 /** Serves zero-diff:/path?session=…&block=…&index=…&side=old|new. */
@@ -117,7 +118,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         this.postServer();
         this.reset();
         return;
-      case 'send':
+      case 'send': {
+        // /undo, /rewind, /compact and /fork are the view's own; a
+        // message with pictures is never a command.
+        const b = (m.attachments ?? []).length === 0 ? parseBuiltin(m.text) : undefined;
+        if (b && 'error' in b) {
+          this.post({ type: 'sendFailed', text: m.text, attachments: [], message: b.error });
+          return;
+        }
+        if (b) {
+          await this.c.builtin(b);
+          return;
+        }
         try {
           await this.c.send(m.text, toParams(m.attachments ?? []));
         } catch (err) {
@@ -128,6 +140,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
           this.c.output.appendLine(`message not sent: ${message}`);
           this.post({ type: 'sendFailed', text: m.text, attachments: m.attachments ?? [], message });
         }
+        return;
+      }
+      case 'undo':
+        await this.c.undo();
+        return;
+      case 'rewind':
+        await this.c.rewindTo(m.checkpoint);
         return;
       case 'pickAttachments': {
         const uris = await vscode.window.showOpenDialog({

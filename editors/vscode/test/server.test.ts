@@ -14,12 +14,18 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection, type ResponseError } from 'vscode-jsonrpc/node';
-import { SessionModel, type ToolBlock, type UserBlock } from '../src/model';
+import { SessionModel, type NoticeBlock, type ToolBlock, type UserBlock } from '../src/model';
 import { toParams } from '../src/attachments';
+import { conflictOf } from '../src/rewind';
 import {
   ErrorCodes,
   Methods,
+  type CheckpointsResult,
+  type ForkParams,
+  type ForkResult,
   type ImageResult,
+  type RewindReport,
+  type UndoParams,
   type InitializationOptions,
   type LoadSessionResult,
   type NewSessionParams,
@@ -299,6 +305,71 @@ test('the real zero lsp: a picture goes with the message, the user block names i
     const im = await z.conn.sendRequest<ImageResult>(Methods.image, { sessionId, sha256: ref.sha256 });
     assert.deepEqual(im, { mimeType: 'image/png', data: fourPixels, width: 2, height: 2, name: 'four.png' });
     await assert.rejects(z.conn.sendRequest(Methods.image, { sessionId, sha256: '0'.repeat(64) }), (e: ResponseError<unknown>) => e.code === ErrorCodes.requestFailed);
+  } finally {
+    await z.close();
+  }
+});
+
+/** A run that writes kept.txt with the text editor, then makes out/made.txt and deletes gone.txt with a command. */
+const messScript = {
+  replies: [
+    { match: 'MAKE-THE-MESS', content: JSON.stringify({ thoughts: ['edit'], headline: 'Editing', tool_name: 'text_editor:write', tool_args: { path: 'kept.txt', content: 'changed by the agent\n' } }) },
+    { match: 'changed by the agent', content: JSON.stringify({ thoughts: ['shell'], headline: 'Shell', tool_name: 'code_execution_tool', tool_args: { runtime: 'terminal', code: 'mkdir -p out && echo new > out/made.txt && rm gone.txt && echo done-shell' } }) },
+    { match: 'done-shell', content: JSON.stringify({ thoughts: ['done'], headline: 'Done', tool_name: 'response', tool_args: { text: 'mess made' } }) },
+    { match: 'IN-THE-FORK', content: JSON.stringify({ thoughts: ['fork'], headline: 'Fork', tool_name: 'response', tool_args: { text: 'fork answer' } }) },
+  ],
+};
+
+test('the real zero lsp: undo meets the user\'s change, asks, keeps it; the view marks the run undone; a fork goes on alone', { skip, timeout: 60_000 }, async () => {
+  const z = await startZero(messScript, 'auto', { approvals: 'events', showDocuments: false });
+  try {
+    writeFileSync(path.join(z.ws, 'kept.txt'), 'the user\'s text\n');
+    writeFileSync(path.join(z.ws, 'gone.txt'), 'deleted by a command\n');
+    const { sessionId } = await z.conn.sendRequest<NewSessionResult>(Methods.newSession, {});
+    const live = new SessionModel(sessionId);
+    z.conn.onNotification(Methods.event, (e: ZeroEvent) => live.apply(e));
+    const res = await z.conn.sendRequest<PromptResult>(Methods.prompt, { sessionId, message: 'MAKE-THE-MESS' });
+    assert.equal(res.response, 'mess made', `${res.error ?? ''}\n${z.stderr()}`);
+    assert.ok(existsSync(path.join(z.ws, 'out', 'made.txt')) && !existsSync(path.join(z.ws, 'gone.txt')));
+    const user = live.blocks.find((b): b is UserBlock => b.kind === 'user')!;
+    assert.equal(user.checkpoint?.ref.run, 1);
+    assert.equal(user.checkpoint?.newest, true);
+    const { checkpoints } = await z.conn.sendRequest<CheckpointsResult>(Methods.checkpoints, { sessionId });
+    assert.deepEqual(checkpoints.map((c) => [c.id, c.run, c.kind, c.title]), [[1, 1, 'run', 'MAKE-THE-MESS']]);
+
+    // The user edits README.md after the run: a conflict, nothing changed.
+    writeFileSync(path.join(z.ws, 'README.md'), '# mine\n');
+    const err = await z.conn.sendRequest<RewindReport>(Methods.undo, { sessionId } satisfies UndoParams).then(
+      () => assert.fail('undo over the user\'s change succeeded'),
+      (e: unknown) => e,
+    );
+    assert.deepEqual(conflictOf(err, ErrorCodes.conflict), { conflicts: ['README.md'], to: 1 });
+    assert.ok(existsSync(path.join(z.ws, 'out', 'made.txt')), 'a refused undo changed the files');
+    // Asked, the user keeps it.
+    const rep = await z.conn.sendRequest<RewindReport>(Methods.undo, { sessionId, conflicts: 'keep' } satisfies UndoParams);
+    assert.deepEqual(rep.kept, ['README.md']);
+    assert.equal(readFileSync(path.join(z.ws, 'kept.txt'), 'utf8'), 'the user\'s text\n');
+    assert.equal(readFileSync(path.join(z.ws, 'gone.txt'), 'utf8'), 'deleted by a command\n');
+    assert.equal(readFileSync(path.join(z.ws, 'README.md'), 'utf8'), '# mine\n');
+    assert.ok(!existsSync(path.join(z.ws, 'out')));
+    // The rewound event came before the answer: the view has it.
+    const notice = live.blocks.find((b): b is NoticeBlock => b.kind === 'notice' && !!b.rewind);
+    assert.deepEqual(notice?.rewind?.kept, ['README.md']);
+    assert.equal(user.undone, true);
+    assert.equal(user.checkpoint, undefined);
+
+    await assert.rejects(z.conn.sendRequest(Methods.fork, { sessionId, atRun: 7 } satisfies ForkParams), (e: ResponseError<unknown>) => e.code === ErrorCodes.invalidParams && /atRun/.test(e.message));
+    const again = await z.conn.sendRequest<PromptResult>(Methods.prompt, { sessionId, message: 'IN-THE-FORK first' });
+    assert.equal(again.run, 2);
+    const fork = await z.conn.sendRequest<ForkResult>(Methods.fork, { sessionId } satisfies ForkParams);
+    assert.notEqual(fork.sessionId, sessionId);
+    const forked = new SessionModel(fork.sessionId);
+    z.conn.onNotification(Methods.event, (e: ZeroEvent) => (e.session === fork.sessionId ? forked.apply(e) : undefined));
+    await z.conn.sendRequest<LoadSessionResult>(Methods.loadSession, { sessionId: fork.sessionId });
+    const last = forked.blocks[forked.blocks.length - 1];
+    assert.ok(last?.kind === 'notice' && last.fork?.from === sessionId, JSON.stringify(last));
+    // The fork holds run 2 only: run 1 was undone before it.
+    assert.deepEqual(forked.blocks.filter((b): b is UserBlock => b.kind === 'user' && !b.undone).map((b) => b.text), ['IN-THE-FORK first']);
   } finally {
     await z.close();
   }

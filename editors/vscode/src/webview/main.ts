@@ -15,8 +15,9 @@ import {
   refusal,
   type PendingAttachment,
 } from '../attachments';
-import type { Block, Status, ToolBlock } from '../model';
-import type { Command, ImageRef, Mode, SessionInfo } from '../protocol';
+import type { Block, CheckpointMark, NoticeBlock, Status, ToolBlock } from '../model';
+import type { Command, ImageRef, Mode, RewindReport, SessionInfo } from '../protocol';
+import { BUILTINS, describeCheckpoint } from '../rewind';
 import { renderMarkdown } from '../markdown';
 import type { FromView, ToView } from './messages';
 
@@ -245,14 +246,62 @@ function approvalButtons(id: string): HTMLElement {
   return row;
 }
 
+/**
+ * The line under a run's message (or a compaction's notice): what its
+ * checkpoint covers, Rewind… and, on the newest, Undo.
+ */
+function checkpointRow(mark: CheckpointMark): HTMLElement {
+  const { ref, newest } = mark;
+  const row = el('div', 'checkpoint');
+  const what = el('span', 'dim', describeCheckpoint(ref));
+  const notes = [...(ref.skipped ?? []).map((s) => `not covered: ${s}`), ...(ref.error ? [ref.error] : [])];
+  if (notes.length > 0) what.title = notes.join('\n');
+  row.append(what);
+  const which = ref.kind === 'compact' ? 'the compaction' : `run ${ref.run}`;
+  const rewind = button('Rewind…', 'link rewind', () => send({ type: 'rewind', checkpoint: ref.id }), `Go back to before ${which}: files, conversation or both`);
+  rewind.setAttribute('aria-label', `Rewind to before ${which}`);
+  row.append(rewind);
+  if (newest) {
+    const undo = button('Undo', 'link undo', () => send({ type: 'undo' }), `Take back ${which}: ${ref.kind === 'compact' ? 'the conversation as it was' : 'its file changes and its part of the conversation'}`);
+    undo.setAttribute('aria-label', `Undo ${which}`);
+    row.append(undo);
+  }
+  return row;
+}
+
+/** A rewound notice: the server's line, the files it touched, and what still runs. */
+function drawRewound(b: NoticeBlock, r: RewindReport): HTMLElement {
+  const d = el('div', 'notice info rewound', b.text);
+  const files: [string, string[] | undefined][] = [
+    ['restored', r.restored],
+    ['removed', r.deleted],
+    ['kept (changed by you)', r.kept],
+    ['not restored', r.failed],
+  ];
+  const list = el('ul', 'rewound-files');
+  for (const [what, paths] of files) for (const p of paths ?? []) list.append(el('li', undefined, `${what}: ${p}`));
+  if (list.childElementCount > 0) d.append(details(`${b.id}:files`, `Files (${list.childElementCount})`, list, list.childElementCount <= 5));
+  if (r.running && r.running.length > 0) {
+    const w = el('div', 'notice warning');
+    w.append(el('div', undefined, 'Still running in the sandbox; Zero cannot undo what they do from now on:'));
+    const ul = el('ul');
+    for (const p of r.running) ul.append(el('li', undefined, p));
+    w.append(ul);
+    d.append(w);
+  }
+  return d;
+}
+
 function draw(b: Block): HTMLElement | null {
   switch (b.kind) {
     case 'user': {
       const d = el('div', `msg user${b.intervention ? ' intervention' : ''}`);
+      if (b.undone) d.append(el('div', 'label', 'Undone: the agent no longer knows this run'));
       if (b.intervention) d.append(el('div', 'label', 'Sent during the run'));
       if (b.text !== '') d.append(el('div', 'text', b.text));
       const pics = pictures(b.images);
       if (pics) d.append(pics);
+      if (b.checkpoint && !b.undone) d.append(checkpointRow(b.checkpoint));
       return d;
     }
     case 'reasoning':
@@ -277,8 +326,14 @@ function draw(b: Block): HTMLElement | null {
       return d;
     }
     case 'notice': {
+      if (b.rewind) return drawRewound(b, b.rewind);
       const d = el('div', `notice ${b.level}`, b.text);
       if (b.tokens) d.append(el('span', 'dim', ` (${b.tokens.before} → ${b.tokens.after} tokens)`));
+      if (b.fork) {
+        const from = b.fork.from;
+        d.append(' ', button('Open the original', 'link', () => send({ type: 'switch', id: from }), `Session ${from}`));
+      }
+      if (b.checkpoint && !b.undone) d.append(checkpointRow(b.checkpoint));
       return d;
     }
     case 'plan': {
@@ -320,7 +375,7 @@ function place(b: Block): void {
   const prev = drawn.get(b.id);
   if (prev && prev.rev === b.rev) return;
   const node = draw(b) ?? el('div', 'hidden');
-  const wrap = el('div', 'block');
+  const wrap = el('div', b.undone ? 'block undone' : 'block');
   wrap.dataset.id = b.id;
   const depth = depthOf(b);
   if (depth > 0) {
@@ -429,7 +484,8 @@ window.addEventListener('message', (ev: MessageEvent<ToView>) => {
       drawStatus();
       break;
     case 'commands':
-      commands = m.commands;
+      // The built-in commands first; a saved one of the same name is not run.
+      commands = [...BUILTINS, ...m.commands.filter((c) => !BUILTINS.some((b) => b.name === c.name))];
       drawSlash();
       break;
     case 'image': {
@@ -618,7 +674,7 @@ attachBtn.addEventListener('click', () => send({ type: 'pickAttachments' }));
 // The / menu: the saved commands (.zero/commands, .claude/commands, the
 // user's), asked for each time a message starts with "/", filtered as the
 // name is typed; Up/Down choose, Enter or Tab takes one, Escape closes it.
-let commands: Command[] = [];
+let commands: Command[] = BUILTINS;
 let picked = 0;
 
 function slashMatches(): Command[] {

@@ -37,6 +37,10 @@ export type FromView =
   /** The data of a picture an event of the session names. */
   | { type: 'image'; session: string; sha256: string }
   | { type: 'cancel' }
+  /** Undo: back to the newest checkpoint (zero/undo). */
+  | { type: 'undo' }
+  /** Rewind…: back to a checkpoint, asking what to take back. */
+  | { type: 'rewind'; checkpoint: number }
   | { type: 'approve'; id: string; approve: boolean; always: boolean }
   | { type: 'newSession' }
   | { type: 'setMode'; mode: string }
