@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -231,7 +232,20 @@ func TestIgnoredAtSnapshotNotDeletedWhenUnignored(t *testing.T) {
 	s := newStore(t, Options{})
 	snap := take(t, s, root)
 	writeFile(t, root, ".gitignore", "")
+	var (
+		mu     sync.Mutex
+		listed []string
+	)
+	testHookDir = func(rel string) {
+		mu.Lock()
+		listed = append(listed, rel)
+		mu.Unlock()
+	}
 	res := restore(t, s, root, snap.ID, nil)
+	testHookDir = nil
+	if slices.ContainsFunc(listed, func(p string) bool { return strings.HasPrefix(p, "node_modules") }) {
+		t.Errorf("Restore listed the folder ignored at the snapshot: %q", listed)
+	}
 	readFile(t, root, "node_modules/x/index.js")
 	readFile(t, root, ".env")
 	if got := readFile(t, root, ".gitignore"); got != "node_modules/\n.env\n" {
@@ -998,5 +1012,33 @@ func TestEmptyRootAndErrors(t *testing.T) {
 	}
 	if _, err := s.Take(context.Background(), filepath.Join(root, "missing")); err == nil {
 		t.Error("Take of a missing root")
+	}
+}
+
+// A path that cannot be written is named in Failed; the rest is restored.
+// The folder is made immutable (chattr +i), which stops even root.
+func TestRestoreFailureNamed(t *testing.T) {
+	chattr, err := exec.LookPath("chattr")
+	if err != nil {
+		t.Skip("no chattr")
+	}
+	root := t.TempDir()
+	writeFile(t, root, "locked/f.txt", "old")
+	writeFile(t, root, "free.txt", "old")
+	s := newStore(t, Options{})
+	snap := take(t, s, root)
+	writeFile(t, root, "locked/f.txt", "new")
+	writeFile(t, root, "free.txt", "new")
+	dir := filepath.Join(root, "locked")
+	if out, err := exec.Command(chattr, "+i", dir).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i: %v %s", err, out)
+	}
+	defer exec.Command(chattr, "-i", dir).Run()
+	res := restore(t, s, root, snap.ID, nil)
+	if len(res.Failed) != 1 || res.Failed[0].Path != "locked/f.txt" || !strings.Contains(res.Failed[0].Why, "not permitted") {
+		t.Errorf("Failed = %v", res.Failed)
+	}
+	if !slices.Equal(res.Restored, []string{"free.txt"}) || readFile(t, root, "free.txt") != "old" {
+		t.Errorf("Restored = %v", res.Restored)
 	}
 }

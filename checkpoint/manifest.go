@@ -101,13 +101,16 @@ const manifestMagic = "zero-checkpoint-manifest-1\n"
 // encodeManifest encodes entries (in cmpPath order). Paths are stored
 // front-coded: the length shared with the previous path, then the rest.
 func encodeManifest(es []entry) []byte {
-	var b bytes.Buffer
-	b.Grow(len(manifestMagic) + len(es)*64)
-	b.WriteString(manifestMagic)
-	var tmp [binary.MaxVarintLen64]byte
-	uv := func(x uint64) { b.Write(tmp[:binary.PutUvarint(tmp[:], x)]) }
-	sv := func(x int64) { b.Write(tmp[:binary.PutVarint(tmp[:], x)]) }
-	uv(uint64(len(es)))
+	n := len(manifestMagic) + binary.MaxVarintLen64
+	for i := range es {
+		n += len(es[i].Path) + len(es[i].Target) + 48
+		if es[i].Kind == kFile {
+			n += 32
+		}
+	}
+	b := make([]byte, 0, n)
+	b = append(b, manifestMagic...)
+	b = binary.AppendUvarint(b, uint64(len(es)))
 	prev := ""
 	for i := range es {
 		e := &es[i]
@@ -115,27 +118,25 @@ func encodeManifest(es []entry) []byte {
 		for shared < len(prev) && shared < len(e.Path) && prev[shared] == e.Path[shared] {
 			shared++
 		}
-		uv(uint64(shared))
-		uv(uint64(len(e.Path) - shared))
-		b.WriteString(e.Path[shared:])
+		b = binary.AppendUvarint(b, uint64(shared))
+		b = binary.AppendUvarint(b, uint64(len(e.Path)-shared))
+		b = append(b, e.Path[shared:]...)
 		prev = e.Path
-		b.WriteByte(e.Kind)
-		b.WriteByte(e.Why)
-		b.WriteByte(e.Flags)
-		uv(uint64(e.Mode))
-		sv(e.Size)
-		sv(e.Mtime)
-		sv(e.Ctime)
-		uv(e.Ino)
+		b = append(b, e.Kind, e.Why, e.Flags)
+		b = binary.AppendUvarint(b, uint64(e.Mode))
+		b = binary.AppendVarint(b, e.Size)
+		b = binary.AppendVarint(b, e.Mtime)
+		b = binary.AppendVarint(b, e.Ctime)
+		b = binary.AppendUvarint(b, e.Ino)
 		switch e.Kind {
 		case kFile:
-			b.Write(e.Hash[:])
+			b = append(b, e.Hash[:]...)
 		case kLink:
-			uv(uint64(len(e.Target)))
-			b.WriteString(e.Target)
+			b = binary.AppendUvarint(b, uint64(len(e.Target)))
+			b = append(b, e.Target...)
 		}
 	}
-	return b.Bytes()
+	return b
 }
 
 var errBadManifest = errors.New("bad encoding")
@@ -278,14 +279,26 @@ func (s *Store) loadManifest(id string) ([]entry, error) {
 	corrupt := func(why string) error {
 		return fmt.Errorf("checkpoint: snapshot %s: manifest %s is corrupt (%s): %w", id, s.manifestPath(id), why, ErrDamaged)
 	}
-	zr, err := gzip.NewReader(f)
+	zdata, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: snapshot %s: %w", id, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(zdata))
 	if err != nil {
 		return nil, corrupt(err.Error())
 	}
-	enc, err := io.ReadAll(zr)
-	if err != nil {
+	// gzip's trailer gives the size (mod 4 GiB): read into one buffer.
+	var enc []byte
+	if n := len(zdata); n >= 4 {
+		if size := binary.LittleEndian.Uint32(zdata[n-4:]); size < 1<<30 {
+			enc = make([]byte, 0, int(size)+1)
+		}
+	}
+	buf := bytes.NewBuffer(enc)
+	if _, err := buf.ReadFrom(zr); err != nil {
 		return nil, corrupt(err.Error())
 	}
+	enc = buf.Bytes()
 	if manifestID(enc) != id {
 		return nil, corrupt("its bytes no longer hash to its name")
 	}

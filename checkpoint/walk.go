@@ -103,7 +103,7 @@ type walker struct {
 }
 
 func (s *Store) newWalker(ctx context.Context, mode walkMode, root string, ref []entry) *walker {
-	return &walker{ctx: ctx, s: s, mode: mode, excl: s.excludedIn(root), ref: ref}
+	return &walker{ctx: ctx, s: s, mode: mode, excl: s.excludedIn(root), ref: ref, out: make([]entry, 0, len(ref)+len(ref)/8+64)}
 }
 
 // lookup returns the ref entry at p. Calls must come in cmpPath order.
@@ -115,6 +115,16 @@ func (w *walker) lookup(p string) *entry {
 		return &w.ref[w.ri]
 	}
 	return nil
+}
+
+// skippedAtRef tells whether, comparing, the snapshot skipped folder p
+// (then it is not entered, so not listed ahead either).
+func (w *walker) skippedAtRef(p string) bool {
+	if w.mode != modeCompare {
+		return false
+	}
+	i, ok := slices.BinarySearchFunc(w.ref[w.ri:], p, func(e entry, p string) int { return cmpPath(e.Path, p) })
+	return ok && w.ref[w.ri+i].Kind == kSkip
 }
 
 // run walks root. The entries are left in w.out in cmpPath order.
@@ -263,7 +273,7 @@ func (w *walker) walkDir(d *dirRef, des []fs.DirEntry, rel string, depth int, pa
 			w.parts = append(w.parts[:depth], name)
 			ignored[i] = m.Match(w.parts[:depth+1], de.IsDir())
 		}
-		if de.IsDir() && !ignored[i] && name != ".git" && !w.excl[join(rel, name)] {
+		if de.IsDir() && !ignored[i] && name != ".git" && !w.excl[join(rel, name)] && !w.skippedAtRef(join(rel, name)) {
 			ahead = append(ahead, i)
 		}
 	}
@@ -531,7 +541,9 @@ func (w *walker) hash(j *hashJob, buf *bytes.Buffer) {
 		j.why = whyChanging // swapped since the listing: not what we stat'ed
 		return
 	}
-	limit := int64(1<<62 - 1)
+	// Comparing, a file longer than it was listed has changed: reading
+	// stops there (and the hash stays unknown).
+	limit := j.size
 	if j.store {
 		limit = w.s.opt.MaxFileBytes
 	}
