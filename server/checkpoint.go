@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/zeroagent/zero/checkpoint"
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/rootfs"
 	"github.com/zeroagent/zero/store"
 )
 
@@ -103,10 +105,11 @@ type CheckpointRef struct {
 // RewindReport is what a rewind did (the rewound event's, and Rewind's
 // result).
 type RewindReport struct {
-	To           int  `json:"to"`  // the checkpoint
-	Run          int  `json:"run"` // the run it was taken before
-	Files        bool `json:"files"`
-	Conversation bool `json:"conversation"`
+	To           int    `json:"to"`   // the checkpoint
+	Run          int    `json:"run"`  // the run it was taken before
+	Kind         string `json:"kind"` // the checkpoint's: CheckpointRun or CheckpointCompact
+	Files        bool   `json:"files"`
+	Conversation bool   `json:"conversation"`
 	// Cancelled is set when a run was going on and was cancelled first.
 	Cancelled bool `json:"cancelled,omitempty"`
 	// Restored were written back, Deleted were created since and removed,
@@ -223,6 +226,10 @@ func (s *Session) newCheckpoint(ctx context.Context, run int, kind, title string
 		History: s.ls.Mark(), Seq: s.Cursor()}
 	if files && s.snaps != nil {
 		for _, root := range roots {
+			if why := tooBroad(root); why != "" {
+				c.Error, c.Files = why, nil
+				break
+			}
 			snap, err := s.snaps.Take(ctx, root)
 			if err != nil {
 				c.Error = cmp.Or(c.Error, fmt.Sprintf("snapshot of %s: %v", root, err))
@@ -245,6 +252,31 @@ func (s *Session) commitCheckpoint(c Checkpoint) {
 	s.mu.Unlock()
 	s.storeCheckpoint(c)
 	s.emit(Event{Type: EventCheckpoint, Time: s.now(), Text: c.describe(), Checkpoint: c.ref()})
+}
+
+// tooBroad says why root's files are not snapshotted: it is the file
+// system's root, or holds the user's home (every file of the user's would
+// be walked, and copied, before each run). "" when it is a workspace.
+func tooBroad(root string) string {
+	clean := filepath.Clean(root)
+	if filepath.Dir(clean) == clean {
+		return "the workspace " + clean + " is the file system's root; its files are not snapshotted"
+	}
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) && rootfs.Within(clean, filepath.Clean(home)) {
+		return "the workspace " + clean + " holds your home folder; its files are not snapshotted"
+	}
+	return ""
+}
+
+// endCheckpoint finishes the checkpoint of the run going on, once.
+func (s *Session) endCheckpoint() {
+	s.mu.Lock()
+	id := s.runCP
+	s.runCP = 0
+	s.mu.Unlock()
+	if id != 0 {
+		s.finishCheckpoint(context.Background(), id)
+	}
 }
 
 // finishCheckpoint snapshots the roots again when checkpoint id's run has
@@ -418,7 +450,7 @@ func (s *Session) Rewind(ctx context.Context, o RewindOptions) (RewindReport, er
 		return RewindReport{}, fmt.Errorf("rewind to checkpoint %d: %w (the session has %s)", o.To, ErrNoCheckpoint, listIDs(cps))
 	}
 	c := cps[i]
-	rep := RewindReport{To: c.ID, Run: c.Run, Files: o.Files, Conversation: o.Conversation, Cancelled: cancelled}
+	rep := RewindReport{To: c.ID, Run: c.Run, Kind: c.Kind, Files: o.Files, Conversation: o.Conversation, Cancelled: cancelled}
 	if o.Files && len(c.Files) > 0 {
 		if s.snaps == nil {
 			return rep, fmt.Errorf("rewind files: %w: no snapshot store in this process", ErrUnsupported)
@@ -663,7 +695,11 @@ func (r RewindReport) describe() string {
 	if r.Conversation {
 		parts = append(parts, fmt.Sprintf("%d messages left the conversation", r.Messages))
 	}
-	text := fmt.Sprintf("rewound to checkpoint %d (before run %d): %s", r.To, r.Run, strings.Join(parts, "; "))
+	before := fmt.Sprintf("before run %d", r.Run)
+	if r.Kind == CheckpointCompact {
+		before = "before compacting"
+	}
+	text := fmt.Sprintf("rewound to checkpoint %d (%s): %s", r.To, before, strings.Join(parts, "; "))
 	if len(r.Running) > 0 {
 		text += fmt.Sprintf("; still running in the sandbox, not undone: %s", strings.Join(r.Running, "; "))
 	}

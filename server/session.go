@@ -77,6 +77,7 @@ type Session struct {
 	last   RunResult
 	answer string // agent 0's response in the run going on
 	cps    []Checkpoint
+	runCP  int // the checkpoint of the run going on, until its end is snapshotted
 	title  string
 	closed bool
 	// reload asks for the setup to be built again when the run ends (the
@@ -219,9 +220,12 @@ func (s *Session) begin(ctx context.Context, in loop.Input, strict bool) (contex
 func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n int, in loop.Input) RunResult {
 	defer s.wg.Done()
 	cp := s.takeCheckpoint(rctx, n, CheckpointRun, cmp.Or(strings.TrimSpace(in.Text), imagesTitle(in.Images)), true)
+	s.mu.Lock()
+	s.runCP = cp.ID
+	s.mu.Unlock()
 	resp, err := s.ls.RunInput(rctx, in)
 	cancel(nil)
-	s.finishCheckpoint(context.WithoutCancel(rctx), cp.ID)
+	s.endCheckpoint() // at run_ended already, unless the engine never ran
 	s.mu.Lock()
 	reload := s.reload
 	s.reload = false
@@ -370,6 +374,9 @@ func (s *Session) sink(e loop.Event) {
 			s.mu.Unlock()
 		}
 	case loop.EventRunEnded:
+		// The files as the run left them are snapshotted before anyone
+		// hears it ended: an edit made after that is the user's.
+		s.endCheckpoint()
 		// Last is right from run_ended on, so a face that saw the event
 		// never reads the previous run's result; run sets the same values
 		// (with the engine's own error) when Run returns.

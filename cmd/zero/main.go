@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "sandbox":
 		return sandboxCommand(args[1:], stdout, stderr)
 	case "sessions":
-		return sessionsCommand(args[1:], stdout, stderr)
+		return sessionsCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "memory":
 		return memoryCommand(args[1:], stdout, stderr)
 	case "store":

@@ -39,6 +39,11 @@ type compact struct {
 	// Images name the pictures of a message or a tool result (zero_run
 	// returns a run's tools' pictures themselves).
 	Images []server.ImageRef `json:"images,omitempty"`
+	// The payloads of checkpoint, rewound, forked and history_compressed.
+	Checkpoint *server.CheckpointRef `json:"checkpoint,omitempty" jsonschema:"checkpoint: the checkpoint taken (its id is zero_rewind's to) and what it covers"`
+	Rewind     *server.RewindReport  `json:"rewind,omitempty" jsonschema:"rewound: what the rewind did"`
+	Fork       *server.ForkRef       `json:"fork,omitempty" jsonschema:"forked: the session this one was forked from, and after which run"`
+	Tokens     *server.TokenChange   `json:"tokens,omitempty" jsonschema:"history_compressed: the history's size in tokens before and after"`
 }
 
 // compactEvents drops bookkeeping events (turns, usage, plans, the response
@@ -80,7 +85,7 @@ func compactEvents(evs []server.Event, cursor int64) ([]compact, int64, bool) {
 		}
 		out = append(out, compact{Seq: e.Seq, Agent: e.Agent, Type: string(e.Type), Item: e.Item, Text: e.Text,
 			Tool: e.Tool, Title: e.Title, Kind: e.Kind, Status: e.Status, Running: e.Running, StopReason: e.StopReason,
-			Error: e.Error, Profile: e.Profile, Images: e.Images})
+			Error: e.Error, Profile: e.Profile, Images: e.Images, Checkpoint: e.Checkpoint, Rewind: e.Rewind, Fork: e.Fork, Tokens: e.Tokens})
 	}
 	return out, cursor, false
 }

@@ -11,7 +11,8 @@
 // elicitation when the client advertised it, and the client's roots
 // through roots/list (all three as input requests from protocol 2026-07-28
 // on); approvals through zero_approve otherwise. Sessions are resources
-// (their transcript as markdown).
+// (their transcript as markdown). zero_undo, zero_rewind, zero_fork and
+// zero_compact work on a session's checkpoints (see checkpoints.go).
 //
 // Inside the package, "mcp" is mcp-go's wire package; importers name this
 // one as they like (cmd/zero: mcpface).

@@ -452,7 +452,7 @@ func TestBadArguments(t *testing.T) {
 			t.Errorf("%s has no output schema", tl.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"zero_approve", "zero_cancel", "zero_reply", "zero_run", "zero_sessions", "zero_start", "zero_status", "zero_trust"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"zero_approve", "zero_cancel", "zero_compact", "zero_fork", "zero_reply", "zero_rewind", "zero_run", "zero_sessions", "zero_start", "zero_status", "zero_trust", "zero_undo"}, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 }

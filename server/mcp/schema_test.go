@@ -50,9 +50,11 @@ func TestSchemasFromStructs(t *testing.T) {
 	}
 	tools := advertised(t, f)
 	args := map[string]any{"zero_start": startArgs{}, "zero_run": startArgs{}, "zero_status": statusArgs{}, "zero_reply": replyArgs{},
-		"zero_approve": approveArgs{}, "zero_cancel": sessionArgs{}, "zero_sessions": sessionsArgs{}, "zero_trust": trustArgs{}}
+		"zero_approve": approveArgs{}, "zero_cancel": sessionArgs{}, "zero_sessions": sessionsArgs{}, "zero_trust": trustArgs{},
+		"zero_undo": undoArgs{}, "zero_rewind": rewindArgs{}, "zero_fork": forkArgs{}, "zero_compact": compactArgs{}}
 	results := map[string]any{"zero_start": startOut{}, "zero_run": runOut{}, "zero_status": statusOut{}, "zero_reply": startOut{},
-		"zero_approve": approveOut{}, "zero_cancel": cancelOut{}, "zero_sessions": sessionsOut{}, "zero_trust": trustOut{}}
+		"zero_approve": approveOut{}, "zero_cancel": cancelOut{}, "zero_sessions": sessionsOut{}, "zero_trust": trustOut{},
+		"zero_undo": rewoundOut{}, "zero_rewind": rewindOut{}, "zero_fork": forkOut{}, "zero_compact": compactOut{}}
 	if len(tools) != len(args) {
 		t.Fatalf("%d tools, %d argument structs", len(tools), len(args))
 	}
@@ -90,6 +92,15 @@ func TestSchemasFromStructs(t *testing.T) {
 	}
 	if ap := tools["zero_approve"].In["properties"].(map[string]any)["approve"].(map[string]any); ap["type"] != "boolean" {
 		t.Errorf("approve: %v", ap)
+	}
+	for _, name := range []string{"zero_undo", "zero_rewind"} {
+		if c := tools[name].In["properties"].(map[string]any)["conflicts"].(map[string]any); !slices.Equal(anyStrings(c["enum"]), []string{"keep", "overwrite"}) {
+			t.Errorf("%s conflicts: %v", name, c)
+		}
+	}
+	rw := tools["zero_rewind"].In["properties"].(map[string]any)
+	if to := rw["to"].(map[string]any); to["type"] != "integer" || to["minimum"] != 1.0 || rw["files"].(map[string]any)["type"] != "boolean" {
+		t.Errorf("zero_rewind's arguments: %v", rw)
 	}
 	stop := tools["zero_run"].Out["properties"].(map[string]any)["stop_reason"].(map[string]any)
 	if got := anyStrings(stop["enum"]); !slices.Contains(got, stopApproval) || !slices.Contains(got, "response") {
@@ -185,6 +196,7 @@ func (o *outputCheck) check(name string, res *mcp.CallToolResult) {
 // the output schema the tool advertises.
 func TestResultsMatchOutputSchemas(t *testing.T) {
 	env := servertest.New(t, servertest.Options{Trust: untrusted(), Policy: askCommands, Replies: []llmtest.Reply{
+		{Match: "zq-focus", Content: "SUMMARY: a short one."}, // zero_compact's, first: its request holds the others' messages
 		{Match: "risky", Content: command("risky step", "echo approved-$((40+2))")},
 		{Match: "approved-42", Content: answer("ran: approved-42")},
 		{Match: "zq-hello", Content: answer("hi there")},
@@ -239,6 +251,19 @@ func TestResultsMatchOutputSchemas(t *testing.T) {
 	env.Model.Release()
 	poll(t, r.c, session, 0, finished)
 	o.call("zero_cancel", map[string]any{"session": session})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"zero_rewind", map[string]any{"session": session}},
+		{"zero_fork", map[string]any{"session": session}},
+		{"zero_compact", map[string]any{"session": session, "focus": "zq-focus"}},
+		{"zero_undo", map[string]any{"session": session}},
+		{"zero_rewind", map[string]any{"session": session, "to": 1, "conflicts": "keep"}},
+	} {
+		_, res = o.call(c.tool, c.args)
+		mustOK(t, res)
+	}
 	out, res = o.call("zero_run", map[string]any{"message": "nothing scripted", "workspace": env.Workspace})
 	if !res.IsError || out["stop_reason"] != "error" || out["error"] == "" {
 		t.Errorf("a failed run = %v", out)

@@ -47,6 +47,10 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 	prop(status, "wait").Minimum, prop(status, "wait").Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(float64(maxWait))
 	run := outputSchema[runOut]()
 	prop(run, "stop_reason").Enum = enum(loop.StopResponse, loop.StopCancelled, loop.StopError, loop.StopBudget, server.StopIntervened, stopApproval, stopRunning)
+	rewind := conflictsEnum(inputSchema[rewindArgs]())
+	prop(rewind, "to").Minimum = jsonschema.Ptr(1.0)
+	fork := inputSchema[forkArgs]()
+	prop(fork, "at_run").Minimum = jsonschema.Ptr(1.0)
 	trust := outputSchema[trustOut]()
 	prop(trust, "status").Enum = enum(server.TrustNone, server.TrustTrusted, server.TrustUntrusted, server.TrustChanged)
 
@@ -73,6 +77,26 @@ func (f *face) newMCPServer() *mcpserver.MCPServer {
 		"Ask the user whether to trust the workspace's own code (.zero extensions and tools), which Zero keeps off until they do. "+
 			"Only the user can answer: the files are shown to them, and a client that cannot ask says how they can trust it themselves.",
 		inputSchema[trustArgs](), trust), hints{idempotent: true}), f.handleTrust)
+
+	s.AddTool(annotate(tool("zero_undo",
+		"Take back a session's last run (or its last zero_compact): the files its tools and commands changed, created or deleted go back to how they were before it, "+
+			"and its part of the conversation goes, so the next run does not see it. A run in progress is cancelled first. "+
+			"Files the user changed since are not overwritten without their word: the user is asked, or the call fails naming them, with nothing changed; call again with conflicts keep or overwrite. "+
+			"The result says what was restored, removed and kept, and the processes still running in the sandbox, which Zero cannot undo.",
+		conflictsEnum(inputSchema[undoArgs]()), outputSchema[rewoundOut]()), hints{destructive: true}), f.handleUndo)
+	s.AddTool(annotate(tool("zero_rewind",
+		"Without to: list a session's checkpoints (one is taken before each run and each zero_compact) with what they cover; nothing changes. "+
+			"With to: go back to that checkpoint, the state just before its run: the files (files), the conversation (conversation), or both (the default); the runs after it are taken back. "+
+			"A run in progress is cancelled first. Files the user changed since are asked about as zero_undo does (conflicts keep or overwrite).",
+		rewind, outputSchema[rewindOut]()), hints{destructive: true, idempotent: true}), f.handleRewind)
+	s.AddTool(annotate(tool("zero_fork",
+		"Fork a session: a new session with its conversation up to the end of a run (default: the last one that ended) and its own id, which zero_reply, zero_start and zero_run continue like any session. "+
+			"The original and its history are left as they are. The files are not copied: both work in the same workspace.",
+		fork, outputSchema[forkOut]()), hints{}), f.handleFork)
+	s.AddTool(annotate(tool("zero_compact",
+		"Summarise a session's conversation now, to free its context, focus saying what the summary should keep; it returns the history's size in tokens before and after. "+
+			"Not during a run. zero_undo takes a compaction back.",
+		inputSchema[compactArgs](), outputSchema[compactOut]()), hints{}), f.handleCompact)
 
 	s.AddResourceTemplate(mcp.NewResourceTemplate("zero://session/{id}", "Zero session",
 		mcp.WithTemplateDescription("Transcript of a Zero session: messages, tool calls with results, answers."),
@@ -109,14 +133,21 @@ func (f *face) startSchema() *jsonschema.Schema {
 
 // hints are what a tool's annotations tell a client: a readOnly tool
 // changes nothing, an idempotent one has no further effect when repeated
-// with the same arguments. None of Zero's tools destroys or reaches out.
-type hints struct{ readOnly, idempotent bool }
+// with the same arguments, a destructive one may undo what was done (a
+// rewind puts files back). None of Zero's tools reaches out.
+type hints struct{ readOnly, idempotent, destructive bool }
 
 // annotate sets a tool's hints.
 func annotate(t mcp.Tool, h hints) mcp.Tool {
 	t.Annotations = mcp.ToolAnnotation{ReadOnlyHint: &h.readOnly, IdempotentHint: &h.idempotent,
-		DestructiveHint: mcp.ToBoolPtr(false), OpenWorldHint: mcp.ToBoolPtr(false)}
+		DestructiveHint: &h.destructive, OpenWorldHint: mcp.ToBoolPtr(false)}
 	return t
+}
+
+// conflictsEnum sets the values of the conflicts argument of s.
+func conflictsEnum(s *jsonschema.Schema) *jsonschema.Schema {
+	prop(s, "conflicts").Enum = enum(server.ConflictsKeep, server.ConflictsOverwrite)
+	return s
 }
 
 // instructions tell the client's model what Zero is and how to drive it,
@@ -129,7 +160,8 @@ func (f *face) instructions() string {
 	return "Zero is an autonomous coding agent. It works on a workspace folder and runs commands " + where + ". " +
 		"It cannot see this conversation: every message must say what it needs. " +
 		"Start a task with zero_start and follow it with zero_status (pass the cursor back; wait up to 50 s), " +
-		"or use zero_run to wait for the answer. When a run waits for an approval, ask the user and answer with zero_approve."
+		"or use zero_run to wait for the answer. When a run waits for an approval, ask the user and answer with zero_approve. " +
+		"zero_undo takes back a run's changes to the files and the conversation (zero_rewind goes back further)."
 }
 
 func tool(name, desc string, in, out *jsonschema.Schema) mcp.Tool {

@@ -65,6 +65,14 @@ type chatUI struct {
 	// run starts (an @word that names no file).
 	preparing string
 	notes     []string
+	// doing says what the chat's own work going on is (a rewind, a
+	// compaction), shown with the spinner; "" when none is.
+	doing string
+	// rewinds are the rewinds waiting for the answer to their question
+	// about files changed outside the agent, by question id; asked
+	// numbers the questions.
+	rewinds map[string]server.RewindOptions
+	asked   int
 
 	history []string // the messages sent, for Up and Down
 	histPos int      // len(history) while editing a new message
@@ -141,11 +149,12 @@ func newChatUI(ctx context.Context, c Chat) *chatUI {
 	out := &chatLines{}
 	return &chatUI{
 		ctx: ctx, c: c, ws: c.Workspace, color: color,
-		input: in,
-		spin:  spinner.New(spinner.WithSpinner(spinner.Dot)),
-		out:   out,
-		view:  newRenderer(out, color),
-		width: width,
+		input:   in,
+		spin:    spinner.New(spinner.WithSpinner(spinner.Dot)),
+		out:     out,
+		view:    newRenderer(out, color),
+		width:   width,
+		rewinds: map[string]server.RewindOptions{},
 	}
 }
 
@@ -181,6 +190,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 	m.sess = sess
 	m.view = newRenderer(m.out, m.color)
 	m.asks, m.mine, m.cancelling = nil, nil, false
+	clear(m.rewinds)
 	m.syncAsk()
 	var since int64
 	if resumed {
@@ -244,7 +254,7 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.ask.ready = true
 		}
 	case spinner.TickMsg:
-		if m.status == "" && m.preparing == "" {
+		if m.status == "" && m.preparing == "" && m.doing == "" {
 			m.spinning = false // the ticks stop here
 			break
 		}
@@ -269,6 +279,12 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.prepared(msg)
 	case trustedMsg:
 		m.trusted(msg)
+	case rewoundMsg:
+		m.rewound(msg)
+	case compactedMsg:
+		m.compacted(msg)
+	case forkedMsg:
+		m.forked(msg)
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
@@ -329,6 +345,8 @@ func (m *chatUI) key(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		case len(m.asks) > 0 && m.asks[0].Tool == trustTool:
 			return m.answer("no") // the /trust question put away
+		case len(m.asks) > 0 && m.asks[0].Tool == rewindTool:
+			return m.answer("cancel") // the rewind given up
 		case len(m.asks) == 0 && m.input.Value() != "":
 			m.input.Reset() // a message given up
 			m.input.SetHeight(1)
@@ -463,8 +481,10 @@ func (m *chatUI) askKey(msg tea.KeyPressMsg) tea.Cmd {
 	case isEnter(msg):
 		typed, typing := a.typed, a.typing
 		a.typed, a.typing = "", false
-		said := askAnswer(typed)
+		said := m.askWord(typed)
 		switch {
+		case typed == "" && m.asks[0].Tool == rewindTool:
+			a.note = "choose k, o or c first"
 		case typed == "":
 			a.note = "choose y, n or a first"
 		case said == "" || typing:
@@ -509,9 +529,23 @@ func askAnswer(typed string) string {
 	return ""
 }
 
+// askWord is the answer typed at the question shown ("" when it is
+// none): a rewind's question has its own.
+func (m *chatUI) askWord(typed string) string {
+	if len(m.asks) > 0 && m.asks[0].Tool == rewindTool {
+		return ConflictAnswer(typed)
+	}
+	return askAnswer(typed)
+}
+
 // answer gives the answer said to the oldest approval question.
 func (m *chatUI) answer(said string) tea.Cmd {
 	req := m.asks[0]
+	if req.Tool == rewindTool {
+		m.asks = m.asks[1:]
+		m.view.line(question(req) + " " + said)
+		return m.answerRewind(req, said)
+	}
 	if req.Tool == trustTool {
 		if said == "always" { // not an answer here: trust is given to this content only
 			m.say(m.view.style("answer y or n: trust is given to exactly these files, never for always", yellow))
@@ -554,8 +588,11 @@ func (m *chatUI) answer(said string) tea.Cmd {
 // a question about another command on screen) or reorder what it reads (a
 // bidirectional override).
 func question(r server.Request) string {
-	if r.Tool == trustTool {
+	switch r.Tool {
+	case trustTool:
 		return "Trust " + termsafe.Reviewable(r.Title) + "? [y]es/[n]o"
+	case rewindTool:
+		return rewindQuestion(r)
 	}
 	name := r.Tool
 	if r.Method != "" {
@@ -574,7 +611,7 @@ func question(r server.Request) string {
 // preview prints, above the question about r, what the call would change:
 // the diff of a write or patch (see changePreview).
 func (m *chatUI) preview(r server.Request) {
-	if r.Tool == trustTool {
+	if ownQuestion(r) {
 		return
 	}
 	var roots []string
@@ -600,10 +637,12 @@ func (m *chatUI) askView() string {
 		b.WriteString(m.view.style("…", dim))
 	case m.asks[0].Tool == trustTool:
 		b.WriteString(m.view.style("y: trust them · n: not now, then Enter", dim))
+	case m.asks[0].Tool == rewindTool:
+		b.WriteString(m.view.style("k: keep your changes, rewind the rest · o: overwrite them too · c: cancel, then Enter", dim))
 	default:
 		b.WriteString(m.view.style("y: yes · n: no · a: always, then Enter", dim))
 	}
-	switch said := askAnswer(a.typed); {
+	switch said := m.askWord(a.typed); {
 	case a.typed == "":
 	case said != "":
 		b.WriteString("\nanswer: " + m.view.style(said, bold) + m.view.style(" · Enter confirms", dim))
@@ -808,8 +847,9 @@ func (m *chatUI) events(evs []server.Event) {
 			m.notes = nil
 		case loop.EventRunEnded:
 			m.running, m.cancelling, m.mine = false, false, nil
-			// The run's approvals went with it; a /trust question stays.
-			m.asks = slices.DeleteFunc(m.asks, func(r server.Request) bool { return r.Tool != trustTool })
+			// The run's approvals went with it; the chat's own questions
+			// (/trust, a rewind's) stay.
+			m.asks = slices.DeleteFunc(m.asks, func(r server.Request) bool { return !ownQuestion(r) })
 			switch e.StopReason {
 			case loop.StopCancelled:
 				m.view.line(m.view.style(cmp.Or(termsafe.Visible(e.Error), "cancelled"), yellow))
@@ -896,7 +936,7 @@ func (m *chatUI) approvalRequest(e server.Event) server.Request {
 // spinCmd starts the spinner's ticks when there is something to wait for
 // and they are not going.
 func (m *chatUI) spinCmd() tea.Cmd {
-	if (m.status == "" && m.preparing == "") || m.spinning {
+	if (m.status == "" && m.preparing == "" && m.doing == "") || m.spinning {
 		return nil
 	}
 	m.spinning = true
@@ -917,11 +957,13 @@ func (m *chatUI) content() string {
 	if part := m.out.view(); part != "" {
 		b.WriteString(part + "\n")
 	}
-	if (m.status != "" || m.preparing != "") && len(m.asks) == 0 {
+	if (m.status != "" || m.preparing != "" || m.doing != "") && len(m.asks) == 0 {
 		status := m.status
 		switch {
 		case m.preparing != "":
 			status = m.preparing // the images of the message being sent
+		case m.doing != "":
+			status = m.doing // a rewind, a compaction
 		case m.running && !m.cancelling && m.sess != nil && m.sess.Paused():
 			status = "paused" // the run waits at its next step, not for the model
 		}
@@ -1043,6 +1085,14 @@ func (m *chatUI) command(text string) tea.Cmd {
 		say(m.view.style("resumed", dim))
 	case "memory":
 		return m.memoryCommand(arg)
+	case "undo":
+		return m.undoCommand(arg)
+	case "rewind":
+		return m.rewindCommand(arg)
+	case "compact":
+		return m.compactCommand(arg, busy)
+	case "fork":
+		return m.forkCommand(arg)
 	case "trust":
 		m.trustCommand()
 	case "sessions":
@@ -1118,7 +1168,7 @@ func (m *chatUI) savedHelp() {
 }
 
 // chatCommands are the chat's own command names, for Tab.
-var chatCommands = []string{"help", "exit", "reset", "profile", "plan", "act", "pause", "resume", "trust", "memory", "sessions", "cost", "load"}
+var chatCommands = []string{"help", "exit", "reset", "profile", "plan", "act", "pause", "resume", "trust", "memory", "undo", "rewind", "compact", "fork", "sessions", "cost", "load"}
 
 // complete is Tab in a "/na" prompt: the command's name completed when
 // one matches, else as far as the matches agree, which are listed.
@@ -1179,6 +1229,12 @@ const chatHelp = `Type a message and press Enter; while the agent works, a messa
   /resume           let a paused agent go on
   /trust            review the workspace's code (extensions, tools) and trust exactly those files
   /memory [QUERY]   the agent's newest memories of this workspace, or those about QUERY
+  /undo             take back the last run: the files it changed (by tools or commands) and its part of the conversation
+  /rewind [N]       list the checkpoints (one before each run), or go back to before checkpoint N's run;
+                    /rewind N files or /rewind N conversation takes back only that; a rewind that finds files you
+                    changed since asks whether to keep them (/undo keep or /rewind N keep: without asking)
+  /compact [FOCUS]  summarise the conversation now, FOCUS saying what the summary should keep; /undo takes it back
+  /fork [RUN]       a new session holding this conversation up to run RUN (all by default), to go on with apart
   /sessions         the sessions of this workspace
   /cost             what this session's model calls used: tokens, cached share, cost, by role
   /load ID          switch to a session (an id prefix is enough) and show its conversation

@@ -129,6 +129,9 @@ func (r *renderer) event(e server.Event) {
 		}
 		r.indent, r.block = indent, ""
 	}
+	if r.checkpointEvent(e) {
+		return
+	}
 	switch e.Type {
 	case loop.EventRunStarted, loop.EventIntervention:
 		// The message itself is the chat's to show (zero run's person

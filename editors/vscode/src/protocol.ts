@@ -205,6 +205,8 @@ export interface CheckpointRef {
 export interface RewindReport {
   to: number;
   run: number;
+  /** "run" or "compact": the checkpoint's kind. */
+  kind: string;
   files: boolean;
   conversation: boolean;
   cancelled?: boolean;

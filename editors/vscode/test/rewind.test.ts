@@ -126,7 +126,7 @@ test('a rewind of the conversation marks the runs it took back undone; the check
   m.apply(
     ev('rewound', {
       text: 'rewound to checkpoint 2 (before run 2): 1 files restored, 0 removed; 4 messages left the conversation; still running in the sandbox, not undone: shell 0: 42 sleep 300',
-      rewind: { to: 2, run: 2, files: true, conversation: true, restored: ['a.txt'], messages: 4, running: ['shell 0: 42 sleep 300'] },
+      rewind: { to: 2, run: 2, kind: "run", files: true, conversation: true, restored: ['a.txt'], messages: 4, running: ['shell 0: 42 sleep 300'] },
     }),
   );
   const ch = m.takeChanges();
@@ -156,7 +156,7 @@ test('a rewind of the files alone keeps the conversation and the checkpoints', (
   const ev = stream();
   const m = new SessionModel();
   m.applyAll(run(ev, 1));
-  m.apply(ev('rewound', { text: 'rewound to checkpoint 1 (before run 1): 1 files restored, 0 removed', rewind: { to: 1, run: 1, files: true, conversation: false, restored: ['a.txt'] } }));
+  m.apply(ev('rewound', { text: 'rewound to checkpoint 1 (before run 1): 1 files restored, 0 removed', rewind: { to: 1, run: 1, kind: "run", files: true, conversation: false, restored: ['a.txt'] } }));
   assert.ok(m.blocks.every((b) => !b.undone));
   assert.equal(users(m)[0]!.checkpoint?.newest, true);
 });
@@ -171,7 +171,7 @@ test('a compaction\'s checkpoint goes on its notice; undoing it marks the notice
   assert.equal(notice.checkpoint?.ref.kind, 'compact');
   assert.equal(notice.checkpoint?.newest, true);
   assert.equal(users(m)[0]!.checkpoint?.newest, false);
-  m.apply(ev('rewound', { text: 'rewound to checkpoint 2', rewind: { to: 2, run: 1, files: true, conversation: true } }));
+  m.apply(ev('rewound', { text: 'rewound to checkpoint 2', rewind: { to: 2, run: 1, kind: "run", files: true, conversation: true } }));
   assert.equal(notice.undone, true);
   assert.equal(users(m)[0]!.undone, undefined);
   assert.equal(users(m)[0]!.checkpoint?.newest, true);
