@@ -358,10 +358,11 @@ func (c Checkpoint) describe() string {
 	case len(c.Files) == 0:
 		return what + ": the conversation"
 	}
-	return fmt.Sprintf("%s: the conversation and %d files (%s)", what, r.Files, sizeOf(r.Bytes))
+	return fmt.Sprintf("%s: the conversation and %d files (%s)", what, r.Files, Size(r.Bytes))
 }
 
-func sizeOf(n int64) string {
+// Size says a number of bytes for people: "1.5 MiB", "12 bytes".
+func Size(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
@@ -369,6 +370,8 @@ func sizeOf(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	case n >= 1<<10:
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n == 1:
+		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -131,7 +131,7 @@ func TestUndoRestoresFilesAndConversation(t *testing.T) {
 				t.Fatalf("next run = %+v, %v", res, err)
 			}
 			req := env.Model.Requests()[n]
-			if text := requestText(req); strings.Contains(text, "make the mess") || strings.Contains(text, "changed by the agent") {
+			if text := servertest.RequestText(req); strings.Contains(text, "make the mess") || strings.Contains(text, "changed by the agent") {
 				t.Errorf("the request after the undo still holds the undone run:\n%s", text)
 			}
 		})
@@ -219,7 +219,7 @@ func TestForkLeavesTheOriginal(t *testing.T) {
 	if res, err := f.Prompt(t.Context(), "in the fork"); err != nil || res.Response != "fork answer" {
 		t.Fatalf("fork run = %+v, %v", res, err)
 	}
-	text := requestText(env.Model.Requests()[n])
+	text := servertest.RequestText(env.Model.Requests()[n])
 	if !strings.Contains(text, "first question") || strings.Contains(text, "second question") {
 		t.Errorf("the fork's request:\n%s\nwant the first run only", text)
 	}
@@ -231,7 +231,7 @@ func TestForkLeavesTheOriginal(t *testing.T) {
 	if _, err := s.Prompt(t.Context(), "second question again"); err != nil {
 		t.Fatal(err)
 	}
-	if text := requestText(env.Model.Requests()[n]); strings.Contains(text, "in the fork") || !strings.Contains(text, "answer two") {
+	if text := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(text, "in the fork") || !strings.Contains(text, "answer two") {
 		t.Errorf("the original's request:\n%s\nwant its own history", text)
 	}
 	if _, err := env.Manager.Fork(t.Context(), s.ID(), 9); !errors.Is(err, server.ErrInvalid) {
@@ -273,7 +273,7 @@ func TestCompactAndUndoIt(t *testing.T) {
 	if _, err := s.Prompt(t.Context(), "next question"); err != nil {
 		t.Fatal(err)
 	}
-	text := requestText(env.Model.Requests()[n])
+	text := servertest.RequestText(env.Model.Requests()[n])
 	if !strings.Contains(text, "SUMMARY: they talked about the parser.") || strings.Contains(text, "long answer long answer") {
 		t.Errorf("the request after compacting:\n%s", text)
 	}
@@ -287,7 +287,7 @@ func TestCompactAndUndoIt(t *testing.T) {
 	if _, err := s.Prompt(t.Context(), "next question"); err != nil {
 		t.Fatal(err)
 	}
-	if text := requestText(env.Model.Requests()[n]); strings.Contains(text, "SUMMARY") || !strings.Contains(text, "long answer long answer") {
+	if text := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(text, "SUMMARY") || !strings.Contains(text, "long answer long answer") {
 		t.Errorf("the request after undoing the compaction:\n%s", text)
 	}
 	if _, err := s.Compact(context.WithoutCancel(t.Context()), ""); err != nil && !errors.Is(err, server.ErrInvalid) {
@@ -317,14 +317,6 @@ func types(evs []server.Event) []string {
 		out[i] = string(e.Type)
 	}
 	return out
-}
-
-func requestText(r llmtest.Recorded) string {
-	var b strings.Builder
-	for _, m := range r.Messages {
-		b.WriteString(string(m.Role) + ": " + m.Content + "\n")
-	}
-	return b.String()
 }
 
 // A rewind of the conversation only leaves the files as the undone runs

@@ -333,7 +333,7 @@ func covered(c server.Checkpoint) string {
 		skipped += max(f.SkippedCount, len(f.Skipped))
 		partial = partial || f.Partial
 	}
-	s := fmt.Sprintf("the conversation and %s (%s)", plural(files, "file", "files"), size(bytes))
+	s := fmt.Sprintf("the conversation and %s (%s)", plural(files, "file", "files"), server.Size(bytes))
 	if skipped > 0 {
 		s += fmt.Sprintf(", %d left out", skipped)
 	}
@@ -341,18 +341,6 @@ func covered(c server.Checkpoint) string {
 		s += ", partial"
 	}
 	return s
-}
-
-func size(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // compactCommand answers /compact [focus].

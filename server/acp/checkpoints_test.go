@@ -2,7 +2,6 @@ package acp
 
 import (
 	"errors"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -55,33 +54,6 @@ func seed(t *testing.T, ws string) {
 	put(t, ws, ".git/HEAD", "ref: refs/heads/main\n")
 }
 
-// listing is every file and folder under dir with its content (a folder's
-// is "/"), .git included.
-func listing(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == "." {
-			return nil
-		}
-		if d.IsDir() {
-			out[rel] = "/"
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		out[rel] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // since is what came after the first n updates.
 func since(us []sdk.SessionUpdate, n int) []sdk.SessionUpdate { return us[min(n, len(us)):] }
 
@@ -112,7 +84,7 @@ func TestUndo(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Options{Settings: jsonTools, Replies: undoReplies()})
 	seed(t, env.Workspace)
-	before := listing(t, env.Workspace)
+	before := servertest.Listing(t, env.Workspace)
 	h := start(t, env, newFakeClient())
 	h.init(t, false)
 	s := h.newSession(t)
@@ -125,13 +97,13 @@ func TestUndo(t *testing.T) {
 	if len(run) == 0 || run[0].AgentThoughtChunk == nil || !strings.HasPrefix(run[0].AgentThoughtChunk.Content.Text.Text, "\n(checkpoint 1 before run 1: the conversation and ") {
 		t.Errorf("the run does not open with its checkpoint: %s\n%q", describe(run), thoughtText(run))
 	}
-	after := listing(t, env.Workspace)
+	after := servertest.Listing(t, env.Workspace)
 	if after["kept.txt"] != "changed by the agent\n" || after["out/made.txt"] != "new\n" || after["gone.txt"] != "" {
 		t.Fatalf("the run did not change the workspace as scripted: %v", after)
 	}
 
 	said := h.ask(t, s.SessionId, "/undo")
-	if diff := cmp.Diff(before, listing(t, env.Workspace)); diff != "" {
+	if diff := cmp.Diff(before, servertest.Listing(t, env.Workspace)); diff != "" {
 		t.Errorf("the workspace after /undo (-before +after):\n%s", diff)
 	}
 	for _, want := range []string{
@@ -208,7 +180,7 @@ func TestUndoConflict(t *testing.T) {
 			h.ask(t, s.SessionId, "make the mess")
 			put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
 			put(t, env.Workspace, "mine.txt", "the user's new file\n")
-			touched := listing(t, env.Workspace)
+			touched := servertest.Listing(t, env.Workspace)
 
 			n := len(c.of(s.SessionId))
 			said := h.ask(t, s.SessionId, "/undo")
@@ -241,7 +213,7 @@ func TestUndoConflict(t *testing.T) {
 			if !strings.HasPrefix(describe(us), "tool_call:edit:pending") || us[0].ToolCall.ToolCallId != p.ToolCall.ToolCallId {
 				t.Errorf("updates around the question: %s", describe(us))
 			}
-			ws := listing(t, env.Workspace)
+			ws := servertest.Listing(t, env.Workspace)
 			switch tc {
 			case "keep":
 				if ws["kept.txt"] != "the user fixed it by hand\n" || ws["mine.txt"] != "the user's new file\n" {
@@ -273,7 +245,7 @@ func TestUndoConflict(t *testing.T) {
 				}
 				// As told: overwriting takes everything back.
 				h.ask(t, s.SessionId, "/undo overwrite")
-				ws = listing(t, env.Workspace)
+				ws = servertest.Listing(t, env.Workspace)
 				if ws["kept.txt"] != "the user's text\n" || ws["mine.txt"] != "" || ws["gone.txt"] == "" {
 					t.Errorf("after /undo overwrite: %v", ws)
 				}
@@ -295,7 +267,7 @@ func TestRewind(t *testing.T) {
 		{Match: "second question", Content: `{"thoughts": ["w"], "headline": "W", "tool_name": "text_editor:write", "tool_args": {"path": "two.txt", "content": "after second\n"}}`},
 	}})
 	put(t, env.Workspace, "base.txt", "base\n")
-	before := listing(t, env.Workspace)
+	before := servertest.Listing(t, env.Workspace)
 	h := start(t, env, newFakeClient())
 	h.init(t, false)
 	s := h.newSession(t)
@@ -330,7 +302,7 @@ func TestRewind(t *testing.T) {
 	if !strings.Contains(said, "**Rewound** the conversation to checkpoint 2.") || strings.Contains(said, "Restored") {
 		t.Errorf("/rewind 2 conversation said:\n%s", said)
 	}
-	if ws := listing(t, env.Workspace); ws["two.txt"] != "after second\n" {
+	if ws := servertest.Listing(t, env.Workspace); ws["two.txt"] != "after second\n" {
 		t.Errorf("/rewind 2 conversation changed the files: %v", ws)
 	}
 	h.ask(t, s.SessionId, "third question")
@@ -348,7 +320,7 @@ func TestRewind(t *testing.T) {
 	}
 	h.client.mu.Unlock()
 	said = h.ask(t, s.SessionId, "/rewind 1")
-	if diff := cmp.Diff(before, listing(t, env.Workspace)); diff != "" {
+	if diff := cmp.Diff(before, servertest.Listing(t, env.Workspace)); diff != "" {
 		t.Errorf("after /rewind 1 (-want +got):\n%s\n%s", diff, said)
 	}
 	if got := h.ask(t, s.SessionId, "/rewind"); !strings.Contains(got, "There is no checkpoint yet") {

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -34,39 +33,6 @@ func undoReplies() []llmtest.Reply {
 	}
 }
 
-// listing is every file and folder under dir but .git, files with their
-// content, folders as "/".
-func listing(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		switch {
-		case d.Name() == ".git":
-			return filepath.SkipDir
-		case rel == ".":
-			return nil
-		case d.IsDir():
-			out[rel+"/"] = "/"
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[rel] = string(data)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -93,7 +59,7 @@ func messEnv(t *testing.T, store bool, more ...llmtest.Reply) (env *servertest.E
 	t.Helper()
 	env = servertest.New(t, servertest.Options{Store: store, Settings: jsonTools, Replies: append(undoReplies(), more...)})
 	seed(t, env.Workspace)
-	before = listing(t, env.Workspace)
+	before = servertest.Listing(t, env.Workspace)
 	c = start(t, env, clientOpts{})
 	c.initialize(env.Workspace)
 	id = c.newSession()
@@ -102,19 +68,11 @@ func messEnv(t *testing.T, store bool, more ...llmtest.Reply) (env *servertest.E
 	if res.StopReason != "response" || res.Response != "mess made" {
 		t.Fatalf("the run: %+v", res)
 	}
-	after := listing(t, env.Workspace)
+	after := servertest.Listing(t, env.Workspace)
 	if after["kept.txt"] != "changed by the agent\n" || after["out/made.txt"] != "new\n" || after["gone.txt"] != "" {
 		t.Fatalf("the run did not change the workspace as scripted: %v", after)
 	}
 	return env, c, id, before
-}
-
-func requestText(r llmtest.Recorded) string {
-	var b strings.Builder
-	for _, m := range r.Messages {
-		b.WriteString(string(m.Role) + ": " + m.Content + "\n")
-	}
-	return b.String()
 }
 
 // The scenario through the face: a run writes a file with
@@ -154,7 +112,7 @@ func TestUndo(t *testing.T) {
 
 			var rep server.RewindReport
 			c.call("zero/undo", map[string]any{"sessionId": id}, &rep)
-			if diff := cmp.Diff(before, listing(t, env.Workspace)); diff != "" {
+			if diff := cmp.Diff(before, servertest.Listing(t, env.Workspace)); diff != "" {
 				t.Fatalf("the workspace after zero/undo (-before +now):\n%s", diff)
 			}
 			slices.Sort(rep.Restored)
@@ -179,7 +137,7 @@ func TestUndo(t *testing.T) {
 			if res.Response != "fresh" {
 				t.Fatalf("next run: %+v", res)
 			}
-			if text := requestText(env.Model.Requests()[n]); strings.Contains(text, "make the mess") || strings.Contains(text, "changed by the agent") || strings.Contains(text, "done-shell") {
+			if text := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(text, "make the mess") || strings.Contains(text, "changed by the agent") || strings.Contains(text, "done-shell") {
 				t.Errorf("the request after the undo still holds the undone run:\n%s", text)
 			}
 		})
@@ -194,7 +152,7 @@ func TestUndoConflict(t *testing.T) {
 	env, c, id, before := messEnv(t, false)
 	writeFile(t, filepath.Join(env.Workspace, "kept.txt"), "the user fixed it by hand\n")
 	writeFile(t, filepath.Join(env.Workspace, "mine.txt"), "the user's new file\n")
-	edited := listing(t, env.Workspace)
+	edited := servertest.Listing(t, env.Workspace)
 
 	e := c.rpcErr("zero/undo", map[string]any{"sessionId": id})
 	if e.Code != codeConflict || e.Data == nil {
@@ -210,7 +168,7 @@ func TestUndoConflict(t *testing.T) {
 	if !strings.Contains(e.Message, "kept.txt") || !strings.Contains(e.Message, "nothing was changed") {
 		t.Errorf("conflict message %q", e.Message)
 	}
-	if diff := cmp.Diff(edited, listing(t, env.Workspace)); diff != "" {
+	if diff := cmp.Diff(edited, servertest.Listing(t, env.Workspace)); diff != "" {
 		t.Fatalf("a refused undo changed the workspace (-before +now):\n%s", diff)
 	}
 	if slices.ContainsFunc(events(c.snapshot(), id), ofType(server.EventRewound)) {
@@ -225,7 +183,7 @@ func TestUndoConflict(t *testing.T) {
 	want := maps.Clone(before)
 	want["kept.txt"] = "the user fixed it by hand\n"
 	want["mine.txt"] = "the user's new file\n"
-	if diff := cmp.Diff(want, listing(t, env.Workspace)); diff != "" {
+	if diff := cmp.Diff(want, servertest.Listing(t, env.Workspace)); diff != "" {
 		t.Errorf("after the undo keeping the user's changes (-want +got):\n%s", diff)
 	}
 	if !slices.Equal(rep.Kept, []string{"kept.txt", "mine.txt"}) || !slices.Equal(rep.Deleted, []string{"out/", "out/made.txt"}) {
@@ -239,7 +197,7 @@ func TestUndoConflict(t *testing.T) {
 func TestRewind(t *testing.T) {
 	t.Parallel()
 	env, c, id, _ := messEnv(t, false)
-	mess := listing(t, env.Workspace)
+	mess := servertest.Listing(t, env.Workspace)
 	if e := c.rpcErr("zero/rewind", map[string]any{"sessionId": id, "to": 9}); e.Code != jsonrpc2.CodeInvalidParams || !strings.Contains(e.Message, "to: ") || !strings.Contains(e.Message, "checkpoints 1") {
 		t.Errorf("rewind to 9: %d %q", e.Code, e.Message)
 	}
@@ -254,13 +212,13 @@ func TestRewind(t *testing.T) {
 	if rep.Files || !rep.Conversation || rep.Messages == 0 || len(rep.Restored)+len(rep.Deleted) != 0 {
 		t.Errorf("conversation only: %+v", rep)
 	}
-	if diff := cmp.Diff(mess, listing(t, env.Workspace)); diff != "" {
+	if diff := cmp.Diff(mess, servertest.Listing(t, env.Workspace)); diff != "" {
 		t.Errorf("a rewind of the conversation only changed the files (-before +now):\n%s", diff)
 	}
 	n := len(env.Model.Requests())
 	var res PromptResult
 	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "after the undo"}, &res)
-	if text := requestText(env.Model.Requests()[n]); strings.Contains(text, "make the mess") {
+	if text := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(text, "make the mess") {
 		t.Errorf("the request after the rewind still holds the run:\n%s", text)
 	}
 
@@ -320,12 +278,12 @@ func TestFork(t *testing.T) {
 	if res.Response != "fork answer" || res.Run != 2 {
 		t.Fatalf("the fork's run: %+v", res)
 	}
-	if text := requestText(env.Model.Requests()[n]); !strings.Contains(text, "first question") || strings.Contains(text, "second question") {
+	if text := servertest.RequestText(env.Model.Requests()[n]); !strings.Contains(text, "first question") || strings.Contains(text, "second question") {
 		t.Errorf("the fork's request:\n%s\nwant the first run only", text)
 	}
 	n = len(env.Model.Requests())
 	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "second question again"}, &res)
-	if text := requestText(env.Model.Requests()[n]); strings.Contains(text, "in the fork") || !strings.Contains(text, "answer two") {
+	if text := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(text, "in the fork") || !strings.Contains(text, "answer two") {
 		t.Errorf("the original's request:\n%s\nwant its own history", text)
 	}
 }
@@ -364,7 +322,7 @@ func TestCompact(t *testing.T) {
 	}
 	n := len(env.Model.Requests())
 	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "next question"}, &res)
-	if text := requestText(env.Model.Requests()[n]); !strings.Contains(text, "SUMMARY: they talked about the parser.") || strings.Contains(text, "long answer long answer") {
+	if text := servertest.RequestText(env.Model.Requests()[n]); !strings.Contains(text, "SUMMARY: they talked about the parser.") || strings.Contains(text, "long answer long answer") {
 		t.Errorf("the request after compacting:\n%s", text)
 	}
 	// Undo twice: the run after it, then the compaction.
@@ -376,7 +334,7 @@ func TestCompact(t *testing.T) {
 	}
 	n = len(env.Model.Requests())
 	c.call("zero/prompt", map[string]any{"sessionId": id, "message": "next question"}, &res)
-	if text := requestText(env.Model.Requests()[n]); strings.Contains(text, "SUMMARY") || !strings.Contains(text, "long answer long answer") {
+	if text := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(text, "SUMMARY") || !strings.Contains(text, "long answer long answer") {
 		t.Errorf("the request after undoing the compaction:\n%s", text)
 	}
 }

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -59,38 +58,6 @@ func seed(t *testing.T, ws string) {
 	put(t, ws, ".git/HEAD", "ref: refs/heads/main\n")
 }
 
-// listing is every file and folder under dir with its content (a
-// folder's is "/").
-func listing(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			out[rel] = "/"
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		out[rel] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func requestText(r llmtest.Recorded) string {
-	var b strings.Builder
-	for _, m := range r.Messages {
-		b.WriteString(string(m.Role) + ": " + m.Content + "\n")
-	}
-	return b.String()
-}
-
 func strs(v any) []string {
 	var out []string
 	if a, ok := v.([]any); ok {
@@ -107,13 +74,13 @@ func strs(v any) []string {
 func makeMess(t *testing.T, r *stdioRig) (string, map[string]string) {
 	t.Helper()
 	seed(t, r.env.Workspace)
-	before := listing(t, r.env.Workspace)
+	before := servertest.Listing(t, r.env.Workspace)
 	out, res := call(t, r.c, "zero_run", map[string]any{"message": "make the mess", "workspace": r.env.Workspace})
 	mustOK(t, res)
 	if out["response"] != "mess made" {
 		t.Fatalf("zero_run = %v", out)
 	}
-	after := listing(t, r.env.Workspace)
+	after := servertest.Listing(t, r.env.Workspace)
 	if after["kept.txt"] != "changed by the agent\n" || after["out/made.txt"] != "new\n" || after["gone.txt"] != "" {
 		t.Fatalf("the run did not change the workspace as scripted: %v", after)
 	}
@@ -134,7 +101,7 @@ func TestUndoTakesBackARun(t *testing.T) {
 
 			out, res := call(t, r.c, "zero_undo", map[string]any{"session": session})
 			mustOK(t, res)
-			if got := listing(t, env.Workspace); !maps.Equal(got, before) {
+			if got := servertest.Listing(t, env.Workspace); !maps.Equal(got, before) {
 				t.Fatalf("after zero_undo the workspace is\n%v\nwant\n%v", got, before)
 			}
 			if !slices.Equal(strs(out["restored"]), []string{"gone.txt", "kept.txt"}) || !slices.Equal(strs(out["removed"]), []string{"out/", "out/made.txt"}) {
@@ -153,7 +120,7 @@ func TestUndoTakesBackARun(t *testing.T) {
 			if out["response"] != "fresh" {
 				t.Errorf("the run after the undo = %v", out)
 			}
-			if req := requestText(env.Model.Requests()[n]); strings.Contains(req, "make the mess") || strings.Contains(req, "changed by the agent") {
+			if req := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(req, "make the mess") || strings.Contains(req, "changed by the agent") {
 				t.Errorf("the request after the undo still holds the undone run:\n%s", req)
 			}
 
@@ -186,7 +153,7 @@ func TestUndoConflictWithoutElicitation(t *testing.T) {
 	r := startStdio(t, env, clientOpts{})
 	session, before := makeMess(t, r)
 	put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
-	mid := listing(t, env.Workspace)
+	mid := servertest.Listing(t, env.Workspace)
 
 	_, res := call(t, r.c, "zero_undo", map[string]any{"session": session})
 	if !res.IsError {
@@ -197,7 +164,7 @@ func TestUndoConflictWithoutElicitation(t *testing.T) {
 			t.Errorf("the error does not say %q: %s", want, text(res))
 		}
 	}
-	if got := listing(t, env.Workspace); !maps.Equal(got, mid) {
+	if got := servertest.Listing(t, env.Workspace); !maps.Equal(got, mid) {
 		t.Fatalf("a refused undo changed the workspace: %v", got)
 	}
 
@@ -205,7 +172,7 @@ func TestUndoConflictWithoutElicitation(t *testing.T) {
 	mustOK(t, res)
 	want := maps.Clone(before)
 	want["kept.txt"] = "the user fixed it by hand\n"
-	if got := listing(t, env.Workspace); !maps.Equal(got, want) {
+	if got := servertest.Listing(t, env.Workspace); !maps.Equal(got, want) {
 		t.Errorf("after zero_undo keeping the user's change the workspace is\n%v\nwant\n%v", got, want)
 	}
 	if !slices.Equal(strs(out["kept"]), []string{"kept.txt"}) {
@@ -262,7 +229,7 @@ func TestUndoConflictAsksTheUser(t *testing.T) {
 			r := &stdioRig{env: env, c: c}
 			session, before := makeMess(t, r)
 			put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
-			mid := listing(t, env.Workspace)
+			mid := servertest.Listing(t, env.Workspace)
 
 			out, res := call(t, c, "zero_undo", map[string]any{"session": session})
 			if q := el.questions(); len(q) != 1 || !strings.Contains(q[0], "kept.txt") || !strings.Contains(q[0], "Overwrite") {
@@ -284,7 +251,7 @@ func TestUndoConflictAsksTheUser(t *testing.T) {
 			default:
 				mustOK(t, res)
 			}
-			if got := listing(t, env.Workspace); !maps.Equal(got, want) {
+			if got := servertest.Listing(t, env.Workspace); !maps.Equal(got, want) {
 				t.Errorf("after zero_undo the workspace is\n%v\nwant\n%v", got, want)
 			}
 		})
@@ -386,7 +353,7 @@ func TestForkThenReply(t *testing.T) {
 	if st["result"].(map[string]any)["response"] != "fork answer" {
 		t.Fatalf("the fork's run: %v", st)
 	}
-	if req := requestText(env.Model.Requests()[n]); !strings.Contains(req, "first question") || strings.Contains(req, "second question") {
+	if req := servertest.RequestText(env.Model.Requests()[n]); !strings.Contains(req, "first question") || strings.Contains(req, "second question") {
 		t.Errorf("the fork's request:\n%s\nwant the first run only", req)
 	}
 	all, _ := call(t, r.c, "zero_status", map[string]any{"session": fork})
@@ -404,7 +371,7 @@ func TestForkThenReply(t *testing.T) {
 	n = len(env.Model.Requests())
 	_, res = call(t, r.c, "zero_run", map[string]any{"message": "second question again", "session": session})
 	mustOK(t, res)
-	if req := requestText(env.Model.Requests()[n]); strings.Contains(req, "in the fork") || !strings.Contains(req, "answer two") {
+	if req := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(req, "in the fork") || !strings.Contains(req, "answer two") {
 		t.Errorf("the original's request:\n%s\nwant its own history", req)
 	}
 }
@@ -444,7 +411,7 @@ func TestCompactThenUndo(t *testing.T) {
 	n := len(env.Model.Requests())
 	_, res = call(t, r.c, "zero_run", map[string]any{"message": "next question", "session": session})
 	mustOK(t, res)
-	if req := requestText(env.Model.Requests()[n]); strings.Contains(req, "SUMMARY") || !strings.Contains(req, "long answer long answer") {
+	if req := servertest.RequestText(env.Model.Requests()[n]); strings.Contains(req, "SUMMARY") || !strings.Contains(req, "long answer long answer") {
 		t.Errorf("the request after undoing the compaction:\n%s", req)
 	}
 }

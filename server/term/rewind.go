@@ -36,7 +36,7 @@ func CheckpointLine(c *server.CheckpointRef) string {
 	case c.Kind == server.CheckpointCompact || c.Files == 0 && c.Bytes == 0:
 		return what + ": the conversation"
 	}
-	line := fmt.Sprintf("%s: the conversation and %s (%s)", what, filesCount(c.Files), byteSize(c.Bytes))
+	line := fmt.Sprintf("%s: the conversation and %s (%s)", what, filesCount(c.Files), server.Size(c.Bytes))
 	if c.Partial {
 		line += ", partly"
 	}
@@ -159,7 +159,7 @@ func checkpointFiles(c server.Checkpoint) string {
 		skipped += max(f.SkippedCount, len(f.Skipped))
 		partial = partial || f.Partial
 	}
-	s := fmt.Sprintf("%s, %s", filesCount(n), byteSize(size))
+	s := fmt.Sprintf("%s, %s", filesCount(n), server.Size(size))
 	if skipped > 0 {
 		s += fmt.Sprintf(", %d left out", skipped)
 	}
@@ -233,21 +233,6 @@ func joinShown(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
-}
-
-// byteSize says a size for people.
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n == 1:
-		return "1 byte"
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // messagesCount says how many messages, for people.
