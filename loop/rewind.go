@@ -137,7 +137,7 @@ func (s *Session) Compact(ctx context.Context, focus string) (TokenChange, error
 	change := TokenChange{Before: before, After: after}
 	text := fmt.Sprintf("history compacted from %d to %d tokens", before, after)
 	if c.focus != "" {
-		text += " (focus: " + c.focus + ")"
+		text += " (focus: " + s.mask(c.focus) + ")"
 	}
 	a.emit(Event{Type: EventHistoryCompressed, Item: s.newItem("history"), Text: text, Tokens: &change})
 	return change, nil

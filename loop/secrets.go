@@ -111,6 +111,10 @@ func (s *Session) maskFunc() func(string) string {
 // mask returns text with every secret value replaced by its alias. Every
 // whole text the engine masks goes through it (streams excepted), so a
 // test can count the passes (maskHook).
+// Mask is text with the session's secrets replaced by their aliases, for
+// what the engine's caller keeps or shows of a message (a title).
+func (s *Session) Mask(text string) string { return s.mask(text) }
+
 func (s *Session) mask(text string) string {
 	if s.cfg.Secrets == nil {
 		return text

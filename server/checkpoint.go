@@ -721,7 +721,7 @@ func (s *Session) Compact(ctx context.Context, focus string) (TokenChange, error
 	s.mu.Lock()
 	run := s.runs
 	s.mu.Unlock()
-	c := s.newCheckpoint(ctx, run, CheckpointCompact, strings.TrimSpace("/compact "+focus), false)
+	c := s.newCheckpoint(ctx, run, CheckpointCompact, strings.TrimSpace("/compact "+s.ls.Mask(focus)), false)
 	ch, err := s.ls.Compact(ctx, focus)
 	if err != nil {
 		return TokenChange{}, err

@@ -198,7 +198,7 @@ func (s *Session) begin(ctx context.Context, in loop.Input, strict bool) (contex
 				s.broker.clearOnlyBefore(s.spec.ID, s.runs)
 			}
 			if s.title == "" {
-				s.title = cut.Line(cmp.Or(strings.TrimSpace(in.Text), imagesTitle(in.Images)), 80)
+				s.title = cut.Line(cmp.Or(strings.TrimSpace(s.ls.Mask(in.Text)), imagesTitle(in.Images)), 80)
 			}
 			s.wg.Add(1) // under mu with closed false, so close's Wait sees it
 			return rctx, cancel, s.runs, nil
@@ -219,7 +219,7 @@ func (s *Session) begin(ctx context.Context, in loop.Input, strict bool) (contex
 // run executes one run; begin set busy and added it to wg.
 func (s *Session) run(rctx context.Context, cancel context.CancelCauseFunc, n int, in loop.Input) RunResult {
 	defer s.wg.Done()
-	cp := s.takeCheckpoint(rctx, n, CheckpointRun, cmp.Or(strings.TrimSpace(in.Text), imagesTitle(in.Images)), true)
+	cp := s.takeCheckpoint(rctx, n, CheckpointRun, cmp.Or(strings.TrimSpace(s.ls.Mask(in.Text)), imagesTitle(in.Images)), true)
 	s.mu.Lock()
 	s.runCP = cp.ID
 	s.mu.Unlock()

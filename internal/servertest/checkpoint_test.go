@@ -365,3 +365,36 @@ func TestPartialRewindThenUndo(t *testing.T) {
 		t.Errorf("the next run's checkpoint = %+v, want id 3", cps)
 	}
 }
+
+// A secret the user typed into a message reaches neither the checkpoint's
+// title (an event, the store) nor the session's title: both hold its alias.
+func TestCheckpointTitleMasksSecrets(t *testing.T) {
+	t.Parallel()
+	const value = "zq-5ecret-8f3a61c9d2"
+	home := t.TempDir()
+	write(t, filepath.Join(home, ".config", "zero", "secrets.env"), "API_TOKEN="+value+"\n")
+	env := servertest.New(t, servertest.Options{Home: home, Store: true, Settings: jsonProtocol(nil), Replies: []llmtest.Reply{
+		{Content: `{"thoughts": ["ok"], "headline": "OK", "tool_name": "response", "tool_args": {"text": "done"}}`},
+	}})
+	s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(t.Context(), "deploy with "+value); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Events(0)
+	for _, e := range evs {
+		if e.Type == server.EventCheckpoint && (strings.Contains(e.Text, value) || strings.Contains(e.Checkpoint.Title, value)) {
+			t.Errorf("the checkpoint event shows the secret: %+v", e.Checkpoint)
+		}
+	}
+	for _, c := range s.Checkpoints() {
+		if strings.Contains(c.Title, value) || !strings.Contains(c.Title, "API_TOKEN") {
+			t.Errorf("checkpoint title = %q", c.Title)
+		}
+	}
+	if strings.Contains(s.Info().Title, value) {
+		t.Errorf("session title = %q", s.Info().Title)
+	}
+}
