@@ -44,7 +44,7 @@ Usage:
   zero trust [--yes|--revoke] show the workspace's code (extensions, tools) and ask to trust exactly that content
   zero doctor                check the model endpoint, the sandbox, the profiles and the config
   zero sandbox [ls|rm [--all]] list or remove the Docker containers Zero keeps per workspace
-  zero sessions [ls|show|export|rm] list, read or delete the stored sessions
+  zero sessions [ls|show|export|rm|checkpoints|undo|rewind|fork|compact] list, read, delete, rewind or fork the stored sessions
   zero memory [ls|search|save|rm|import|export] the agent's memory and knowledge
   zero store [check|recover] check the session store for damage, or recover a damaged one (kept aside)
   zero --version             print the version, the commit and its date
