@@ -20,6 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -255,7 +257,11 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = mcp.Implementation{Name: "zero", Version: cmp.Or(p.opts.Version, "dev")}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	// The newest version with the initialize handshake: asking for the
+	// stateless 2026-07-28 makes mcp-go probe server/discover first, and a
+	// server that answers any method it does not know with {} would then
+	// never be initialized (nor its streams resumed).
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	if _, err := cl.Initialize(ctx, init); err != nil {
 		cl.Close()
 		return nil, nil, fmt.Errorf("initialize: %w%s", err, stderrTail(cl))
@@ -334,10 +340,19 @@ type Result struct {
 	Images []llm.Image
 }
 
+// ErrMaybeRan is a call's error when the server stopped, or the
+// connection broke, after the server may have received the call: Zero
+// does not send it again (its side effects would happen twice), and the
+// model is told it may or may not have run.
+var ErrMaybeRan = errors.New("the server stopped during the call; it may or may not have run")
+
 // Call calls a tool of a server, starting the server (again) if it does not
-// run. A call that fails because the connection broke is tried once more on
-// a fresh start: a crashed server comes back on the next call. One whose
-// answer ran past MaxMessage is not (ErrMessageTooLarge).
+// run. A call is sent at most once: one that failed before it could reach
+// the server (a connection found dead, a refused dial) is sent on a fresh
+// start; one the server may have received and not answered is not
+// (ErrMaybeRan, or its timeout), and the next call starts the server again.
+// One whose answer ran past MaxMessage is not repeated either
+// (ErrMessageTooLarge).
 func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]any) (Result, error) {
 	p.mu.Lock()
 	c := p.conns[server]
@@ -359,6 +374,7 @@ func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]an
 		req.Params.Name = tool
 		req.Params.Arguments = args
 		res, err := cl.CallTool(cctx, req)
+		timedOut := cctx.Err() != nil
 		cancel()
 		if err == nil {
 			return resultOf(ctx, server+"."+tool, res), nil
@@ -366,17 +382,40 @@ func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]an
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
-		if errors.Is(err, ErrMessageTooLarge) {
+		switch {
+		case errors.Is(err, ErrMessageTooLarge):
 			// Refused as it arrived; a server that floods is started afresh.
 			p.drop(c, cl, err)
 			return Result{}, fmt.Errorf("mcp %s.%s: %w; the call was not repeated", server, tool, ErrMessageTooLarge)
-		}
-		if attempt == 0 && broken(err) {
+		case attempt == 0 && neverSent(err):
 			p.drop(c, cl, err)
 			continue
+		case timedOut:
+			return Result{}, fmt.Errorf("mcp %s.%s: no answer within %s; the call was not repeated: it may still run, or have run", server, tool, p.opts.CallTimeout)
+		case broken(err):
+			p.drop(c, cl, err)
+			return Result{}, fmt.Errorf("mcp %s.%s: %w (%v); it was not sent again", server, tool, ErrMaybeRan, err)
 		}
 		return Result{}, fmt.Errorf("mcp %s.%s: %w", server, tool, err)
 	}
+}
+
+// errNotSent is a request's error when it was not written: the
+// connection had ended before.
+var errNotSent = errors.New("not sent: the connection had ended")
+
+// neverSent tells a call that could not have reached the server: the
+// connection was closed before it was written, writing it failed (a
+// server that died does not read a line it never got whole), or the
+// connection could not even be made.
+func neverSent(err error) bool {
+	if errors.Is(err, errNotSent) || errors.Is(err, os.ErrClosed) {
+		return true
+	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
+		return true
+	}
+	return strings.Contains(err.Error(), "failed to write request")
 }
 
 // broken tells a failed transport (the server died, the connection

@@ -58,8 +58,12 @@ func serveFake(log string) {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError("it failed on purpose"), nil
 		})
-	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exits the server.")),
+	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Records that it ran, then exits the server.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintf(f, "ran crash\n")
+				f.Close()
+			}
 			os.Exit(3)
 			return nil, nil
 		})
@@ -143,16 +147,20 @@ func TestPool(t *testing.T) {
 	if res, err = p.Call(ctx(t), "fake_server", "fail", nil); err != nil || !res.IsError || !strings.Contains(res.Text, "on purpose") {
 		t.Fatalf("fail: %+v, %v", res, err)
 	}
-	// A crash: the call fails (or is retried on a fresh start and crashes
-	// again); the next call starts the server again and works.
-	if _, err = p.Call(ctx(t), "fake_server", "crash", nil); err == nil {
-		t.Fatal("a crashing tool did not fail")
+	// A crash after the server got the call: the call fails saying it may
+	// or may not have run, and is not sent again (its side effect happened
+	// once); the next call starts the server again and works.
+	if _, err = p.Call(ctx(t), "fake_server", "crash", nil); !errors.Is(err, mcpclient.ErrMaybeRan) {
+		t.Fatalf("a crashing tool: %v, want ErrMaybeRan", err)
+	}
+	if b, _ := os.ReadFile(log); strings.Count(string(b), "ran crash") != 1 || starts(t, log) != 1 {
+		t.Fatalf("the crashed call ran %d times over %d starts, want once: it was sent again", strings.Count(string(b), "ran crash"), starts(t, log))
 	}
 	if res, err = p.Call(ctx(t), "fake_server", "echo", map[string]any{"text": "again"}); err != nil || res.Text != "echo: again env=from-config" {
 		t.Fatalf("after the crash: %+v, %v", res, err)
 	}
-	if n := starts(t, log); n < 2 {
-		t.Errorf("the server was not started again after its crash: %d starts", n)
+	if n := starts(t, log); n != 2 {
+		t.Errorf("the server was started %d times, want 2 (once again after its crash)", n)
 	}
 	if _, err = p.Call(ctx(t), "nosuch", "echo", nil); err == nil {
 		t.Error("a call to an unknown server did not fail")

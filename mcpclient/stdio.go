@@ -108,9 +108,19 @@ func (c *stdioConn) SetConnectionLostHandler(h func(error)) {
 // refused while the request waited (its answer, or another message, was
 // over MaxMessage), and with transport.ErrTransportClosed when that was
 // before: then the request is not the one the server flooded.
+//
+// A request not written because the connection had ended is errNotSent:
+// only then may the call be sent again on a fresh start (an
+// ErrTransportClosed after the write may come after the server got it).
 func (c *stdioConn) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	if c.lines.over.Load() {
-		return nil, transport.ErrTransportClosed
+		return nil, fmt.Errorf("%w (%w)", errNotSent, transport.ErrTransportClosed)
+	}
+	c.mu.Lock()
+	gone := c.gone
+	c.mu.Unlock()
+	if gone != nil {
+		return nil, fmt.Errorf("%w: %v", errNotSent, gone)
 	}
 	res, err := c.Stdio.SendRequest(ctx, req)
 	if err != nil && c.lines.over.Load() {
