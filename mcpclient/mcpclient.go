@@ -467,7 +467,17 @@ func resultOf(ctx context.Context, source string, res *mcp.CallToolResult) Resul
 		raw, _ := json.Marshal(res.StructuredContent)
 		parts = append(parts, string(raw))
 	}
-	return Result{Text: cut.Clip(strings.Join(parts, "\n"), MaxResult), IsError: res.IsError, Images: pics.images}
+	return Result{Text: clipResult(strings.Join(parts, "\n")), IsError: res.IsError, Images: pics.images}
+}
+
+// clipResult is text within MaxResult, saying so when it was cut: what is
+// kept (and spilled to a file when the history cannot hold it) is only the
+// start of what the server sent.
+func clipResult(text string) string {
+	if len(text) <= MaxResult {
+		return text
+	}
+	return cut.Head(text, MaxResult) + fmt.Sprintf("\n[the server sent %d bytes; only the first %d are kept]", len(text), MaxResult)
 }
 
 // resourceText is the text of a resource's contents: a text as it is, a

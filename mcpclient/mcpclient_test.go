@@ -48,7 +48,11 @@ func serveFake(log string) {
 		})
 	s.AddPrompt(mcp.NewPrompt("greet", mcp.WithPromptDescription("A greeting."), mcp.WithArgument("name")),
 		func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return mcp.NewGetPromptResult("greet", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello "+req.Params.Arguments["name"]))}), nil
+			return mcp.NewGetPromptResult("greet", []mcp.PromptMessage{
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello "+req.Params.Arguments["name"])),
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "fake://style", MIMEType: "text/plain", Text: "write in short sentences"})),
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewImageContent("aGVsbG8=", "image/png")),
+			}), nil
 		})
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."), mcp.WithString("text", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -248,7 +252,9 @@ func TestResourcesAndPrompts(t *testing.T) {
 	if res, err := p.ReadResource(ctx(t), "fake", "fake://notes"); err != nil || res.Text != "the notes say 42" || res.Images != nil {
 		t.Errorf("read: %+v, %v", res, err)
 	}
-	if text, err := p.GetPrompt(ctx(t), "fake", "greet", map[string]string{"name": "Ada"}); err != nil || !strings.Contains(text, "hello Ada") {
+	// An embedded text resource is the prompt's too; a picture is named.
+	if text, err := p.GetPrompt(ctx(t), "fake", "greet", map[string]string{"name": "Ada"}); err != nil || !strings.Contains(text, "hello Ada") ||
+		!strings.Contains(text, "[resource fake://style]\nwrite in short sentences") || !strings.Contains(text, "[image, image/png, not shown]") {
 		t.Errorf("prompt: %q, %v", text, err)
 	}
 	if _, err := p.Catalog(ctx(t), "nope"); err == nil || !strings.Contains(err.Error(), "the servers are: fake") {
@@ -276,8 +282,10 @@ func TestServerFloods(t *testing.T) {
 		}
 	}
 	res, err := p.Call(ctx(t), "fake", "flood", nil)
-	if err != nil || len(res.Text) > mcpclient.MaxResult+16 || !strings.HasSuffix(res.Text, "…") {
-		t.Errorf("flood: %d bytes, %v", len(res.Text), err)
+	// Kept: the first MaxResult bytes, and a line saying how much the
+	// server sent (what is spilled then says it is not all).
+	if err != nil || len(res.Text) > mcpclient.MaxResult+100 || !strings.HasSuffix(res.Text, "[the server sent 10485760 bytes; only the first 4194304 are kept]") {
+		t.Errorf("flood: %d bytes ending %q, %v", len(res.Text), res.Text[max(0, len(res.Text)-80):], err)
 	}
 }
 

@@ -115,13 +115,33 @@ func (p *Pool) GetPrompt(ctx context.Context, server, name string, args map[stri
 	}
 	var b strings.Builder
 	for _, m := range res.Messages {
-		text := "[non-text content]"
-		if t, ok := m.Content.(mcp.TextContent); ok {
-			text = t.Text
-		}
-		fmt.Fprintf(&b, "%s: %s\n", m.Role, text)
+		fmt.Fprintf(&b, "%s: %s\n", m.Role, promptText(m.Content))
 	}
-	return cut.Clip(b.String(), MaxResult), nil
+	return clipResult(b.String()), nil
+}
+
+// promptText is a prompt message's content as text: a text as it is, an
+// embedded text resource's text, anything else named by its kind (a
+// prompt's text carries no picture).
+func promptText(c mcp.Content) string {
+	switch v := c.(type) {
+	case mcp.TextContent:
+		return v.Text
+	case mcp.EmbeddedResource:
+		switch r := v.Resource.(type) {
+		case mcp.TextResourceContents:
+			return fmt.Sprintf("[resource %s]\n%s", cut.Clip(r.URI, 256), r.Text)
+		case mcp.BlobResourceContents:
+			return fmt.Sprintf("[resource %s: %s, %d bytes of base64, not shown]", cut.Clip(r.URI, 256), clean(r.MIMEType), len(r.Blob))
+		}
+	case mcp.ImageContent:
+		return fmt.Sprintf("[image, %s, not shown]", clean(v.MIMEType))
+	case mcp.AudioContent:
+		return fmt.Sprintf("[audio, %s, not shown]", clean(v.MIMEType))
+	case mcp.ResourceLink:
+		return fmt.Sprintf("[resource link %s]", cut.Clip(v.URI, 256))
+	}
+	return "[content of an unknown kind]"
 }
 
 // resourceTool is mcp_resources: the servers' resources and prompts.
