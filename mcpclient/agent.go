@@ -65,7 +65,9 @@ func (a agentTool) Specs() []loop.ToolSpec {
 }
 
 func (a agentTool) Execute(ctx context.Context, call *loop.ToolCall) (loop.ToolResult, error) {
-	res, err := a.pool.Call(ctx, a.t.Server, a.t.Name, call.Args)
+	res, err := a.pool.CallWith(ctx, a.t.Server, a.t.Name, call.Args, func(line string) {
+		call.Progress(ctx, line+"\n") // the server's progress, as the tool's live output
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return loop.ToolResult{}, ctx.Err()

@@ -25,8 +25,10 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpc "github.com/mark3labs/mcp-go/client"
@@ -86,6 +88,11 @@ type Pool struct {
 	mu     sync.Mutex
 	conns  map[string]*conn
 	closed bool
+
+	// progress routes notifications/progress to the call that sent the
+	// token (CallWith), by token.
+	progress sync.Map // string -> func(string)
+	tokens   atomic.Uint64
 }
 
 // conn is one server's connection, or the error starting it.
@@ -249,6 +256,7 @@ func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, err
 		return nil, nil, fmt.Errorf("start: %w", err)
 	}
 	cl := mcpc.NewClient(t)
+	cl.OnNotification(p.onProgress)
 	// Not ctx: the connection outlives the call that started it (the
 	// transport keeps the context for the server's requests).
 	if err := cl.Start(context.Background()); err != nil {
@@ -354,6 +362,19 @@ var ErrMaybeRan = errors.New("the server stopped during the call; it may or may 
 // One whose answer ran past MaxMessage is not repeated either
 // (ErrMessageTooLarge).
 func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]any) (Result, error) {
+	return p.CallWith(ctx, server, tool, args, nil)
+}
+
+// CallWith is Call with progress: the call carries a progress token, and
+// each notifications/progress the server sends for it is handed to
+// progress as a line ("3/10 message"), in the order it came.
+func (p *Pool) CallWith(ctx context.Context, server, tool string, args map[string]any, progress func(string)) (Result, error) {
+	var token string
+	if progress != nil {
+		token = fmt.Sprintf("zero-%d", p.tokens.Add(1))
+		p.progress.Store(token, progress)
+		defer p.progress.Delete(token)
+	}
 	p.mu.Lock()
 	c := p.conns[server]
 	closed := p.closed
@@ -373,6 +394,9 @@ func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]an
 		req := mcp.CallToolRequest{}
 		req.Params.Name = tool
 		req.Params.Arguments = args
+		if token != "" {
+			req.Params.Meta = &mcp.Meta{ProgressToken: mcp.ProgressToken(token)}
+		}
 		res, err := cl.CallTool(cctx, req)
 		timedOut := cctx.Err() != nil
 		cancel()
@@ -403,6 +427,32 @@ func (p *Pool) Call(ctx context.Context, server, tool string, args map[string]an
 // errNotSent is a request's error when it was not written: the
 // connection had ended before.
 var errNotSent = errors.New("not sent: the connection had ended")
+
+// onProgress hands a server's notifications/progress to the call whose
+// token it names; any other notification, or an unknown token, is let go.
+func (p *Pool) onProgress(n mcp.JSONRPCNotification) {
+	if n.Method != "notifications/progress" {
+		return
+	}
+	f := n.Params.AdditionalFields
+	fn, ok := p.progress.Load(fmt.Sprint(f["progressToken"]))
+	if !ok {
+		return
+	}
+	line := ""
+	if done, ok := f["progress"].(float64); ok {
+		line = strconv.FormatFloat(done, 'f', -1, 64)
+		if total, ok := f["total"].(float64); ok && total > 0 {
+			line += "/" + strconv.FormatFloat(total, 'f', -1, 64)
+		}
+	}
+	if msg, ok := f["message"].(string); ok && msg != "" {
+		line = strings.TrimSpace(line + " " + cut.Clip(strings.Join(strings.Fields(msg), " "), 500))
+	}
+	if line != "" {
+		fn.(func(string))(line)
+	}
+}
 
 // neverSent tells a call that could not have reached the server: the
 // connection was closed before it was written, writing it failed (a

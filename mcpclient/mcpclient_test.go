@@ -71,6 +71,24 @@ func serveFake(log string) {
 			os.Exit(3)
 			return nil, nil
 		})
+	s.AddTool(mcp.NewTool("progress", mcp.WithDescription("Reports its progress twice, then answers once the client has seen it."), mcp.WithString("ack")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+				srv := server.ServerFromContext(ctx)
+				for i, msg := range []string{"reading", "writing"} {
+					_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+						"progressToken": req.Params.Meta.ProgressToken, "progress": i + 1, "total": 2, "message": msg})
+				}
+				// mcp-go's server writes notifications from a goroutine of
+				// their own: the answer waits until the client has them.
+				for ack := req.GetString("ack", ""); ack != ""; time.Sleep(time.Millisecond) {
+					if _, err := os.Stat(ack); err == nil || ctx.Err() != nil {
+						break
+					}
+				}
+			}
+			return mcp.NewToolResultText("done"), nil
+		})
 	s.AddTool(mcp.NewTool("hidden", mcp.WithDescription("Denied by the configuration.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("you should not see this"), nil
@@ -129,7 +147,7 @@ func TestPool(t *testing.T) {
 	}
 	// hidden is denied by the filter, bad:name is not a tool name.
 	slices.Sort(names)
-	if got := strings.Join(names, ","); got != "fake_server.crash,fake_server.echo,fake_server.fail,fake_server.flood" {
+	if got := strings.Join(names, ","); got != "fake_server.crash,fake_server.echo,fake_server.fail,fake_server.flood,fake_server.progress" {
 		t.Errorf("tools: %s", got)
 	}
 	for _, tl := range tools { // the server's readOnlyHint, for plan mode
@@ -147,6 +165,18 @@ func TestPool(t *testing.T) {
 	res, err := p.Call(ctx(t), "fake_server", "echo", map[string]any{"text": "hi"})
 	if err != nil || res.Text != "echo: hi env=from-config" || res.IsError {
 		t.Fatalf("echo: %+v, %v", res, err)
+	}
+	// A call's progress reaches its caller as lines, in order.
+	var lines []string
+	ack := filepath.Join(t.TempDir(), "ack")
+	seen := func(l string) {
+		if lines = append(lines, l); len(lines) == 2 {
+			os.WriteFile(ack, nil, 0o644)
+		}
+	}
+	if res, err = p.CallWith(ctx(t), "fake_server", "progress", map[string]any{"ack": ack}, seen); err != nil || res.Text != "done" ||
+		!slices.Equal(lines, []string{"1/2 reading", "2/2 writing"}) {
+		t.Fatalf("progress: %+v, %v, lines %q", res, err, lines)
 	}
 	if res, err = p.Call(ctx(t), "fake_server", "fail", nil); err != nil || !res.IsError || !strings.Contains(res.Text, "on purpose") {
 		t.Fatalf("fail: %+v, %v", res, err)
