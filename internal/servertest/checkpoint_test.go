@@ -18,17 +18,6 @@ import (
 	"github.com/zeroagent/zero/server"
 )
 
-// undoReplies script a run that changes the workspace three ways: a file
-// edited with text_editor, one created and one deleted by a command.
-func undoReplies() []llmtest.Reply {
-	return []llmtest.Reply{
-		{Match: "make the mess", Content: `{"thoughts": ["edit"], "headline": "Editing", "tool_name": "text_editor:write", "tool_args": {"path": "kept.txt", "content": "changed by the agent\n"}}`},
-		{Match: "changed by the agent", Content: `{"thoughts": ["shell"], "headline": "Shell", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "mkdir -p out && echo new > out/made.txt && rm gone.txt && echo done-shell"}}`},
-		{Match: "done-shell", Content: `{"thoughts": ["done"], "headline": "Done", "tool_name": "response", "tool_args": {"text": "mess made"}}`},
-		{Match: "after the undo", Content: `{"thoughts": ["ok"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "fresh"}}`},
-	}
-}
-
 // tree is every file under dir (but .git) with its content's hash.
 func tree(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -71,14 +60,6 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-func seedWorkspace(t *testing.T, ws string) {
-	write(t, filepath.Join(ws, "kept.txt"), "the user's text\n")
-	write(t, filepath.Join(ws, "gone.txt"), "deleted by a command\n")
-	write(t, filepath.Join(ws, ".gitignore"), "build/\n")
-	write(t, filepath.Join(ws, "build", "out.bin"), "ignored build output\n")
-	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
-}
-
 // An undo takes back what a run did to the files, by a tool and by
 // commands alike, and its part of the conversation: the next request no
 // longer holds it. The user's .git and the ignored build output are left
@@ -88,8 +69,8 @@ func TestUndoRestoresFilesAndConversation(t *testing.T) {
 	for _, stored := range []bool{false, true} {
 		t.Run(map[bool]string{false: "memory", true: "store"}[stored], func(t *testing.T) {
 			t.Parallel()
-			env := servertest.New(t, servertest.Options{Store: stored, Settings: jsonProtocol(nil), Replies: undoReplies()})
-			seedWorkspace(t, env.Workspace)
+			env := servertest.New(t, servertest.Options{Store: stored, Settings: jsonProtocol(nil), Replies: servertest.UndoReplies()})
+			servertest.SeedMess(t, env.Workspace)
 			before := tree(t, env.Workspace)
 			s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
 			if err != nil {
@@ -142,8 +123,8 @@ func TestUndoRestoresFilesAndConversation(t *testing.T) {
 // conflict, named; keeping it restores the rest, overwriting restores all.
 func TestUndoAsksAboutTheUsersChanges(t *testing.T) {
 	t.Parallel()
-	env := servertest.New(t, servertest.Options{Settings: jsonProtocol(nil), Replies: undoReplies()})
-	seedWorkspace(t, env.Workspace)
+	env := servertest.New(t, servertest.Options{Settings: jsonProtocol(nil), Replies: servertest.UndoReplies()})
+	servertest.SeedMess(t, env.Workspace)
 	s, err := env.Manager.Create(t.Context(), server.SessionSpec{Roots: []string{env.Workspace}})
 	if err != nil {
 		t.Fatal(err)

@@ -50,3 +50,42 @@ func RequestText(r llmtest.Recorded) string {
 	}
 	return b.String()
 }
+
+// UndoReplies script a run (its message "make the mess") that changes a
+// SeedMess workspace three ways: kept.txt written with text_editor,
+// out/made.txt created and gone.txt deleted by a command; it answers
+// "mess made". A later "after the undo" is answered "fresh". The replies
+// are Agent Zero's JSON tool requests (models.chat.tool_protocol json).
+func UndoReplies() []llmtest.Reply {
+	return []llmtest.Reply{
+		{Match: "make the mess", Content: `{"thoughts": ["edit"], "headline": "Editing", "tool_name": "text_editor:write", "tool_args": {"path": "kept.txt", "content": "changed by the agent\n"}}`},
+		{Match: "changed by the agent", Content: `{"thoughts": ["shell"], "headline": "Shell", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "mkdir -p out && echo new > out/made.txt && rm gone.txt && echo done-shell"}}`},
+		{Match: "done-shell", Content: `{"thoughts": ["done"], "headline": "Done", "tool_name": "response", "tool_args": {"text": "mess made"}}`},
+		{Match: "after the undo", Content: `{"thoughts": ["ok"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "fresh"}}`},
+	}
+}
+
+// SeedMess fills a workspace for UndoReplies: the two files the run
+// changes, an ignored build folder and the user's .git, which a rewind
+// leaves alone.
+func SeedMess(tb testing.TB, ws string) {
+	tb.Helper()
+	Put(tb, ws, "kept.txt", "the user's text\n")
+	Put(tb, ws, "gone.txt", "deleted by a command\n")
+	Put(tb, ws, ".gitignore", "build/\n")
+	Put(tb, ws, "build/out.bin", "ignored build output\n")
+	Put(tb, ws, ".git/HEAD", "ref: refs/heads/main\n")
+}
+
+// Put writes a file at the slash-separated rel under dir, making its
+// folders.
+func Put(tb testing.TB, dir, rel, content string) {
+	tb.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}

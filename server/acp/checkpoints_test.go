@@ -3,7 +3,6 @@ package acp
 import (
 	"errors"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,39 +19,6 @@ import (
 // jsonTools has the model ask for tools in Agent Zero's JSON protocol (the
 // scripted replies below are such requests).
 var jsonTools = map[string]string{"models.chat.tool_protocol": "json"}
-
-// undoReplies script a run that changes the workspace three ways: a file
-// written with text_editor, one created and one deleted by a command.
-func undoReplies() []llmtest.Reply {
-	return []llmtest.Reply{
-		{Match: "make the mess", Content: `{"thoughts": ["edit"], "headline": "Editing", "tool_name": "text_editor:write", "tool_args": {"path": "kept.txt", "content": "changed by the agent\n"}}`},
-		{Match: "changed by the agent", Content: `{"thoughts": ["shell"], "headline": "Shell", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "mkdir -p out && echo new > out/made.txt && rm gone.txt && echo done-shell"}}`},
-		{Match: "done-shell", Content: `{"thoughts": ["done"], "headline": "Done", "tool_name": "response", "tool_args": {"text": "mess made"}}`},
-		{Match: "after the undo", Content: `{"thoughts": ["ok"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "fresh"}}`},
-	}
-}
-
-// put writes a file under dir, making its folders.
-func put(t *testing.T, dir, rel, content string) {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// seed is the workspace before the run: the user's files, an ignored
-// build folder and the user's .git.
-func seed(t *testing.T, ws string) {
-	put(t, ws, "kept.txt", "the user's text\n")
-	put(t, ws, "gone.txt", "deleted by a command\n")
-	put(t, ws, ".gitignore", "build/\n")
-	put(t, ws, "build/out.bin", "ignored build output\n")
-	put(t, ws, ".git/HEAD", "ref: refs/heads/main\n")
-}
 
 // since is what came after the first n updates.
 func since(us []sdk.SessionUpdate, n int) []sdk.SessionUpdate { return us[min(n, len(us)):] }
@@ -82,8 +48,8 @@ func lastRequest(env *servertest.Env) string {
 // shown, live and when the session is loaded again.
 func TestUndo(t *testing.T) {
 	t.Parallel()
-	env := servertest.New(t, servertest.Options{Settings: jsonTools, Replies: undoReplies()})
-	seed(t, env.Workspace)
+	env := servertest.New(t, servertest.Options{Settings: jsonTools, Replies: servertest.UndoReplies()})
+	servertest.SeedMess(t, env.Workspace)
 	before := servertest.Listing(t, env.Workspace)
 	h := start(t, env, newFakeClient())
 	h.init(t, false)
@@ -163,8 +129,8 @@ func TestUndoConflict(t *testing.T) {
 	for _, tc := range []string{"keep", "cancel", "cannot ask"} {
 		t.Run(tc, func(t *testing.T) {
 			t.Parallel()
-			env := servertest.New(t, servertest.Options{Settings: jsonTools, Replies: undoReplies()})
-			seed(t, env.Workspace)
+			env := servertest.New(t, servertest.Options{Settings: jsonTools, Replies: servertest.UndoReplies()})
+			servertest.SeedMess(t, env.Workspace)
 			c := newFakeClient()
 			switch tc {
 			case "keep", "cancel":
@@ -178,8 +144,8 @@ func TestUndoConflict(t *testing.T) {
 			h.init(t, false)
 			s := h.newSession(t)
 			h.ask(t, s.SessionId, "make the mess")
-			put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
-			put(t, env.Workspace, "mine.txt", "the user's new file\n")
+			servertest.Put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
+			servertest.Put(t, env.Workspace, "mine.txt", "the user's new file\n")
 			touched := servertest.Listing(t, env.Workspace)
 
 			n := len(c.of(s.SessionId))
@@ -266,7 +232,7 @@ func TestRewind(t *testing.T) {
 		{Match: "first question", Content: `{"thoughts": ["w"], "headline": "W", "tool_name": "text_editor:write", "tool_args": {"path": "one.txt", "content": "after first\n"}}`},
 		{Match: "second question", Content: `{"thoughts": ["w"], "headline": "W", "tool_name": "text_editor:write", "tool_args": {"path": "two.txt", "content": "after second\n"}}`},
 	}})
-	put(t, env.Workspace, "base.txt", "base\n")
+	servertest.Put(t, env.Workspace, "base.txt", "base\n")
 	before := servertest.Listing(t, env.Workspace)
 	h := start(t, env, newFakeClient())
 	h.init(t, false)

@@ -22,17 +22,6 @@ import (
 // the replies below are written.
 var jsonTools = map[string]string{"models.chat.tool_protocol": "json"}
 
-// undoReplies script a run that changes the workspace three ways: a file
-// written with text_editor, one created and one deleted by a command.
-func undoReplies() []llmtest.Reply {
-	return []llmtest.Reply{
-		{Match: "make the mess", Content: `{"thoughts": ["edit"], "headline": "Editing", "tool_name": "text_editor:write", "tool_args": {"path": "kept.txt", "content": "changed by the agent\n"}}`},
-		{Match: "changed by the agent", Content: `{"thoughts": ["shell"], "headline": "Shell", "tool_name": "code_execution_tool", "tool_args": {"runtime": "terminal", "code": "mkdir -p out && echo new > out/made.txt && rm gone.txt && echo done-shell"}}`},
-		{Match: "done-shell", Content: `{"thoughts": ["done"], "headline": "Done", "tool_name": "response", "tool_args": {"text": "mess made"}}`},
-		{Match: "after the undo", Content: `{"thoughts": ["ok"], "headline": "Answering", "tool_name": "response", "tool_args": {"text": "fresh"}}`},
-	}
-}
-
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -45,19 +34,15 @@ func writeFile(t *testing.T, path, content string) {
 
 func seed(t *testing.T, ws string) {
 	t.Helper()
-	writeFile(t, filepath.Join(ws, "kept.txt"), "the user's text\n")
-	writeFile(t, filepath.Join(ws, "gone.txt"), "deleted by a command\n")
-	writeFile(t, filepath.Join(ws, "src", "main.go"), "package main\n")
-	writeFile(t, filepath.Join(ws, ".gitignore"), "build/\n")
-	writeFile(t, filepath.Join(ws, "build", "out.bin"), "ignored build output\n")
-	writeFile(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	servertest.SeedMess(t, ws)
+	servertest.Put(t, ws, "src/main.go", "package main\n")
 }
 
 // messEnv is a workspace seeded with files, a connected client and a
 // session that ran "make the mess".
 func messEnv(t *testing.T, store bool, more ...llmtest.Reply) (env *servertest.Env, c *client, id string, before map[string]string) {
 	t.Helper()
-	env = servertest.New(t, servertest.Options{Store: store, Settings: jsonTools, Replies: append(undoReplies(), more...)})
+	env = servertest.New(t, servertest.Options{Store: store, Settings: jsonTools, Replies: append(servertest.UndoReplies(), more...)})
 	seed(t, env.Workspace)
 	before = servertest.Listing(t, env.Workspace)
 	c = start(t, env, clientOpts{})

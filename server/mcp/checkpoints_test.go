@@ -37,27 +37,6 @@ func undoEnv(t *testing.T, store bool, replies ...llmtest.Reply) *servertest.Env
 	return servertest.New(t, servertest.Options{Store: store, Settings: map[string]string{"models.chat.tool_protocol": "json"}, Replies: replies})
 }
 
-func put(t *testing.T, dir, rel, content string) {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// seed fills a workspace: two files the run changes, an ignored build
-// folder and the user's .git, which a rewind leaves alone.
-func seed(t *testing.T, ws string) {
-	put(t, ws, "kept.txt", "the user's text\n")
-	put(t, ws, "gone.txt", "deleted by a command\n")
-	put(t, ws, ".gitignore", "build/\n")
-	put(t, ws, "build/out.bin", "ignored build output\n")
-	put(t, ws, ".git/HEAD", "ref: refs/heads/main\n")
-}
-
 func strs(v any) []string {
 	var out []string
 	if a, ok := v.([]any); ok {
@@ -73,7 +52,7 @@ func strs(v any) []string {
 // env's seeded workspace and returns the session and the listing before.
 func makeMess(t *testing.T, r *stdioRig) (string, map[string]string) {
 	t.Helper()
-	seed(t, r.env.Workspace)
+	servertest.SeedMess(t, r.env.Workspace)
 	before := servertest.Listing(t, r.env.Workspace)
 	out, res := call(t, r.c, "zero_run", map[string]any{"message": "make the mess", "workspace": r.env.Workspace})
 	mustOK(t, res)
@@ -152,7 +131,7 @@ func TestUndoConflictWithoutElicitation(t *testing.T) {
 	env := undoEnv(t, false, undoReplies()...)
 	r := startStdio(t, env, clientOpts{})
 	session, before := makeMess(t, r)
-	put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
+	servertest.Put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
 	mid := servertest.Listing(t, env.Workspace)
 
 	_, res := call(t, r.c, "zero_undo", map[string]any{"session": session})
@@ -228,7 +207,7 @@ func TestUndoConflictAsksTheUser(t *testing.T) {
 			}
 			r := &stdioRig{env: env, c: c}
 			session, before := makeMess(t, r)
-			put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
+			servertest.Put(t, env.Workspace, "kept.txt", "the user fixed it by hand\n")
 			mid := servertest.Listing(t, env.Workspace)
 
 			out, res := call(t, c, "zero_undo", map[string]any{"session": session})
@@ -267,7 +246,7 @@ func TestRewindListsAndRewinds(t *testing.T) {
 		llmtest.Reply{Match: "one.txt written", Content: answer("done one")},
 		llmtest.Reply{Match: "two.txt written", Content: answer("done two")})
 	r := startStdio(t, env, clientOpts{})
-	seed(t, env.Workspace)
+	servertest.SeedMess(t, env.Workspace)
 	var session string
 	for _, m := range []string{"write one", "write two"} {
 		args := map[string]any{"message": m, "workspace": env.Workspace}
