@@ -7,54 +7,12 @@
 // same session store) while the original's history stays its own.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ZERO_BIN, tempDir, answer, startModel } from "./lib.mjs";
-
-const reply = (thought, tool, args) => JSON.stringify({ thoughts: [thought], headline: thought, tool_name: tool, tool_args: args });
-
-// A run that writes kept.txt with text_editor, then makes out/made.txt and
-// deletes gone.txt with a command. The request after the undo must not
-// hold the run: were it there, the "leak" reply (listed first among the
-// unused ones its text matches) would answer it.
-const undoReplies = [
-  { match: "make the mess", content: reply("edit", "text_editor:write", { path: "kept.txt", content: "changed by the agent\n" }) },
-  { match: "changed by the agent", content: reply("shell", "code_execution_tool", { runtime: "terminal", code: "mkdir -p out && echo new > out/made.txt && rm gone.txt && echo done-shell" }) },
-  { match: "done-shell", content: answer("mess made") },
-  { match: "done-shell", content: answer("LEAK: the undone run is still in the request") },
-  { match: "after the undo", content: answer("fresh") },
-];
-
-function put(dir, rel, content) {
-  mkdirSync(dirname(join(dir, rel)), { recursive: true });
-  writeFileSync(join(dir, rel), content);
-}
-
-function seed(ws) {
-  put(ws, "kept.txt", "the user's text\n");
-  put(ws, "gone.txt", "deleted by a command\n");
-  put(ws, ".gitignore", "build/\n");
-  put(ws, "build/out.bin", "ignored build output\n");
-  put(ws, ".git/HEAD", "ref: refs/heads/main\n");
-}
-
-/** Every file and folder under dir with its content (a folder's is "/"). */
-function listing(dir, root = dir, out = {}) {
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    const rel = relative(root, p);
-    if (statSync(p).isDirectory()) {
-      out[rel] = "/";
-      listing(p, root, out);
-    } else {
-      out[rel] = readFileSync(p, "utf8");
-    }
-  }
-  return out;
-}
+import { undoReplies, put, seed, listing } from "./undo.mjs";
 
 /** A HOME for one or more `zero mcp` processes: they share its session store. */
 function home(t) {
