@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -397,7 +396,6 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 	return later(func(ctx context.Context) (any, error) {
 		select {
 		case res := <-w.done:
-			waitReturned(ctx, sess, w.endSeq)
 			return withRun(res, run), nil
 		case <-ctx.Done():
 		}
@@ -421,38 +419,6 @@ func (c *conn) promptWith(params json.RawMessage, prefix string, token *protocol
 			return nil, errConnClosing
 		}
 	}), nil
-}
-
-// waitReturned waits until the run whose run_ended has Seq endSeq has
-// returned, after its checkpoint noted the files as the run left them, so
-// that what the user does once told the run ended is theirs (a rewind
-// tells it from the agent's). It waits for the session to be idle, or for
-// the next run's first event (that run began after this one returned),
-// or for ctx.
-func waitReturned(ctx context.Context, sess *server.Session, endSeq int64) {
-	if !sess.Running() {
-		return
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer cancel()
-		fol := sess.Follow(endSeq)
-		for {
-			b, err := fol.Next(wctx)
-			if err != nil {
-				return
-			}
-			for _, e := range b.Events {
-				if e.Type == server.EventCheckpoint || e.Type == loop.EventRunStarted {
-					return
-				}
-			}
-		}
-	})
-	_ = sess.WaitIdle(wctx)
-	cancel()
-	wg.Wait()
 }
 
 // commandsResult is zero/commands' result.

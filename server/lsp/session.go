@@ -68,8 +68,6 @@ type waiter struct {
 	token *protocol.ProgressToken // the client's workDoneToken, if any
 	void  atomic.Bool             // the message became an intervention or failed
 	done  chan PromptResult       // capacity 1
-	// endSeq is the Seq of the run's run_ended, set before done is sent.
-	endSeq int64
 }
 
 // replay is a zero/loadSession or zero/newSession waiting for the log to be
@@ -291,7 +289,6 @@ func (t *tracked) endRun(ctx context.Context, e server.Event) {
 		t.c.mu.Unlock()
 	}
 	if run.w != nil {
-		run.w.endSeq = e.Seq
 		run.w.done <- res
 	}
 }

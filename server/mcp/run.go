@@ -78,7 +78,6 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	fol := s.Follow(cur)
 	for {
 		if res, ok := s.Last(); ok && res.Run == n {
-			settle(ctx, s, deadline)
 			p.events(fol.Take().Events)
 			return f.runResult(s, res, &p.images), nil
 		}
@@ -102,7 +101,6 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		if slices.ContainsFunc(evs, func(e server.Event) bool { return e.Type == loop.EventRunEnded }) {
 			// The result is recorded just after run_ended.
 			if res, err := s.WaitRun(ctx, n); err == nil && res.Run == n {
-				settle(ctx, s, deadline)
 				return f.runResult(s, res, &p.images), nil
 			}
 		}
@@ -116,17 +114,6 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 			p.send() // keep-alive: nothing new for a while
 		}
 	}
-}
-
-// settle waits (until deadline at most) for a run that ended to finish
-// with it: after run_ended the session snapshots the workspace again, so
-// that a rewind tells the run's changes from the user's. A client that
-// edits files as soon as zero_run answers must not have its edits taken
-// for the run's, which an undo would then take back without asking.
-func settle(ctx context.Context, s *server.Session, deadline time.Time) {
-	wctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	_ = s.WaitIdle(wctx) // past the deadline the answer goes out anyway
 }
 
 // askApprovals is the input-required result that asks the client to put
