@@ -461,13 +461,32 @@ func TestFileSwappedForFIFO(t *testing.T) {
 		w.hash(j, new(bytes.Buffer))
 		close(done)
 	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("hashing a FIFO blocked")
-	}
+	<-done // a FIFO opened blocking would hang here (go test's -timeout reports it)
 	if j.why != whyChanging {
 		t.Errorf("why = %d, want whyChanging", j.why)
+	}
+}
+
+// An ignore file the agent made a FIFO, or grew past 4 MiB, is not read:
+// a snapshot neither waits on it nor holds it whole.
+func TestHostileIgnoreFiles(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "kept.txt", "k")
+	writeFile(t, root, "sub/.gitignore", strings.Repeat("#", maxIgnoreBytes+1)+"\n*.txt\n")
+	writeFile(t, root, "sub/a.txt", "a")
+	if err := syscall.Mkfifo(filepath.Join(root, ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".git", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, ".git", "info", "exclude"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, Options{})
+	snap := take(t, s, root) // would hang on either FIFO
+	if snap.Files < 3 {      // kept.txt, sub/a.txt (not ignored) and sub/.gitignore
+		t.Errorf("files = %d, skipped %v", snap.Files, snap.Skipped)
 	}
 }
 

@@ -140,10 +140,8 @@ func (w *walker) run(root *os.Root) error {
 	}
 	var patterns []gitignore.Pattern
 	if fi, err := root.Lstat(".git"); err == nil && fi.IsDir() {
-		if fi, err := root.Lstat(".git/info/exclude"); err == nil && fi.Mode().IsRegular() && fi.Size() <= maxIgnoreBytes {
-			if data, err := root.ReadFile(".git/info/exclude"); err == nil {
-				patterns = parseIgnore(data, nil)
-			}
+		if data, ok := readIgnore(root, ".git/info/exclude"); ok {
+			patterns = parseIgnore(data, nil)
 		}
 	}
 	d := &dirRef{root: top}
@@ -227,6 +225,28 @@ func (ls *listing) discard() {
 	}
 }
 
+// readIgnore reads an ignore file through r: a regular file of at most
+// maxIgnoreBytes, opened without blocking (a FIFO put in its place is not
+// waited on) and checked once open, and read no further than the bound.
+func readIgnore(r *os.Root, name string) ([]byte, bool) {
+	if fi, err := r.Lstat(name); err != nil || !fi.Mode().IsRegular() {
+		return nil, false // a link is not followed, as Git does not
+	}
+	f, err := r.OpenFile(name, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIgnoreBytes {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreBytes+1))
+	if err != nil || len(data) > maxIgnoreBytes {
+		return nil, false
+	}
+	return data, true
+}
+
 // parseIgnore parses a .gitignore (or info/exclude) of the folder domain.
 func parseIgnore(data []byte, domain []string) []gitignore.Pattern {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
@@ -251,11 +271,9 @@ func (w *walker) walkDir(d *dirRef, des []fs.DirEntry, rel string, depth int, pa
 		if de.Name() != ".gitignore" {
 			continue
 		}
-		if info, err := de.Info(); err == nil && info.Mode().IsRegular() && info.Size() <= maxIgnoreBytes {
-			if data, err := d.root.ReadFile(".gitignore"); err == nil {
-				if ps := parseIgnore(data, w.parts[:depth]); len(ps) > 0 {
-					patterns = append(patterns[:len(patterns):len(patterns)], ps...)
-				}
+		if data, ok := readIgnore(d.root, ".gitignore"); ok {
+			if ps := parseIgnore(data, w.parts[:depth]); len(ps) > 0 {
+				patterns = append(patterns[:len(patterns):len(patterns)], ps...)
 			}
 		}
 		break
