@@ -500,7 +500,7 @@ func TestCheckpointToolAnnotations(t *testing.T) {
 // Zero cannot take back what it does from now on.
 func TestUndoNamesWhatStillRuns(t *testing.T) {
 	env := undoEnv(t, false,
-		llmtest.Reply{Match: "start a server", Content: command("background", "sleep 301 & echo started-bg")},
+		llmtest.Reply{Match: "start a server", Content: command("background", `sleep 301 & p=$!; until [ "$(cat /proc/$p/comm)" = sleep ]; do :; done; echo started-bg`)},
 		llmtest.Reply{Match: "started-bg", Content: answer("started")})
 	r := startStdio(t, env, clientOpts{})
 	out, res := call(t, r.c, "zero_run", map[string]any{"message": "start a server", "workspace": env.Workspace})
