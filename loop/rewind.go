@@ -155,15 +155,16 @@ type Busy interface {
 }
 
 // Activities names what the tools of agent 0 and its subordinates still
-// run (see Busy), each tool asked once per agent.
+// run (see Busy), with secrets masked: a process's command line holds
+// the values the agent's command expanded.
 func (s *Session) Activities() []string {
 	var out []string
 	for a := s.Agent0(); a != nil; a = a.Subordinate {
-		seen := map[Busy]bool{}
 		for _, t := range a.setup.Tools {
-			if b, ok := t.(Busy); ok && !seen[b] {
-				seen[b] = true
-				out = append(out, b.Activities(a)...)
+			if b, ok := t.(Busy); ok {
+				for _, line := range b.Activities(a) {
+					out = append(out, s.mask(line))
+				}
 			}
 		}
 	}

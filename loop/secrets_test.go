@@ -600,3 +600,23 @@ func TestSecretsCancelledMidValue(t *testing.T) {
 		}
 	}
 }
+
+// busyTool is a tool whose process still runs with a secret on its
+// command line (as a shell's background job does once its command was
+// expanded).
+type busyTool struct{ toolFunc }
+
+func (busyTool) Activities(*loop.Agent) []string {
+	return []string{"shell 0: 42 curl -H token:" + secretToken + " https://example.invalid"}
+}
+
+// What still runs is named without the secret it was started with: the
+// rewound event, the store and the faces get the alias.
+func TestActivitiesMaskSecrets(t *testing.T) {
+	t.Parallel()
+	sess, _ := newSession(t, setup{model: &fakeModel{}, tools: []loop.Tool{responseTool, busyTool{noopTool("busy")}}, secrets: secretSet(t)})
+	got := sess.Activities()
+	if len(got) != 1 || strings.Contains(got[0], secretToken) || !strings.Contains(got[0], "API_TOKEN") {
+		t.Errorf("Activities = %q", got)
+	}
+}
