@@ -20,6 +20,7 @@ import (
 	"time"
 	"weak"
 
+	"github.com/zeroagent/zero/ask"
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/hooks"
 	"github.com/zeroagent/zero/instructions"
@@ -91,6 +92,9 @@ type App struct {
 
 	// observe sees the chat model's deltas (Options.Observe).
 	observe func(llm.Delta)
+	// ask puts an MCP server's question to the person through the faces of
+	// a session (the host's broker); nil declines every question.
+	ask func(ctx context.Context, session string, q ask.Question) (ask.Answer, error)
 
 	// wsChecked: the terminal asked about a workspace as broad as the home
 	// directory, or the user named it (see preflight); else (an editor
@@ -1104,7 +1108,12 @@ func (a *App) mcpPool(sid, code string) *mcpclient.Pool {
 	if p := a.pools[sid]; p != nil || a.closed { // made meanwhile, or the app closed
 		return p
 	}
-	p, errs := mcpclient.NewPool(servers, mcpclient.Options{BaseEnv: a.agentEnv, Logger: a.Logger.With("component", "mcp"), Version: Version})
+	o := mcpclient.Options{BaseEnv: a.agentEnv, Logger: a.Logger.With("component", "mcp"), Version: Version,
+		Roots: func() []string { return append([]string{a.Workspace}, a.roots...) }}
+	if a.ask != nil {
+		o.Ask = func(ctx context.Context, q ask.Question) (ask.Answer, error) { return a.ask(ctx, sid, q) }
+	}
+	p, errs := mcpclient.NewPool(servers, o)
 	for _, err := range errs {
 		a.Warn.warn(err.Error())
 	}

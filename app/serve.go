@@ -144,6 +144,7 @@ func (h *Host) trust() server.Trust {
 func NewHostWith(ctx context.Context, a *App) *Host {
 	h := &Host{opts: Options{Workspace: a.Workspace, Logger: a.Logger, Env: a.env}, Workspace: a.Workspace, Logger: a.Logger, apps: map[string]*App{a.Workspace: a}}
 	h.broker = server.NewBroker(server.Policy{Default: server.Auto}, server.BrokerOptions{Logger: a.Logger.With("component", "approval")})
+	a.ask = h.broker.Ask
 	h.init(ctx, a)
 	return h
 }
@@ -161,6 +162,7 @@ func (h *Host) App(roots []string) (*App, error) {
 		return nil, err
 	}
 	a.observe = h.opts.Observe
+	a.ask = h.broker.Ask
 	a.Warn.Logger = h.Logger
 	a.InitMemory(h.Store) // nil while NewHost builds the first app: init does it
 	a.startMemory()

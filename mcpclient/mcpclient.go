@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path"
 	"regexp"
@@ -34,6 +35,7 @@ import (
 	mcpc "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/zeroagent/zero/ask"
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/mcpconf"
@@ -51,6 +53,18 @@ type Options struct {
 	Logger      *slog.Logger
 	// Version is Zero's, given to the servers as the client's.
 	Version string
+	// HTTPTransport, when set, wraps the round tripper of a URL server's
+	// requests (base bounds what the server sends): OAuth goes there, so
+	// that the protocol never sees a token.
+	HTTPTransport func(s Server, base http.RoundTripper) http.RoundTripper
+	// Ask, when set, puts a server's question (elicitation) to the user and
+	// returns the answer; the call that caused it waits, its timeout
+	// paused. Nil declines every question, and no elicitation capability
+	// is declared.
+	Ask func(ctx context.Context, q ask.Question) (ask.Answer, error)
+	// Roots, when set, are the session's workspace folders, offered to
+	// the servers as their roots (roots/list).
+	Roots func() []string
 }
 
 // Bounds on what a server sends: its tools go into every system prompt,

@@ -25,14 +25,43 @@ type Server struct {
 	Env     map[string]string `json:"env,omitempty" yaml:"env"`
 	// Dir is the working directory of a stdio server (cwd); empty is
 	// Zero's choice, never the workspace.
-	Dir      string            `json:"cwd,omitempty" yaml:"cwd"`
-	URL      string            `json:"url,omitempty" yaml:"url"`
-	Headers  map[string]string `json:"headers,omitempty" yaml:"headers"`
-	Disabled bool              `json:"disabled,omitempty" yaml:"disabled"`
+	Dir     string            `json:"cwd,omitempty" yaml:"cwd"`
+	URL     string            `json:"url,omitempty" yaml:"url"`
+	Headers map[string]string `json:"headers,omitempty" yaml:"headers"`
+	// OAuth configures the login to a URL server behind OAuth; nil
+	// discovers everything from the server's 401 (dynamic registration or
+	// a client ID metadata document, the authorization code grant).
+	OAuth    *OAuth `json:"oauth,omitempty" yaml:"oauth"`
+	Disabled bool   `json:"disabled,omitempty" yaml:"disabled"`
 	// Tools filter the server's tools by name.
 	Tools Tools `json:"tools,omitzero" yaml:"tools"`
 	// Origin is where it was configured ("user <path>:<line>"), for people.
 	Origin string `json:"-" yaml:"-"`
+}
+
+// OAuth is a URL server's OAuth client, for authorization servers that do
+// not register clients themselves, or a machine-to-machine grant.
+type OAuth struct {
+	// Grant is "authorization_code" (the default: the user logs in through
+	// the browser, `zero mcp login NAME`) or "client_credentials" (no user:
+	// the client's own secret or key).
+	Grant string `json:"grant,omitempty" yaml:"grant"`
+	// ClientID is a client registered with the authorization server by
+	// hand; empty registers one (dynamic client registration) or uses
+	// ClientMetadataURL.
+	ClientID     string `json:"client_id,omitempty" yaml:"client_id"`
+	ClientSecret string `json:"client_secret,omitempty" yaml:"client_secret"`
+	// PrivateKey is a PEM private key (or the path of a PEM file) that
+	// signs the client's assertions (private_key_jwt) instead of a secret;
+	// SigningAlg is its algorithm (RS256, ES256…; empty picks from the key
+	// and what the server supports).
+	PrivateKey string `json:"private_key,omitempty" yaml:"private_key"`
+	SigningAlg string `json:"signing_alg,omitempty" yaml:"signing_alg"`
+	// Scopes are asked for beyond those the server's challenge names.
+	Scopes []string `json:"scopes,omitempty" yaml:"scopes"`
+	// ClientMetadataURL is the https URL of a client ID metadata document
+	// to be known by, where the authorization server accepts them.
+	ClientMetadataURL string `json:"client_metadata_url,omitempty" yaml:"client_metadata_url"`
 }
 
 // Tools filter a server's tools by name (path.Match patterns): an empty

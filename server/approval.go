@@ -220,6 +220,9 @@ type Broker struct {
 	policies map[string]Policy    // per session, over policy
 	planning map[string]bool      // sessions in plan mode
 	only     map[string]onlyTools // sessions running a command that names its tools
+	// questions wait for the person (see Ask); asked are their ids, oldest first.
+	questions map[string]*question
+	asked     []string
 	// remembered is told when a session's "allow always" set grew (the
 	// manager stores it with the session).
 	remembered func(session string)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/zeroagent/zero/ask"
 	"github.com/zeroagent/zero/loop"
 )
 
@@ -61,6 +62,8 @@ type Event struct {
 	Checkpoint *CheckpointRef `json:"checkpoint,omitempty"`
 	Rewind     *RewindReport  `json:"rewind,omitempty"`
 	Fork       *ForkRef       `json:"fork,omitempty"`
+	// Question is a question_requested event's.
+	Question *ask.Question `json:"question,omitempty"`
 }
 
 // ImageRef names a picture of a user message or a tool result: its data
