@@ -344,7 +344,10 @@ func (a *Agent) boundResult(tool, result string) string {
 			a.warn("", fmt.Sprintf("saving the full %s result: %v", tool, err))
 			return capped
 		}
-		return capped + "\n[the full output (" + fmt.Sprint(len(result)) + " bytes) is in " + path + "]"
+		// The file holds the result as the tool gave it, which is not
+		// always all the tool saw (an MCP result past 4 MiB is cut, and
+		// says so in its text): name it for what it holds.
+		return capped + "\n[this result, all " + fmt.Sprint(len(result)) + " bytes the tool returned, is in " + path + "]"
 	}
 	return capped
 }

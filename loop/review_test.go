@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -170,8 +171,9 @@ func TestLongResultSpilledToFile(t *testing.T) {
 	if spilled != big {
 		t.Error("the whole result should be handed to Spill")
 	}
-	if text := model.requestText(1); strings.Contains(text, "MIDDLE") || !strings.Contains(text, "/tmp/zero/flood-1.txt") {
-		t.Errorf("history should hold the head and tail and the file's path")
+	if text := model.requestText(1); strings.Contains(text, "MIDDLE") || !strings.Contains(text, "/tmp/zero/flood-1.txt") ||
+		!strings.Contains(text, fmt.Sprintf("all %d bytes the tool returned", len(big))) {
+		t.Errorf("history should hold the head and tail and the file's path, named for what it holds")
 	}
 }
 
