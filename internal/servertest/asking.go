@@ -3,6 +3,7 @@ package servertest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func AskingServer(tb testing.TB) (url string) {
 			}
 			return mcp.NewToolResultText(string(res.Action)), nil
 		})
-	hs := httptest.NewServer(mcpsrv.NewStreamableHTTPServer(s))
+	hs := httptest.NewServer(mcpsrv.NewStreamableHTTPServer(s, mcpsrv.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler))))
 	tb.Cleanup(hs.Close)
 	return hs.URL + "/mcp"
 }
