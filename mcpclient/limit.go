@@ -46,6 +46,7 @@ type lineLimit struct {
 	err   error
 	over  atomic.Bool
 	ended func(error)
+	tap   *lineTap // shown what is read, when set
 }
 
 func (l *lineLimit) Read(p []byte) (int, error) {
@@ -53,6 +54,9 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 		return 0, l.err
 	}
 	n, err := l.r.Read(p)
+	if l.tap != nil {
+		l.tap.feed(p[:n])
+	}
 	for b := p[:n]; ; {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -81,34 +85,78 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 // httpConn is the streamable HTTP transport whose requests say, through
 // their context, when the answer ran past MaxMessage (limitedTransport
 // refuses it), so that the call fails with ErrMessageTooLarge whatever
-// mcp-go makes of the cut stream.
+// mcp-go makes of the cut stream. It answers the server's questions
+// itself, and tells the server of a call cancelled (see httpask.go).
 type httpConn struct {
 	*transport.StreamableHTTP
+	url     string
+	client  *http.Client // mcp-go's, with the round tripper of every request (OAuth's)
+	headers map[string]string
+	logger  *slog.Logger
+	version atomic.Pointer[string] // the protocol version negotiated
+
+	// life ends when the connection closes (the answers being sent).
+	life context.Context
+	end  context.CancelFunc
+
+	schemas     *schemas // nil: no question is asked
+	wrap        func(transport.RequestHandler) transport.RequestHandler
+	detach      bool   // answer questions on Zero's own (see SetRequestHandler)
+	requestDone func() // a test's hook
 }
+
+// schemasKey holds a connection's schemas in its requests' context, for
+// the SSE reader's lineTap.
+type schemasKey struct{}
 
 // overflow is set by limitedTransport when a request's answer was refused.
 type overflow struct{ hit atomic.Bool }
 
 type overflowKey struct{}
 
-func newHTTP(s Server, logger *slog.Logger) (*httpConn, error) {
+// newHTTP is the transport of a URL server. wrap (Options.HTTPTransport),
+// when set, wraps the round tripper that bounds what the server sends.
+// listen opens the stream on which a server sends what is not part of a
+// call's answer (GET): its requests outside a call, such as roots/list,
+// which some servers (mcp-go's) send there only.
+func newHTTP(s Server, logger *slog.Logger, wrap func(Server, http.RoundTripper) http.RoundTripper, listen bool) (*httpConn, error) {
+	var rt http.RoundTripper = limitedTransport{http.DefaultTransport}
+	if wrap != nil {
+		rt = wrap(s, rt)
+	}
+	client := &http.Client{Transport: rt}
 	opts := []transport.StreamableHTTPCOption{
-		transport.WithHTTPBasicClient(&http.Client{Transport: limitedTransport{http.DefaultTransport}}),
+		transport.WithHTTPBasicClient(client),
 		transport.WithHTTPLogger(logger),
 	}
 	if len(s.Headers) > 0 {
 		opts = append(opts, transport.WithHTTPHeaders(s.Headers))
 	}
+	if listen {
+		opts = append(opts, transport.WithContinuousListening())
+	}
 	t, err := transport.NewStreamableHTTP(s.URL, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &httpConn{t}, nil
+	h := &httpConn{StreamableHTTP: t, url: s.URL, client: client, headers: s.Headers, logger: logger}
+	h.life, h.end = context.WithCancel(context.Background())
+	return h, nil
 }
 
+// SendRequest sends a request; when its context ends before the answer,
+// the server is told (notifications/cancelled), which mcp-go does over
+// stdio only.
 func (h *httpConn) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	o := &overflow{}
-	res, err := h.StreamableHTTP.SendRequest(context.WithValue(ctx, overflowKey{}, o), req)
+	rctx := context.WithValue(ctx, overflowKey{}, o)
+	if h.schemas != nil {
+		rctx = context.WithValue(rctx, schemasKey{}, h.schemas)
+	}
+	res, err := h.StreamableHTTP.SendRequest(rctx, req)
+	if err != nil && ctx.Err() != nil {
+		h.cancelled(ctx, req)
+	}
 	if err != nil && o.hit.Load() {
 		return nil, ErrMessageTooLarge
 	}
@@ -126,7 +174,11 @@ func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	o, _ := req.Context().Value(overflowKey{}).(*overflow)
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		resp.Body = &sseLimit{rc: resp.Body, max: MaxMessage, maxCost: maxSSECopying, o: o}
+		s := &sseLimit{rc: resp.Body, max: MaxMessage, maxCost: maxSSECopying, o: o}
+		if sc, ok := req.Context().Value(schemasKey{}).(*schemas); ok {
+			s.tap = &lineTap{to: sc}
+		}
+		resp.Body = s
 	} else {
 		resp.Body = &bodyLimit{rc: resp.Body, left: MaxMessage, o: o}
 	}
@@ -173,6 +225,7 @@ type sseLimit struct {
 	o                 *overflow
 	event, line, cost int
 	err               error
+	tap               *lineTap // shown what is read, when set
 }
 
 func (s *sseLimit) Read(p []byte) (int, error) {
@@ -180,6 +233,9 @@ func (s *sseLimit) Read(p []byte) (int, error) {
 		return 0, s.err
 	}
 	n, err := s.rc.Read(p)
+	if s.tap != nil {
+		s.tap.feed(p[:n])
+	}
 	for _, c := range p[:n] {
 		s.event++
 		switch {

@@ -10,7 +10,8 @@
 // (MaxMessage), then as it is kept (MaxResult and the others). The
 // pictures of a result (image content, image resources) reach the model
 // as the tool result's images, loaded by package vision, at most
-// loop.MaxToolImages of them.
+// loop.MaxToolImages of them. A server's questions during a call reach
+// the user through Options.Ask (elicit.go).
 package mcpclient
 
 import (
@@ -57,13 +58,17 @@ type Options struct {
 	// requests (base bounds what the server sends): OAuth goes there, so
 	// that the protocol never sees a token.
 	HTTPTransport func(s Server, base http.RoundTripper) http.RoundTripper
-	// Ask, when set, puts a server's question (elicitation) to the user and
-	// returns the answer; the call that caused it waits, its timeout
-	// paused. Nil declines every question, and no elicitation capability
-	// is declared.
+	// Ask, when set, puts a server's question (elicitation: a form, or a
+	// page to open) to the user and returns the answer, which the pool
+	// checks and completes (ask.Question.Complete) before the server gets
+	// it; the call that caused it waits, its timeout paused, and ctx ends
+	// with that call (the run cancelled). ask.ErrNoOne declines. Nil
+	// declares no elicitation capability, and a server that asks anyway
+	// is told the method is not supported.
 	Ask func(ctx context.Context, q ask.Question) (ask.Answer, error)
-	// Roots, when set, are the session's workspace folders, offered to
-	// the servers as their roots (roots/list).
+	// Roots, when set, are the session's workspace folders (absolute
+	// paths), offered to the servers as their roots (roots/list, file://
+	// URIs); a server that asked is told when they change.
 	Roots func() []string
 }
 
@@ -107,6 +112,16 @@ type Pool struct {
 	// token (CallWith), by token.
 	progress sync.Map // string -> func(string)
 	tokens   atomic.Uint64
+
+	// life ends when the pool closes: the questions asked outside a call
+	// end with it.
+	life context.Context
+	end  context.CancelFunc
+	// clock counts the calls' timeouts (a test's own in tests).
+	clock clock
+	// requestDone, when set (by a test), is called once mcp-go's own
+	// handling of a server's question over HTTP has ended.
+	requestDone func()
 }
 
 // conn is one server's connection, or the error starting it.
@@ -117,29 +132,46 @@ type conn struct {
 	err    error     // the last start's error
 	failed time.Time // when it last failed to start, for a pause before trying again
 	start  sync.Mutex
+
+	mu         sync.Mutex
+	calls      map[*call]struct{} // the calls in flight
+	questions  int                // the server's questions open
+	rootsAsked bool               // the server asked for the roots...
+	rootsSent  string             // ...and was given these (rootsKey)
+}
+
+// track adds a call in flight, untrack removes it.
+func (c *conn) track(cl *call) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[*call]struct{}{}
+	}
+	c.calls[cl] = struct{}{}
+}
+
+func (c *conn) untrack(cl *call) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.calls, cl)
+}
+
+// inflight are the calls in flight.
+func (c *conn) inflight() []*call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*call, 0, len(c.calls))
+	for cl := range c.calls {
+		out = append(out, cl)
+	}
+	return out
 }
 
 // ValidName reports whether name can name a server: letters, digits, _ and -.
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// Normalize makes a configured server name usable in tool names: lower
-// case, anything but letters, digits, _ and - replaced by _ (Agent Zero
-// normalizes them too).
-func Normalize(name string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	s := b.String()
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return s
-}
+// Normalize is mcpconf.Normalize: a configured name as the pool names it.
+func Normalize(name string) string { return mcpconf.Normalize(name) }
 
 // NewPool returns a pool over servers (their names normalized; a server
 // without a command or URL, or whose name repeats another's, is left out
@@ -148,7 +180,8 @@ func NewPool(servers []Server, o Options) (*Pool, []error) {
 	o.InitTimeout = cmp.Or(o.InitTimeout, 10*time.Second)
 	o.CallTimeout = cmp.Or(o.CallTimeout, 120*time.Second)
 	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
-	p := &Pool{opts: o, conns: map[string]*conn{}}
+	p := &Pool{opts: o, conns: map[string]*conn{}, clock: realClock{}}
+	p.life, p.end = context.WithCancel(context.Background())
 	var errs []error
 	for _, s := range servers {
 		s.Name = Normalize(s.Name)
@@ -224,7 +257,10 @@ func (p *Pool) ensureRetry(ctx context.Context, c *conn, always bool) (*mcpc.Cli
 	if !always && c.err != nil && time.Since(c.failed) < retryPause {
 		return nil, c.err
 	}
-	cl, tools, err := p.connect(ctx, c.srv)
+	cl, tools, err := p.connect(ctx, c)
+	if r := refusal(err); r != nil {
+		err = r // a login needed: what to do, not how mcp-go wrapped it
+	}
 	if err != nil {
 		c.err, c.failed = fmt.Errorf("mcp server %s: %w", c.srv.Name, err), time.Now()
 		p.opts.Logger.Warn("mcp server did not start", "server", c.srv.Name, "err", err)
@@ -238,6 +274,9 @@ func (p *Pool) ensureRetry(ctx context.Context, c *conn, always bool) (*mcpc.Cli
 		return nil, ErrClosed
 	}
 	c.client, c.tools, c.err = cl, tools, nil
+	c.mu.Lock()
+	c.rootsAsked = false // a new connection asks anew
+	c.mu.Unlock()
 	cl.OnConnectionLost(func(err error) { p.drop(c, cl, err) })
 	p.opts.Logger.Info("mcp server started", "server", c.srv.Name, "tools", len(tools))
 	return cl, nil
@@ -256,20 +295,44 @@ func (p *Pool) drop(c *conn, cl *mcpc.Client, why error) {
 }
 
 // connect starts and initializes a server and lists its tools.
-func (p *Pool) connect(ctx context.Context, s Server) (*mcpc.Client, []Tool, error) {
+func (p *Pool) connect(ctx context.Context, c *conn) (*mcpc.Client, []Tool, error) {
+	s := c.srv
 	ctx, cancel := context.WithTimeout(ctx, p.opts.InitTimeout)
 	defer cancel()
+	// The server's questions: the raw schemas are kept only when someone
+	// can be asked.
+	var sc *schemas
+	if p.opts.Ask != nil {
+		sc = &schemas{}
+	}
+	wrap := func(next transport.RequestHandler) transport.RequestHandler { return p.serverRequests(sc, next) }
 	var t transport.Interface
 	var err error
 	if s.Command != "" {
-		t, err = startStdio(s, append(slices.Clone(p.opts.BaseEnv), s.EnvList()...), p.opts.Logger.With("mcp_server", s.Name))
+		t, err = startStdio(s, append(slices.Clone(p.opts.BaseEnv), s.EnvList()...), p.opts.Logger.With("mcp_server", s.Name), sc, wrap)
 	} else {
-		t, err = newHTTP(s, p.opts.Logger.With("mcp_server", s.Name))
+		var h *httpConn
+		// The server's stream outside calls is opened when it may send
+		// requests: a capability to answer them was declared.
+		h, err = newHTTP(s, p.opts.Logger.With("mcp_server", s.Name), p.opts.HTTPTransport, p.opts.Ask != nil || p.opts.Roots != nil)
+		if h != nil {
+			h.schemas, h.wrap, h.detach, h.requestDone = sc, wrap, p.opts.Ask != nil, p.requestDone
+			t = h
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("start: %w", err)
 	}
-	cl := mcpc.NewClient(t)
+	var opts []mcpc.ClientOption
+	if p.opts.Ask != nil {
+		// Both modes: a form, and a page to open (ask.Question.URL).
+		opts = append(opts, mcpc.WithElicitationHandler(elicitor{p, c}), mcpc.WithClientCapabilities(mcp.ClientCapabilities{
+			Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}}))
+	}
+	if p.opts.Roots != nil {
+		opts = append(opts, mcpc.WithRootsHandler(rootLister{p, c}))
+	}
+	cl := mcpc.NewClient(t, opts...)
 	cl.OnNotification(p.onProgress)
 	// Not ctx: the connection outlives the call that started it (the
 	// transport keeps the context for the server's requests).
@@ -404,16 +467,21 @@ func (p *Pool) CallWith(ctx context.Context, server, tool string, args map[strin
 		if err != nil {
 			return Result{}, err
 		}
-		cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+		p.tellRootsChanged(ctx, c, cl.RootListChanges)
+		// The call's timeout pauses while the server asks the person a
+		// question (see call).
+		run, end := startCall(ctx, p.opts.CallTimeout, p.clock)
+		c.track(run)
 		req := mcp.CallToolRequest{}
 		req.Params.Name = tool
 		req.Params.Arguments = args
 		if token != "" {
 			req.Params.Meta = &mcp.Meta{ProgressToken: mcp.ProgressToken(token)}
 		}
-		res, err := cl.CallTool(cctx, req)
-		timedOut := cctx.Err() != nil
-		cancel()
+		res, err := cl.CallTool(context.WithValue(run.ctx, callKey{}, run), req)
+		timedOut := run.timedOut()
+		c.untrack(run)
+		end()
 		if err == nil {
 			return resultOf(ctx, server+"."+tool, res), nil
 		}
@@ -425,6 +493,11 @@ func (p *Pool) CallWith(ctx context.Context, server, tool string, args map[strin
 			// Refused as it arrived; a server that floods is started afresh.
 			p.drop(c, cl, err)
 			return Result{}, fmt.Errorf("mcp %s.%s: %w; the call was not repeated", server, tool, ErrMessageTooLarge)
+		case refusal(err) != nil:
+			// The server's authorization refused the call (a login or more
+			// scopes needed): it never ran, and the connection is sound.
+			// What refused says what to do; mcp-go's wrapping says nothing.
+			return Result{}, fmt.Errorf("mcp %s.%s: %w", server, tool, refusal(err))
 		case attempt == 0 && neverSent(err):
 			p.drop(c, cl, err)
 			continue
@@ -436,6 +509,20 @@ func (p *Pool) CallWith(ctx context.Context, server, tool string, args map[strin
 		}
 		return Result{}, fmt.Errorf("mcp %s.%s: %w", server, tool, err)
 	}
+}
+
+// refusal is the error in err that says the request was refused before
+// the server handled it (Options.HTTPTransport's errors, like an OAuth
+// login that is needed, say so with Refused), or nil.
+func refusal(err error) error {
+	r, ok := errors.AsType[interface {
+		error
+		Refused() bool
+	}](err)
+	if !ok || !r.Refused() {
+		return nil
+	}
+	return r
 }
 
 // errNotSent is a request's error when it was not written: the
@@ -567,6 +654,7 @@ func (p *Pool) Close() error {
 		return nil
 	}
 	p.closed = true
+	p.end()
 	conns := make([]*conn, 0, len(p.conns))
 	for _, c := range p.conns {
 		conns = append(conns, c)

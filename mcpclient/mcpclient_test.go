@@ -104,6 +104,9 @@ func serveFake(log string) {
 	if os.Getenv("FAKE_MCP_IMAGES") != "" {
 		addImageTools(s)
 	}
+	if os.Getenv("FAKE_MCP_ASK") != "" {
+		addAskingTools(s)
+	}
 	_ = server.ServeStdio(s)
 }
 

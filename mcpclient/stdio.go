@@ -24,6 +24,9 @@ type stdioConn struct {
 	lines  *lineLimit
 	stderr *tail
 	exited chan struct{} // closed once the process is waited for
+	// wrap wraps mcp-go's handler of the server's requests (see
+	// Pool.serverRequests).
+	wrap func(transport.RequestHandler) transport.RequestHandler
 
 	mu    sync.Mutex
 	gone  error       // why the connection ended, once it did
@@ -40,8 +43,10 @@ const (
 )
 
 // startStdio starts a stdio server (not tied to a context: it outlives
-// the call that started it) and the transport over its pipes.
-func startStdio(s Server, env []string, logger *slog.Logger) (*stdioConn, error) {
+// the call that started it) and the transport over its pipes. The raw
+// schemas of its questions are kept in sc (when not nil), and wrap wraps
+// the handler of its requests.
+func startStdio(s Server, env []string, logger *slog.Logger, sc *schemas, wrap func(transport.RequestHandler) transport.RequestHandler) (*stdioConn, error) {
 	cmd := exec.Command(s.Command, s.Args...)
 	cmd.Env, cmd.Dir = env, s.Dir
 	stdin, err := cmd.StdinPipe()
@@ -58,7 +63,7 @@ func startStdio(s Server, env []string, logger *slog.Logger) (*stdioConn, error)
 	// stderr is copied into a bounded tail as it comes (the copying is
 	// exec's), so the server never blocks on a full pipe. WaitDelay ends
 	// the copying if a child of the server keeps the pipe open.
-	c := &stdioConn{cmd: cmd, stdout: r, stderr: &tail{}, exited: make(chan struct{})}
+	c := &stdioConn{cmd: cmd, stdout: r, stderr: &tail{}, exited: make(chan struct{}), wrap: wrap}
 	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = w, c.stderr, time.Second
 	err = cmd.Start()
 	w.Close()
@@ -67,6 +72,9 @@ func startStdio(s Server, env []string, logger *slog.Logger) (*stdioConn, error)
 		return nil, err
 	}
 	c.lines = &lineLimit{r: r, max: MaxMessage, ended: func(err error) { c.end(fmt.Errorf("reading the server: %w", err)) }}
+	if sc != nil {
+		c.lines.tap = &lineTap{to: sc}
+	}
 	c.Stdio = transport.NewIO(c.lines, stdin, nil)
 	transport.WithCommandLogger(logger)(c.Stdio)
 	go func() {
@@ -91,6 +99,16 @@ func (c *stdioConn) end(why error) {
 	if c.lost != nil {
 		go c.lost(why)
 	}
+}
+
+// SetRequestHandler is how the client's handler of the server's requests
+// reaches mcp-go's transport, wrapped. Over stdio mcp-go runs it with no
+// deadline of its own, so a question may wait for the person there.
+func (c *stdioConn) SetRequestHandler(h transport.RequestHandler) {
+	if c.wrap != nil {
+		h = c.wrap(h)
+	}
+	c.Stdio.SetRequestHandler(h)
 }
 
 // SetConnectionLostHandler is how the client's OnConnectionLost reaches a
