@@ -1110,6 +1110,7 @@ func (a *App) mcpPool(sid, code string) *mcpclient.Pool {
 	}
 	o := mcpclient.Options{BaseEnv: a.agentEnv, Logger: a.Logger.With("component", "mcp"), Version: Version,
 		Roots: func() []string { return append([]string{a.Workspace}, a.roots...) }}
+	o.HTTPTransport = a.mcpAuth().Transport // OAuth: the user's logins (zero mcp login), never a browser from a session
 	if a.ask != nil {
 		o.Ask = func(ctx context.Context, q ask.Question) (ask.Answer, error) { return a.ask(ctx, sid, q) }
 	}

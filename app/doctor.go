@@ -14,6 +14,7 @@ import (
 
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/llm"
+	"github.com/zeroagent/zero/mcpauth"
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/store"
@@ -354,7 +355,19 @@ func checkMCP(ctx context.Context, a *App) (checkResult, bool) {
 	for _, t := range tools {
 		per[t.Server]++
 	}
-	var parts []string
+	// A URL server that needs the person's login is said so, with what
+	// to run: the session refused for want of it (a 401 without a token
+	// that can be renewed, or a 403 for more scopes), now or before.
+	needsLogin := map[string]bool{}
+	var others []error
+	for _, err := range errs {
+		if lr, ok := errors.AsType[*mcpauth.LoginRequired](err); ok {
+			needsLogin[lr.Server] = true
+			continue
+		}
+		others = append(others, err)
+	}
+	var parts, logins []string
 	for _, s := range p.Servers() {
 		where := ""
 		if s.Command != "" { // where it starts: never the workspace
@@ -363,16 +376,31 @@ func checkMCP(ctx context.Context, a *App) (checkResult, bool) {
 				where = " runs from the trusted copy of " + a.Workspace
 			}
 		}
+		if s.URL != "" {
+			st, _ := a.mcpAuth().Status(s)
+			switch {
+			case needsLogin[s.Name] || st.NeedsLogin || st.Expired:
+				where = " needs a login: run `zero mcp login " + s.Name + "`"
+				logins = append(logins, "`zero mcp login "+s.Name+"`")
+			case st.LoggedIn:
+				where = " logged in"
+			}
+		}
 		parts = append(parts, fmt.Sprintf("%s (%d tools)%s", s.Name, per[s.Name], where))
 	}
 	r.Detail = strings.Join(parts, ", ")
-	if len(errs) > 0 {
+	if len(others) > 0 {
 		var msgs []string
-		for _, err := range errs {
+		for _, err := range others {
 			msgs = append(msgs, unrepeat(err.Error()))
 		}
 		r.Detail += "; " + strings.Join(msgs, "; ")
 		r.Fix = "check the server's command, args, env or url in mcp_servers of your config.yaml (or the workspace's .mcp.json)"
+	}
+	if len(logins) > 0 {
+		r.Fix = strings.TrimPrefix(r.Fix+"; run "+strings.Join(logins, " and "), "; ")
+	}
+	if len(others) > 0 || len(logins) > 0 {
 		return r, true
 	}
 	r.OK = true

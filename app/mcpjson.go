@@ -30,6 +30,12 @@ func (a *App) WorkspaceMCP(code string) []mcpclient.Server {
 	var out []mcpclient.Server
 	for _, c := range f.Servers() {
 		s := mcpclient.Server{Name: c.Name, URL: c.URL, Headers: c.Headers, Env: c.Env}
+		if c.URL != "" && c.OAuth != nil {
+			// A workspace may name its server's public client and the scopes
+			// it wants; never a secret or a key (Zero would sign with a key
+			// file of the user's that the workspace names), nor another grant.
+			s.OAuth = &mcpconf.OAuth{ClientID: c.OAuth.ClientID, Scopes: c.OAuth.Scopes, ClientMetadataURL: c.OAuth.ClientMetadataURL}
+		}
 		if c.Command != "" {
 			// A stdio server runs from the snapshot: its working directory is
 			// the copy of what the user trusted (laid out like the

@@ -66,6 +66,12 @@ func withMCPCredentials(set *secrets.Set, servers []mcpclient.Server) *secrets.S
 			}
 			set = set.With("MCP_"+srv.Name+"_"+k, v)
 		}
+		if o := srv.OAuth; o != nil {
+			set = set.With("MCP_"+srv.Name+"_CLIENT_SECRET", o.ClientSecret)
+			if strings.Contains(o.PrivateKey, "PRIVATE KEY") { // the key itself, not a file's path
+				set = set.With("MCP_"+srv.Name+"_PRIVATE_KEY", o.PrivateKey)
+			}
+		}
 	}
 	return set
 }

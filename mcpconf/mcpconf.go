@@ -9,6 +9,7 @@ package mcpconf
 import (
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Server is one MCP server: Command (with Args, Env, Dir) for stdio, or
@@ -95,4 +96,25 @@ func (f File) Servers() []Server {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Normalize makes a configured server name usable in tool names: lower
+// case, anything but letters, digits, _ and - replaced by _, at most 64
+// bytes (Agent Zero normalizes them too). Normalizing a normalized name
+// changes nothing, so a configured name and a session's find the same
+// server (and the same login).
+func Normalize(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
 }

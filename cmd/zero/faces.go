@@ -63,6 +63,9 @@ var (
 )
 
 func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if isMCPAuth(append([]string{"mcp"}, args...)) {
+		return mcpAuthCommand(ctx, args[0], args[1:], stdout, stderr)
+	}
 	var addr *string
 	var budget *time.Duration
 	h, code := serveFlags(ctx, "zero mcp", args, stderr, func(fs *flag.FlagSet) {

@@ -37,6 +37,7 @@ Usage:
   zero run [flags] MESSAGE   run one task in the current directory and watch it work
   zero acp                   serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)
   zero mcp [--http ADDR]     serve MCP on stdio, or streamable HTTP on loopback (Claude, Cursor, VS Code)
+  zero mcp login|logout NAME log in to (or out of) an MCP server of yours that is behind OAuth
   zero lsp                   serve the LSP-style session on stdio (the VS Code extension)
   zero profiles              list the agent profiles and where they come from
   zero prompt [--profile P]  print the system prompt a profile's agent is given
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// zero --sandbox local: the chat with flags, as zero alone is the chat.
 		return chatCommand(ctx, args, stdin, stdout, stderr)
 	}
-	if cmd, ok := faceHelp[args[0]]; ok && helpAsked(args[1:]) {
+	if cmd, ok := faceHelp[args[0]]; ok && helpAsked(args[1:]) && !isMCPAuth(args) {
 		return cmd.print(ctx, args[0], stdin, stdout)
 	}
 	switch args[0] {
@@ -180,8 +181,11 @@ var faceHelp = map[string]facePage{
 	},
 	"mcp": {
 		about: "Serves the Model Context Protocol on stdin and stdout (or streamable HTTP on loopback with --http),\n" +
-			"so an MCP client (Claude, Cursor, VS Code) can give the agent tasks. Logs go to stderr.",
-		examples: "  zero mcp --workspace ~/src/project\n  zero mcp --http 127.0.0.1:7777",
+			"so an MCP client (Claude, Cursor, VS Code) can give the agent tasks. Logs go to stderr.\n\n" +
+			"zero mcp login [--scope S]... NAME logs in to an MCP server of yours behind OAuth (mcp_servers in\n" +
+			"config.yaml): the authorization page opens in your browser and the sessions then use the tokens;\n" +
+			"zero mcp logout NAME forgets them. They say everything on stderr.",
+		examples: "  zero mcp --workspace ~/src/project\n  zero mcp --http 127.0.0.1:7777\n  zero mcp login github",
 	},
 	"lsp": {
 		about:    "Serves the LSP-style session on stdin and stdout for the VS Code extension. Logs go to stderr.",

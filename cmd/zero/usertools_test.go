@@ -167,3 +167,20 @@ func TestWorkspaceMCPChoosesNoDirectory(t *testing.T) {
 		t.Errorf("workspaceMCP = %+v, want ./srv run in %s with no filter of its own choosing", got, code)
 	}
 }
+
+// A workspace's .mcp.json may name a URL server's public client and
+// scopes, never a secret, a key (a file of the user's Zero would sign
+// with) or the machine-to-machine grant.
+func TestWorkspaceMCPOAuthIsPublicOnly(t *testing.T) {
+	a := localApp(t, t.TempDir())
+	code := t.TempDir()
+	mustWrite(t, filepath.Join(code, ".mcp.json"), `{"mcpServers": {"s": {"type": "http", "url": "https://example.com/mcp",
+		"oauth": {"client_id": "pub", "scopes": ["read"], "client_secret": "x", "private_key": "/home/u/.ssh/id_ecdsa", "grant": "client_credentials"}}}}`)
+	got := a.WorkspaceMCP(code)
+	if len(got) != 1 || got[0].OAuth == nil {
+		t.Fatalf("workspaceMCP = %+v", got)
+	}
+	if o := *got[0].OAuth; o.ClientID != "pub" || len(o.Scopes) != 1 || o.ClientSecret != "" || o.PrivateKey != "" || o.Grant != "" {
+		t.Errorf("the workspace's oauth = %+v; want only its client id and scopes", o)
+	}
+}
