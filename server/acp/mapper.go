@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/zeroagent/zero/ask"
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
@@ -104,6 +105,8 @@ func (m *mapper) event(e server.Event, replay bool, send func(sdk.SessionUpdate)
 		}
 	case server.EventSandboxPull, server.EventApprovalRequested, server.EventApprovalResolved:
 		m.serverEvent(e, replay, send, ask)
+	case server.EventQuestionRequested, server.EventQuestionResolved:
+		m.question(e, replay, send, ask)
 	case loop.EventPlan:
 		if e.Plan == nil {
 			return
@@ -363,10 +366,12 @@ func (m *mapper) serverEvent(e server.Event, replay bool, send func(sdk.SessionU
 	}
 }
 
-// asker puts approval requests to the client.
+// asker puts approval requests and questions (see questions.go) to the
+// client.
 type asker interface {
 	ask(req server.Request, kind sdk.ToolKind)
-	withdraw(id string)
+	askQuestion(q ask.Question)
+	withdraw(id string) // an approval's or a question's
 }
 
 // abs makes a tool's path absolute against the main workspace: ACP paths

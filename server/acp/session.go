@@ -52,7 +52,7 @@ type sessState struct {
 	stopped bool
 	gen     uint64 // prompts received
 	genCh   chan struct{}
-	asks    map[string]context.CancelFunc // approval id → its permission request
+	asks    map[string]context.CancelFunc // approval or question id → its request to the client
 }
 
 // attach returns the connection's state for sess, following it from now on
@@ -364,6 +364,7 @@ func (a *agent) askPending(st *sessState) {
 	for _, r := range approvals.Pending(st.id) {
 		st.ask(r, toolKind(r.Kind))
 	}
+	a.askPendingQuestions(st)
 }
 
 // promptInput makes the user message of a prompt's blocks: text as is,

@@ -8,6 +8,9 @@
 // zero.prompt, zero.cancel and zero.newSession. Every engine event of the
 // sessions the connection created, prompted or loaded arrives as a
 // zero/event notification (the server.Event object as params), in order. A
+// question an MCP server asks during a run (question_requested) is
+// answered with zero/answer, or put to the user with
+// window/showMessageRequest when it fits buttons (see questions.go). A
 // run is also a work-done progress ($/progress) when the client supports
 // it; approvals are asked with window/showMessageRequest, and files the
 // agent wrote are shown with window/showDocument.
@@ -143,6 +146,7 @@ type clientCaps struct {
 	progress     bool // window.workDoneProgress
 	showDocument bool // window.showDocument.support
 	ask          bool // window/showMessageRequest for approvals
+	openURL      bool // window.showDocument.support, for a page a question asks to open
 }
 
 // conn is one client connection: one LSP session, many Zero sessions.
@@ -166,12 +170,14 @@ type conn struct {
 	sessions map[string]*tracked
 	tokens   map[string]*tracked           // progress token (%q) → session running under it
 	asking   map[string]context.CancelFunc // approval id → its showMessageRequest
+	// questioning: question id → its showMessageRequest (questions.go)
+	questioning map[string]context.CancelFunc
 }
 
 func newConn(ctx context.Context, opts Options) *conn {
 	return &conn{ctx: ctx, opts: opts, log: opts.Logger, exited: make(chan struct{}),
 		inflight: map[jsonrpc2.ID]context.CancelFunc{}, sessions: map[string]*tracked{},
-		tokens: map[string]*tracked{}, asking: map[string]context.CancelFunc{}}
+		tokens: map[string]*tracked{}, asking: map[string]context.CancelFunc{}, questioning: map[string]context.CancelFunc{}}
 }
 
 // spawn runs fn on a goroutine that Serve waits for, unless Serve is

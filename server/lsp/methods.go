@@ -41,6 +41,7 @@ var methods = map[string]method{
 	"zero/cancel":              (*conn).cancel,
 	"zero/intervene":           (*conn).intervene,
 	"zero/approve":             (*conn).approve,
+	"zero/answer":              (*conn).answer,
 	"zero/sessions":            (*conn).sessionList,
 	"zero/loadSession":         (*conn).loadSession,
 	"zero/closeSession":        (*conn).closeSession,
@@ -181,6 +182,7 @@ func (c *conn) initialize(params json.RawMessage) (continuation, error) {
 	if w := p.Capabilities.Window; w != nil {
 		caps.progress = w.WorkDoneProgress
 		caps.showDocument = w.ShowDocument != nil && w.ShowDocument.Support && (io.ShowDocuments == nil || *io.ShowDocuments)
+		caps.openURL = w.ShowDocument != nil && w.ShowDocument.Support
 	}
 	c.mu.Lock()
 	c.state, c.roots, c.caps = stateReady, roots, caps

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroagent/zero/ask"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -163,6 +164,10 @@ func TestProtocolTS(t *testing.T) {
 	src := string(b)
 	goTypes := map[string]reflect.Type{
 		"ZeroEvent":           reflect.TypeFor[server.Event](),
+		"Question":            reflect.TypeFor[ask.Question](),
+		"QuestionField":       reflect.TypeFor[ask.Field](),
+		"QuestionOption":      reflect.TypeFor[ask.Option](),
+		"AnswerParams":        reflect.TypeFor[answerParams](),
 		"FileDiff":            reflect.TypeFor[server.FileDiff](),
 		"Usage":               reflect.TypeFor[server.Usage](),
 		"UsageCount":          reflect.TypeFor[server.UsageCount](),

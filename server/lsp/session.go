@@ -211,6 +211,10 @@ func (t *tracked) event(ctx context.Context, e server.Event) {
 		t.c.ask(t, e.Text, server.ApprovalTitle(e))
 	case server.EventApprovalResolved:
 		t.c.stopAsking(e.Text)
+	case server.EventQuestionRequested:
+		t.c.askQuestion(t, e.Question)
+	case server.EventQuestionResolved:
+		t.c.stopQuestion(e.Text)
 	case server.EventSandboxPull: // also in zero/event, with the numbers
 		if t.run != nil && t.run.token != nil && e.Text != "" {
 			t.progress(ctx, t.run.token, &protocol.WorkDoneProgressReport{
@@ -299,7 +303,7 @@ func (t *tracked) progress(ctx context.Context, tok *protocol.ProgressToken, val
 }
 
 // replay sends the session's log, answers the load, and asks again for
-// the approvals still waiting.
+// the approvals and questions still waiting.
 func (t *tracked) replay(ctx context.Context, rp *replay, upTo int64) {
 	evs, _ := t.sess.Events(0)
 	evs = server.Coalesce(evs)
@@ -318,6 +322,7 @@ func (t *tracked) replay(ctx context.Context, rp *replay, upTo int64) {
 			t.c.ask(t, r.ID, cmp.Or(r.Title, r.Tool))
 		}
 	}
+	t.c.askPendingQuestions(t)
 }
 
 func (c *conn) capabilities() clientCaps {

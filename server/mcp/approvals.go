@@ -33,8 +33,8 @@ func (f *face) drive(ctx context.Context, s *server.Session) {
 	f.wg.Go(func() { f.watch(id, fol) }) // under mu with closed false: stop waits for it
 }
 
-// watch follows a driven session's events for its approvals until the
-// face stops or the session is closed.
+// watch follows a driven session's events for its approvals and its MCP
+// servers' questions until the face stops or the session is closed.
 func (f *face) watch(id string, fol *server.Follower) {
 	for {
 		b, err := fol.Next(f.ctx)
@@ -66,7 +66,9 @@ func (f *face) onEvent(session string, e server.Event) {
 		f.asking[e.Text] = cancel
 		f.wg.Add(1)
 		go f.elicit(ctx, cancel, e)
-	case server.EventApprovalResolved:
+	case server.EventQuestionRequested:
+		f.onQuestion(session, e) // see questions.go
+	case server.EventApprovalResolved, server.EventQuestionResolved:
 		f.mu.Lock()
 		cancel := f.asking[e.Text]
 		delete(f.asking, e.Text)

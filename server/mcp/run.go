@@ -27,7 +27,9 @@ import (
 // early, with the run still going, when the run needs an approval and the
 // client cannot be asked (no elicitation), and when it has run for the
 // face's budget. The result then says what the run waits for and the next
-// call to make (zero_approve, zero_status with the cursor).
+// call to make (zero_approve, zero_status with the cursor). A question an
+// MCP server of the agent asks goes to the client as an elicitation too
+// (questions.go); the call stays open while the user answers it.
 func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var token mcp.ProgressToken
 	if req.Params.Meta != nil {
@@ -68,7 +70,12 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 		}
 	}
 	release := f.setRunning(s.ID(), ctx)
-	defer release()
+	defer func() {
+		release()
+		if multiRound {
+			f.declineUnasked(s.ID()) // one that came as the call returned
+		}
+	}()
 	// Legacy clients with elicitation are asked as approvals come
 	// (onEvent); modern ones through the result; the rest get the request.
 	elicits := clientCaps(ctx).Elicitation != nil
@@ -82,14 +89,25 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 			return f.runResult(s, res, &p.images), nil
 		}
 		if !canAsk {
-			if pending := f.pending(s.ID()); len(pending) > 0 {
+			pending := f.pending(s.ID())
+			var questions []questionInput
+			if multiRound && elicits {
+				questions = f.handOut(ctx, s.ID()) // the MCP servers' questions (questions.go)
+			}
+			if len(pending) > 0 || len(questions) > 0 {
 				if multiRound && elicits {
-					return askApprovals(s, n, fol.Cursor(), pending), nil
+					return askApprovals(s, n, fol.Cursor(), pending, questions), nil
 				}
 				return f.runWaiting(s, n, s.Cursor(), pending, &p.images), nil
 			}
 		}
 		left := time.Until(deadline)
+		if left <= 0 && canAsk && f.questionWaits(s.ID()) {
+			// The user is answering a server's question, which this call
+			// carries: returning would take the form from under them.
+			deadline, left = time.Now().Add(f.keepalive), f.keepalive
+			p.send() // keep-alive while they answer
+		}
 		if left <= 0 {
 			return f.runGoingOn(s, n, fol.Cursor(), &p.images), nil
 		}
@@ -117,13 +135,17 @@ func (f *face) handleRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 }
 
 // askApprovals is the input-required result that asks the client to put
-// the pending approvals to the user (one elicitation each); the client
-// calls zero_run again with the answers and the state, which names the
-// session, the run and the cursor to go on from.
-func askApprovals(s *server.Session, n int, cur int64, pending []approval) *mcp.CallToolResult {
+// the pending approvals and the MCP servers' questions to the user (one
+// elicitation each); the client calls zero_run again with the answers and
+// the state, which names the session, the run and the cursor to go on
+// from.
+func askApprovals(s *server.Session, n int, cur int64, pending []approval, questions []questionInput) *mcp.CallToolResult {
 	b := mcpserver.NewInputRequestBuilder(fmt.Sprintf("%s%s:%d:%d", runStatePrefix, s.ID(), n, cur))
 	for _, p := range pending {
 		b.Elicit(p.ID, approvalElicitation(p.Title))
+	}
+	for _, q := range questions {
+		b.Elicit(q.id, q.params)
 	}
 	return b.ToolResult()
 }
@@ -169,6 +191,7 @@ func (f *face) resumeRun(state string, answers mcp.InputResponses) (*server.Sess
 			f.log.Debug("approval already answered", "approval", p.ID, "err", err)
 		}
 	}
+	f.answerInput(s.ID(), answers)
 	return s, n, cur, nil
 }
 
@@ -260,6 +283,7 @@ type progress struct {
 	thought  string
 	thoughts map[string]string // item → thoughts text so far
 	waiting  string            // title of the approval the run waits for
+	asker    string            // the MCP server whose question the run waits for
 	pull     string            // how the pull of the sandbox image goes, while it does
 	tools    *server.Presenter // the run's tool calls: their titles and statuses
 	images   toolImages        // the pictures of the tool results seen
@@ -305,6 +329,13 @@ func (p *progress) events(evs []server.Event) {
 			p.send()
 		case server.EventApprovalResolved:
 			p.waiting = ""
+		case server.EventQuestionRequested:
+			// Who asks, never what: the question is the user's to read.
+			p.asker = serverName(e.Title)
+			p.logf(mcp.LoggingLevelNotice, "the MCP server %s asks the user a question (%s)", p.asker, e.Text)
+			p.send()
+		case server.EventQuestionResolved:
+			p.asker = ""
 		case server.EventSandboxPull:
 			// Progress for a client that asked for it, else a log message
 			// (the app sends them throttled); the end is logged for both.
@@ -337,6 +368,9 @@ func lastThought(s string) string {
 func (p *progress) message() string {
 	if p.waiting != "" {
 		return "waiting for approval: " + p.waiting + " — call zero_approve"
+	}
+	if p.asker != "" {
+		return "waiting for the user to answer the MCP server " + p.asker
 	}
 	if p.pull != "" {
 		return p.pull

@@ -36,7 +36,8 @@ type Host interface {
 
 // Chat is the terminal's conversation face (zero chat): message after
 // message in one session, through the session manager as the editor faces
-// go, with approvals and the workspace's trust asked at its prompt.
+// go, with approvals, the workspace's trust and the MCP servers' questions
+// asked at its prompt.
 type Chat struct {
 	Manager   *server.Manager
 	Catalog   server.Catalog

@@ -73,6 +73,9 @@ type chatUI struct {
 	// numbers the questions.
 	rewinds map[string]server.RewindOptions
 	asked   int
+	// forms are the MCP servers' questions among asks, by id, with the
+	// answers given so far (see questions.go).
+	forms map[string]*formState
 
 	history []string // the messages sent, for Up and Down
 	histPos int      // len(history) while editing a new message
@@ -200,6 +203,7 @@ func (m *chatUI) attach(sess *server.Session, resumed bool) {
 		if b := m.c.Manager.Approvals(); b != nil {
 			m.asks = b.Pending(sess.ID())
 		}
+		m.addPendingQuestions(sess.ID())
 	} else {
 		m.print(m.view.style("session "+sess.ID(), dim))
 	}
@@ -289,6 +293,9 @@ func (m *chatUI) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
 		m.leaving = false
+		if m.questionPaste(msg) {
+			break
+		}
 		// A paste is never an answer: it goes to the message, at a question
 		// too.
 		if m.ask.id != "" {
@@ -459,6 +466,9 @@ func (m *chatUI) recall(up bool) {
 // before the question is ready, and text that is no answer, go to the
 // message being written.
 func (m *chatUI) askKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.asks[0].Tool == questionTool {
+		return m.questionKey(msg)
+	}
 	a := &m.ask
 	a.note = ""
 	text := msg.Text
@@ -593,6 +603,8 @@ func question(r server.Request) string {
 		return "Trust " + termsafe.Reviewable(r.Title) + "? [y]es/[n]o"
 	case rewindTool:
 		return rewindQuestion(r)
+	case questionTool:
+		return questionAsked(r.Title, r.Subject)
 	}
 	name := r.Tool
 	if r.Method != "" {
@@ -611,6 +623,10 @@ func question(r server.Request) string {
 // preview prints, above the question about r, what the call would change:
 // the diff of a write or patch (see changePreview).
 func (m *chatUI) preview(r server.Request) {
+	if r.Tool == questionTool {
+		m.questionPreview(r)
+		return
+	}
 	if ownQuestion(r) {
 		return
 	}
@@ -627,6 +643,9 @@ func (m *chatUI) preview(r server.Request) {
 
 // askView is the approval question with the answer being given.
 func (m *chatUI) askView() string {
+	if m.asks[0].Tool == questionTool {
+		return m.questionView()
+	}
 	var b strings.Builder
 	for _, l := range m.wrap(question(m.asks[0])) {
 		b.WriteString(m.view.style(l, bold, yellow) + "\n")
@@ -829,6 +848,8 @@ func (m *chatUI) events(evs []server.Event) {
 			if !slices.ContainsFunc(m.asks, func(r server.Request) bool { return r.ID == e.Text }) {
 				m.asks = append(m.asks, m.approvalRequest(e))
 			}
+		case server.EventQuestionRequested, server.EventQuestionResolved:
+			m.questionEvent(e)
 		case server.EventApprovalResolved:
 			n := len(m.asks)
 			m.asks = slices.DeleteFunc(m.asks, func(r server.Request) bool { return r.ID == e.Text })
@@ -1412,6 +1433,11 @@ func (m *chatUI) transcript(info server.Info, evs []server.Event) []string {
 			e.Text = clipOutput(e.Text, 10)
 		case server.EventApprovalRequested:
 			asked[e.Text] = requestOf(e)
+			continue
+		case server.EventQuestionRequested, server.EventQuestionResolved:
+			if l, ok := replayQuestion(e, asked); ok {
+				r.line(l)
+			}
 			continue
 		case server.EventApprovalResolved:
 			req, ok := asked[e.Text]

@@ -100,6 +100,10 @@ func (r Run) PromptInput(ctx context.Context, in loop.Input) int {
 	// about.
 	ended := make(chan struct{})
 	asker := newTermAsker(r.Manager.Approvals(), r.Session.Spec().Roots, r.In, r.Err, r.Interactive, ended)
+	asker.questions = r.Manager.Questions()
+	if r.JSON {
+		asker.noQuestions = "zero run --json asks no questions"
+	}
 	pctx, stopPump := context.WithCancel(ctx)
 	defer stopPump()
 	// The run's output ends with its run_ended: what the session does after

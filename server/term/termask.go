@@ -32,6 +32,12 @@ type termAsker struct {
 
 	once  sync.Once
 	lines chan string // the lines typed, read by one goroutine
+
+	// questions are the session's questions (a server's, see
+	// questions.go); noQuestions says why none can be asked ("" when
+	// they can be, on a terminal).
+	questions   server.Questions
+	noQuestions string
 }
 
 // newTermAsker asks on in and out; ended is closed when the run ended, so
@@ -45,8 +51,13 @@ func newTermAsker(a server.Approvals, roots []string, in io.Reader, out io.Write
 }
 
 // ask answers the request that e, an approval_requested event, announces,
-// unless it was answered already.
+// unless it was answered already; a question_requested event's question
+// is asked by askQuestion.
 func (t *termAsker) ask(ctx context.Context, e server.Event) {
+	if e.Type == server.EventQuestionRequested {
+		t.askQuestion(ctx, e)
+		return
+	}
 	if t.approvals == nil || e.Type != server.EventApprovalRequested {
 		return
 	}
@@ -69,29 +80,14 @@ func (t *termAsker) ask(ctx context.Context, e server.Event) {
 		fmt.Fprintln(t.out, "  "+l)
 	}
 	fmt.Fprintf(t.out, "allow? [y]es, [a]lways for %s, [N]o: ", termsafe.Reviewable(name))
-	t.once.Do(func() {
-		t.lines = make(chan string)
-		go func() { // ends when stdin closes; the process owns stdin
-			r := bufio.NewReader(t.in)
-			for {
-				line, err := r.ReadString('\n')
-				if line != "" || err == nil {
-					t.lines <- strings.ToLower(strings.TrimSpace(line))
-				}
-				if err != nil {
-					close(t.lines)
-					return
-				}
-			}
-		}()
-	})
 	var err error
 	select {
 	case <-ctx.Done():
 		return
 	case <-t.ended: // the run ended: the broker cancelled the request
 		return
-	case a, ok := <-t.lines:
+	case a, ok := <-t.typed():
+		a = strings.ToLower(strings.TrimSpace(a))
 		switch {
 		case ok && (a == "y" || a == "yes"):
 			err = t.approvals.Approve(req.ID, false)
@@ -104,6 +100,29 @@ func (t *termAsker) ask(ctx context.Context, e server.Event) {
 	if err != nil { // the run ended meanwhile
 		fmt.Fprintln(t.out, "zero: (the request was no longer waiting)")
 	}
+}
+
+// typed are the lines typed on the terminal (an approval's answer, a
+// question's), read by one goroutine that ends when stdin closes: the
+// process owns stdin. It is closed at the end of stdin.
+func (t *termAsker) typed() <-chan string {
+	t.once.Do(func() {
+		t.lines = make(chan string)
+		go func() {
+			r := bufio.NewReader(t.in)
+			for {
+				line, err := r.ReadString('\n')
+				if line != "" || err == nil {
+					t.lines <- strings.TrimRight(line, "\r\n")
+				}
+				if err != nil {
+					close(t.lines)
+					return
+				}
+			}
+		}()
+	})
+	return t.lines
 }
 
 // previewLines is how many lines of a change an approval question shows.

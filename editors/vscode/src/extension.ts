@@ -15,9 +15,13 @@ import {
 } from 'vscode-languageclient/node';
 import { resolveBinary, serverArgs, serverEnv, startFailure, type LaunchSettings } from './launch';
 import { SessionModel, type PendingApproval, type RunState } from './model';
+import { loginCommand, loginName, pageURL, questionNotice, safeName } from './questions';
 import {
   ErrorCodes,
   Methods,
+  type AnswerAction,
+  type AnswerParams,
+  type AnswerValue,
   type ApproveParams,
   type Attachment,
   type CheckpointRef,
@@ -40,6 +44,7 @@ import {
   type NewSessionResult,
   type PromptParams,
   type PromptResult,
+  type Question,
   type RenameSessionParams,
   type SessionParams,
   type SessionInfo,
@@ -79,6 +84,8 @@ export class Controller implements vscode.Disposable {
   readonly onDidChangeServer = this.serverEmitter.event;
   private readonly status: vscode.StatusBarItem;
   private stderrTail = '';
+  /** The zero binary the server was started with (`zero mcp login` runs it too). */
+  private binary?: string;
   private starting?: Promise<boolean>;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -120,6 +127,7 @@ export class Controller implements vscode.Disposable {
   private async start(): Promise<boolean> {
     const s = this.settings();
     const binary = resolveBinary(s.path, this.context.extensionPath, process.platform, (p) => fs.existsSync(p));
+    this.binary = binary;
     const apiKey = await this.context.secrets.get(SECRET_KEY);
     const { env, ignored } = serverEnv(process.env, s, apiKey);
     if (ignored.length > 0) {
@@ -246,6 +254,8 @@ export class Controller implements vscode.Disposable {
     // Only a request still pending after the fold: a replay repeats old ones.
     const pending = e.type === 'approval_requested' ? m.pendingApprovals.find((a) => a.id === e.text) : undefined;
     if (pending) this.approvalRequested(e.session, pending);
+    const question = e.type === 'question_requested' && e.question ? m.question(e.question.id) : undefined;
+    if (question) this.questionAsked(e.session, question);
     // The list shows a session's title (its first message) from its first run on.
     if (e.type === 'run_started' && !this.sessions.some((x) => x.id === e.session && x.title)) void this.refreshSessions().catch(() => {});
   }
@@ -269,11 +279,25 @@ export class Controller implements vscode.Disposable {
     });
   }
 
-  /** The view was hidden: approvals it showed now wait unseen, so they get a notification. */
+  /**
+   * Tells about a server's question with a notification when the view
+   * cannot show it. The server's own text stays in the view: a
+   * notification would render a link written in it.
+   */
+  private questionAsked(session: string, q: Question): void {
+    if (this.notified.has(q.id) || (this.viewVisible() && session === this.current)) return;
+    this.notified.add(q.id);
+    void vscode.window.showInformationMessage(questionNotice(q), 'Show').then((choice) => {
+      if (choice === 'Show') void this.switchSession(session).then(() => vscode.commands.executeCommand('zero.chat.focus'));
+    });
+  }
+
+  /** The view was hidden: approvals and questions it showed now wait unseen, so they get a notification. */
   viewHidden(): void {
     const id = this.current;
     if (!id) return;
     for (const a of this.models.get(id)?.pendingApprovals ?? []) this.approvalRequested(id, a);
+    for (const q of this.models.get(id)?.pendingQuestions ?? []) this.questionAsked(id, q);
   }
 
   viewVisible: () => boolean = () => false;
@@ -567,6 +591,52 @@ export class Controller implements vscode.Disposable {
     }
   }
 
+  /** Answers a server's question (zero/answer); a refusal is thrown for the view to show. */
+  async answerQuestion(id: string, action: AnswerAction, content?: Record<string, AnswerValue>): Promise<void> {
+    const params: AnswerParams = { id, action };
+    if (action === 'accept' && content) params.content = content;
+    await this.request<null>(Methods.answer, params);
+  }
+
+  /**
+   * Opens the page a waiting question of the current session asks for, in
+   * the browser: its URL as the server sent it (never one the view sends),
+   * http or https only.
+   */
+  async openQuestionPage(id: string): Promise<void> {
+    const q = this.model()?.question(id);
+    const url = q ? pageURL(q) : undefined;
+    if (!q || !url) throw new Error('Zero: that question no longer waits, or its page is not an http(s) address.');
+    await vscode.env.openExternal(vscode.Uri.parse(url, true));
+  }
+
+  /**
+   * Runs `zero mcp login NAME` in a terminal, with the binary the server
+   * runs: the name goes as an argument to the binary itself, never through
+   * a shell. Only for a server a notice of the current session told the
+   * person to log in to.
+   */
+  mcpLogin(name: string): void {
+    const told = this.model()?.blocks.some((b) => b.kind === 'notice' && loginName(b.text) === name) ?? false;
+    const s = this.settings();
+    const cmd = told ? loginCommand(this.binary ?? resolveBinary(s.path, this.context.extensionPath, process.platform, (p) => fs.existsSync(p)), name) : undefined;
+    if (!cmd) {
+      this.report(new Error(`Zero: "${safeName(name)}" is not a server this session asked to log in to.`));
+      return;
+    }
+    // The server's environment (zero.env) without the API key: the login
+    // finds the same configuration and stores its tokens where the server
+    // reads them.
+    const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
+    const t = vscode.window.createTerminal({
+      name: `Zero: log in to ${name}`,
+      ...cmd,
+      env: serverEnv({}, s, undefined).env,
+      ...(folder ? { cwd: folder.uri } : {}),
+    });
+    t.show();
+  }
+
   /** Asks the user to trust the workspace's code when the server says it is off. */
   private async checkTrust(id: string): Promise<void> {
     let st: TrustState;
@@ -619,6 +689,11 @@ export class Controller implements vscode.Disposable {
       case 'waiting_approval':
         this.status.text = '$(bell-dot) Zero: waiting for approval';
         this.status.tooltip = 'Zero waits for you to allow or deny a step';
+        this.status.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+        break;
+      case 'waiting_answer':
+        this.status.text = '$(bell-dot) Zero: a question for you';
+        this.status.tooltip = 'An MCP server asks you something in the Zero view';
         this.status.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
         break;
       default:

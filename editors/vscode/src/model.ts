@@ -10,7 +10,7 @@
 // conversation does not remove the blocks of the runs it took back: it
 // marks them undone.
 
-import type { CheckpointRef, FileDiff, ForkRef, ImageRef, PlanItem, RewindReport, TokenChange, Usage, ZeroEvent } from './protocol';
+import type { CheckpointRef, FileDiff, ForkRef, ImageRef, PlanItem, Question, RewindReport, TokenChange, Usage, ZeroEvent } from './protocol';
 
 /** How much of a tool's live output the model keeps (the tail). */
 export const MAX_OUTPUT = 256 * 1024;
@@ -146,8 +146,21 @@ export interface PlanBlock extends BlockBase {
   items: PlanItem[];
 }
 
+/**
+ * A question an MCP server asks during the run (question_requested), in
+ * the conversation where it was asked. resolved: how it ended (an
+ * AnswerAction: answered here or elsewhere, or the run ended); its card
+ * goes then.
+ */
+export interface QuestionBlock extends BlockBase {
+  kind: 'question';
+  question: Question;
+  resolved?: string;
+}
+
 export type Block =
   | PlanBlock
+  | QuestionBlock
   | UserBlock
   | ReasoningBlock
   | ThoughtsBlock
@@ -156,7 +169,7 @@ export type Block =
   | NoticeBlock
   | SubagentBlock;
 
-export type RunState = 'idle' | 'running' | 'waiting_approval';
+export type RunState = 'idle' | 'running' | 'waiting_approval' | 'waiting_answer';
 
 export interface PendingApproval {
   id: string;
@@ -203,6 +216,8 @@ export class SessionModel {
   private runs = 0;
   private lastStop?: string;
   private readonly approvals = new Map<string, PendingApproval>();
+  /** The questions waiting for the person, by id. */
+  private readonly questions = new Map<string, QuestionBlock>();
   private lastSeq = 0;
   private usage: Status['usage'] = { prompt: 0, completion: 0, total: 0, estimated: false };
   /** The subagent block currently open for each agent number. */
@@ -420,6 +435,24 @@ export class SessionModel {
         this.changed.add('');
         break;
       }
+      case 'question_requested': {
+        const q = e.question;
+        if (!q || typeof q !== 'object' || typeof q.id !== 'string' || q.id === '' || this.questions.has(q.id)) break;
+        const question: Question = { ...q, server: typeof q.server === 'string' ? q.server : e.title || 'an MCP server', message: typeof q.message === 'string' ? q.message : '' };
+        if (!Array.isArray(question.fields)) delete question.fields;
+        const b = this.create<QuestionBlock>({ kind: 'question', id: this.id(undefined, `question:${q.id}`, e.seq), agent, seq: e.seq, question });
+        this.questions.set(q.id, b);
+        this.changed.add('');
+        break;
+      }
+      case 'question_resolved': {
+        const b = this.questions.get(text);
+        if (!b) break;
+        this.questions.delete(text);
+        this.update(b, () => (b.resolved = e.status === 'accept' || e.status === 'decline' ? e.status : 'cancel'));
+        this.changed.add('');
+        break;
+      }
       case 'warning':
       case 'error':
         if (e.type === 'error') this.runErrors.add(text);
@@ -535,6 +568,8 @@ export class SessionModel {
           }
         }
         this.approvals.clear();
+        for (const q of this.questions.values()) this.update(q, () => (q.resolved = 'cancel'));
+        this.questions.clear();
         for (const b of this.index.values()) {
           if (b.kind === 'tool' && !isFinished(b.status)) {
             this.update(b, () => (b.status = 'cancelled'));
@@ -554,7 +589,7 @@ export class SessionModel {
         // Unknown or purely informative (turn_started handled above).
         break;
     }
-    const run: RunState = !this.running ? 'idle' : this.approvals.size > 0 ? 'waiting_approval' : 'running';
+    const run: RunState = !this.running ? 'idle' : this.approvals.size > 0 ? 'waiting_approval' : this.questions.size > 0 ? 'waiting_answer' : 'running';
     if (run !== this.run) {
       this.run = run;
       this.changed.add('');
@@ -584,6 +619,16 @@ export class SessionModel {
 
   get pendingApprovals(): PendingApproval[] {
     return [...this.approvals.values()];
+  }
+
+  /** The questions waiting for the person, oldest first. */
+  get pendingQuestions(): Question[] {
+    return [...this.questions.values()].map((b) => b.question);
+  }
+
+  /** A question still waiting, by its id. */
+  question(id: string): Question | undefined {
+    return this.questions.get(id)?.question;
   }
 
   get seq(): number {

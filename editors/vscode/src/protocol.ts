@@ -4,7 +4,7 @@
 // server/trust.go and server/catalog.go. JSON names are the Go json tags.
 // server/lsp/protocol_test.go checks this file against those Go types.
 
-/** loop.EventType plus the server's own events (approvals, sandbox pulls, checkpoints, rewinds, forks). */
+/** loop.EventType plus the server's own events (approvals, questions, sandbox pulls, checkpoints, rewinds, forks). */
 export type EventType =
   | 'run_started'
   | 'turn_started'
@@ -27,6 +27,8 @@ export type EventType =
   | 'history_compressed'
   | 'approval_requested'
   | 'approval_resolved'
+  | 'question_requested'
+  | 'question_resolved'
   | 'sandbox_pull'
   | 'mode_changed'
   | 'plan'
@@ -130,6 +132,11 @@ export interface ImageRef {
  * For approval_requested: item is the tool call's item, text the request
  * id, tool/method/args/title the call. For approval_resolved: text is the
  * request id, status an ApprovalStatus, error the reason of a refusal.
+ *
+ * For question_requested (an MCP server asks the person during a run):
+ * text is the question's id, title the server, question the question;
+ * zero/answer answers it. For question_resolved: text is the id, status
+ * an AnswerAction. What the person filled in is never in an event.
  */
 export interface ZeroEvent {
   v: number; // the event's version (server.EventVersion): 1
@@ -173,6 +180,75 @@ export interface ZeroEvent {
   rewind?: RewindReport;
   /** On a forked event (the first of a fork after the events it copied): the original. */
   fork?: ForkRef;
+  /** On a question_requested event: the question. */
+  question?: Question;
+}
+
+// The question types mirror package ask (ask/ask.go), checked by server/lsp
+// TestProtocolTS like the rest.
+
+/** ask.Accept, ask.Decline, ask.Cancel: what the person did (question_resolved.status, zero/answer's action). */
+export type AnswerAction = 'accept' | 'decline' | 'cancel';
+
+/** ask.Type*: the type of a form's field. choice is one of options, choices any of them. */
+export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'choice' | 'choices';
+
+/** A value of a form: a string (string, choice), a number (number, integer), a boolean, or strings (choices). */
+export type AnswerValue = string | number | boolean | string[];
+
+/** ask.Option: value is what is sent, title what is shown. */
+export interface QuestionOption {
+  value: string;
+  title?: string;
+}
+
+/**
+ * ask.Field: one field of a flat form. default is the asker's (filled in
+ * when the answer leaves the field out); the bounds are absent when none.
+ * format is a string's: email, uri, date or date-time.
+ */
+export interface QuestionField {
+  name: string;
+  title?: string;
+  description?: string;
+  type: FieldType | string;
+  required?: boolean;
+  default?: AnswerValue;
+  options?: QuestionOption[];
+  format?: string;
+  min_length?: number;
+  max_length?: number;
+  min?: number;
+  max?: number;
+  min_items?: number;
+  max_items?: number;
+}
+
+/**
+ * ask.Question: what an MCP server (server, its configured name) asks.
+ * message is the server's text, untrusted: show it as plain text. A form
+ * has fields; a page to open has url (http or https) and no fields; with
+ * neither it is a yes or no.
+ */
+export interface Question {
+  id: string;
+  session?: string;
+  server: string;
+  message: string;
+  fields?: QuestionField[];
+  url?: string;
+}
+
+/**
+ * zero/answer params (result null): the person's answer to a waiting
+ * question, content (the form's values by field name) with accept only. A
+ * question no longer waiting fails with requestFailed; a bad action or a
+ * value the form does not take, with invalidParams naming the field.
+ */
+export interface AnswerParams {
+  id: string;
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, AnswerValue>;
 }
 
 /**
@@ -509,6 +585,7 @@ export const Methods = {
   cancel: 'zero/cancel',
   intervene: 'zero/intervene',
   approve: 'zero/approve',
+  answer: 'zero/answer',
   sessions: 'zero/sessions',
   loadSession: 'zero/loadSession',
   closeSession: 'zero/closeSession',

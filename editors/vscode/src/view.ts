@@ -190,6 +190,21 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       case 'approve':
         await this.c.approve(m.id, m.approve, m.always);
         return;
+      case 'answer':
+        try {
+          await this.c.answerQuestion(m.id, m.action, m.content);
+        } catch (err) {
+          // Refused (a value the form does not take, or it no longer
+          // waits): the card says why and takes another answer.
+          this.post({ type: 'answerFailed', id: m.id, message: err instanceof Error ? err.message : String(err) });
+        }
+        return;
+      case 'openQuestionPage':
+        await this.c.openQuestionPage(m.id);
+        return;
+      case 'mcpLogin':
+        this.c.mcpLogin(m.name);
+        return;
       case 'newSession':
         await this.c.newSession();
         return;

@@ -19,6 +19,7 @@ import type { Block, CheckpointMark, NoticeBlock, Status, ToolBlock } from '../m
 import type { Command, ImageRef, Mode, RewindReport, SessionInfo } from '../protocol';
 import { BUILTINS, describeCheckpoint } from '../rewind';
 import { renderMarkdown } from '../markdown';
+import { loginName, questionCard, type QuestionCard, type RawValues } from '../questions';
 import type { FromView, ToView } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromView): void; getState(): unknown; setState(s: unknown): void };
@@ -292,8 +293,38 @@ function drawRewound(b: NoticeBlock, r: RewindReport): HTMLElement {
   return d;
 }
 
+// ---- a server's questions ----
+// What the person typed into a question's form is kept by question id, so
+// a redraw (the view shown again) does not lose it; a card whose answer
+// the server refused shows why.
+const drafts = new Map<string, RawValues>();
+const cards = new Map<string, QuestionCard>();
+
+function drawQuestion(b: Extract<Block, { kind: 'question' }>): HTMLElement | null {
+  const q = b.question;
+  const card = questionCard(
+    document,
+    b,
+    {
+      answer: (action, content) => send(content ? { type: 'answer', id: q.id, action, content } : { type: 'answer', id: q.id, action }),
+      open: () => send({ type: 'openQuestionPage', id: q.id }),
+      changed: (v) => drafts.set(q.id, v),
+    },
+    drafts.get(q.id),
+  );
+  if (!card) {
+    drafts.delete(q.id);
+    cards.delete(q.id);
+    return null;
+  }
+  cards.set(q.id, card);
+  return card.el;
+}
+
 function draw(b: Block): HTMLElement | null {
   switch (b.kind) {
+    case 'question':
+      return drawQuestion(b);
     case 'user': {
       const d = el('div', `msg user${b.intervention ? ' intervention' : ''}`);
       if (b.undone) d.append(el('div', 'label', 'Undone: the agent no longer knows this run'));
@@ -329,6 +360,10 @@ function draw(b: Block): HTMLElement | null {
       if (b.rewind) return drawRewound(b, b.rewind);
       const d = el('div', `notice ${b.level}`, b.text);
       if (b.tokens) d.append(el('span', 'dim', ` (${b.tokens.before} → ${b.tokens.after} tokens)`));
+      const login = loginName(b.text);
+      if (login) {
+        d.append(' ', button('Log in', 'secondary', () => send({ type: 'mcpLogin', name: login }), `Run \`zero mcp login ${login}\` in a terminal`));
+      }
       if (b.fork) {
         const from = b.fork.from;
         d.append(' ', button('Open the original', 'link', () => send({ type: 'switch', id: from }), `Session ${from}`));
@@ -425,7 +460,14 @@ function drawStatus(): void {
     document.body.classList.toggle('plan', status.mode === 'plan');
   }
   stopBtn.hidden = run === 'idle';
-  stateEl.textContent = run === 'running' ? 'Running… a message now is an intervention' : run === 'waiting_approval' ? 'Waiting for your approval' : '';
+  stateEl.textContent =
+    run === 'running'
+      ? 'Running… a message now is an intervention'
+      : run === 'waiting_approval'
+        ? 'Waiting for your approval'
+        : run === 'waiting_answer'
+          ? 'An MCP server waits for your answer'
+          : '';
   sendBtn.textContent = run === 'idle' ? 'Send' : 'Intervene';
   // Approvals of calls whose card is not shown (e.g. unknown items) still get buttons.
   approvalsEl.replaceChildren();
@@ -498,6 +540,9 @@ window.addEventListener('message', (ev: MessageEvent<ToView>) => {
     }
     case 'attachments':
       addPending(m.attachments, m.errors);
+      break;
+    case 'answerFailed':
+      cards.get(m.id)?.showError(m.message);
       break;
     case 'sendFailed':
       // The message was refused before anything ran: it comes back.

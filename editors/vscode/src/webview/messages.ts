@@ -2,7 +2,7 @@
 
 import type { PendingAttachment } from '../attachments';
 import type { Block, Status } from '../model';
-import type { Command, Mode, SessionInfo } from '../protocol';
+import type { AnswerAction, AnswerValue, Command, Mode, SessionInfo } from '../protocol';
 
 export type ToView =
   | { type: 'reset'; session: string | null; blocks: Block[]; status: Status | null }
@@ -24,7 +24,9 @@ export type ToView =
   /** Pictures read for the composer (Attach, a drop from the Explorer), and why others were not. */
   | { type: 'attachments'; attachments: PendingAttachment[]; errors: string[] }
   /** The server refused a message (a bad picture): it goes back to the composer. */
-  | { type: 'sendFailed'; text: string; attachments: PendingAttachment[]; message: string };
+  | { type: 'sendFailed'; text: string; attachments: PendingAttachment[]; message: string }
+  /** The server refused an answer to a question (a value the form does not take, or it no longer waits). */
+  | { type: 'answerFailed'; id: string; message: string };
 
 export type FromView =
   | { type: 'ready' }
@@ -42,6 +44,12 @@ export type FromView =
   /** Rewind…: back to a checkpoint, asking what to take back. */
   | { type: 'rewind'; checkpoint: number }
   | { type: 'approve'; id: string; approve: boolean; always: boolean }
+  /** The person's answer to a server's question (zero/answer). */
+  | { type: 'answer'; id: string; action: AnswerAction; content?: Record<string, AnswerValue> }
+  /** Open the page a waiting question asks for (the extension takes its URL from the question, http(s) only). */
+  | { type: 'openQuestionPage'; id: string }
+  /** Log in to an MCP server: `zero mcp login NAME` in a terminal. */
+  | { type: 'mcpLogin'; name: string }
   | { type: 'newSession' }
   | { type: 'setMode'; mode: string }
   | { type: 'switch'; id: string }
