@@ -124,6 +124,9 @@ func newHTTP(s Server, logger *slog.Logger, wrap func(Server, http.RoundTripper)
 	if wrap != nil {
 		rt = wrap(s, rt)
 	}
+	if listen {
+		rt = &listenGuard{base: rt}
+	}
 	client := &http.Client{Transport: rt}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPBasicClient(client),
