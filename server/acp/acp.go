@@ -21,6 +21,10 @@
 //     face's /undo, /rewind, /compact and /fork use them; a rewind asks
 //     about files changed outside the agent with session/request_permission.
 //     The unstable session/fork is served (sessionCapabilities.fork).
+//   - An MCP server's question (see questions.go) is a pending tool call
+//     naming the server, asked with the unstable elicitation/create when
+//     the client offers it, else with session/request_permission when it
+//     fits its options; a form that needs typing is declined, and said.
 //   - A message may be up to MaxLineSize (64 MiB) long; a longer one is
 //     answered with a JSON-RPC error and the connection goes on. An
 //     editor's answer to fs/read_text_file longer than MaxReadTextFile

@@ -300,7 +300,7 @@ type face struct {
 	closed  bool
 	wg      sync.WaitGroup // watch and elicitation goroutines
 	driven  map[string]*driven
-	asking  map[string]context.CancelFunc // approval id → its elicitation
+	asking  map[string]context.CancelFunc // approval or question id → its elicitation (or its input request)
 	running map[string]context.Context    // session → ctx of a zero_run in flight
 
 	initialized sync.Map // mcp-go session id → true once it completed initialize
