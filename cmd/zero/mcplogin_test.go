@@ -18,6 +18,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpsrv "github.com/mark3labs/mcp-go/server"
+	"github.com/zeroagent/zero/llm/llmtest"
 )
 
 // loginServer is an MCP server behind OAuth on loopback with its own
@@ -111,7 +112,46 @@ func TestMCPLoginLogout(t *testing.T) {
 	mustWrite(t, filepath.Join(cfg, "zero", "config.yaml"), "mcp_servers:\n  Docs.Site:\n    url: "+srv.URL+"\n")
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "BROWSER=true"}
 
-	cmd := zeroCmd(t, env, "mcp", "login", "Docs.Site")
+	said := mcpLogin(t, env, "Docs.Site")
+	if !strings.Contains(said, "logged in to Docs.Site") {
+		t.Errorf("zero mcp login said on stderr:\n%s", said)
+	}
+	dir := filepath.Join(cfg, "zero", "mcp-auth")
+	files, err := os.ReadDir(dir)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("token folder: %v, %d files", err, len(files))
+	}
+	fi, _ := os.Stat(dir)
+	ffi, _ := files[0].Info()
+	if fi.Mode().Perm() != 0o700 || ffi.Mode().Perm() != 0o600 {
+		t.Errorf("modes: folder %v, file %v; want 0700, 0600", fi.Mode().Perm(), ffi.Mode().Perm())
+	}
+
+	if out, err := zeroCmd(t, env, "mcp", "logout", "docs.site").CombinedOutput(); err != nil || !strings.Contains(string(out), "logged out of docs.site") {
+		t.Fatalf("zero mcp logout: %v\n%s", err, out)
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("logout left %d files", len(files))
+	}
+	out, err := zeroCmd(t, env, "mcp", "login", "nosuch").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no MCP server nosuch") {
+		t.Errorf("zero mcp login nosuch: %v\n%s", err, out)
+	}
+	if out, _ := zeroCmd(t, env, "mcp", "login").CombinedOutput(); !strings.Contains(string(out), "name one server") {
+		t.Errorf("zero mcp login without a name:\n%s", out)
+	}
+	if out, err := zeroCmd(t, env, "mcp", "login", "--help").Output(); err != nil || !strings.HasPrefix(string(out), "Usage:\n  zero mcp login") || !strings.Contains(string(out), "-scope") {
+		t.Errorf("zero mcp login --help: %v\n%s", err, out)
+	}
+}
+
+// mcpLogin runs `zero mcp login name` as a person would: the page it
+// prints is followed (the login server redirects to Zero's loopback port
+// at once); it returns what the command said on stderr, and fails the
+// test when it printed anything on stdout or failed.
+func mcpLogin(t *testing.T, env []string, name string) string {
+	t.Helper()
+	cmd := zeroCmd(t, env, "mcp", "login", name)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -141,34 +181,55 @@ func TestMCPLoginLogout(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("zero mcp login: %v\n%s", err, said.String())
 	}
-	if !strings.Contains(said.String(), "logged in to Docs.Site") || stdout.Len() != 0 {
-		t.Errorf("zero mcp login said on stderr:\n%s\nand on stdout:\n%s", said.String(), stdout.String())
+	if stdout.Len() != 0 {
+		t.Errorf("zero mcp login wrote on stdout:\n%s", stdout.String())
 	}
-	dir := filepath.Join(cfg, "zero", "mcp-auth")
-	files, err := os.ReadDir(dir)
-	if err != nil || len(files) != 1 {
-		t.Fatalf("token folder: %v, %d files", err, len(files))
-	}
-	fi, _ := os.Stat(dir)
-	ffi, _ := files[0].Info()
-	if fi.Mode().Perm() != 0o700 || ffi.Mode().Perm() != 0o600 {
-		t.Errorf("modes: folder %v, file %v; want 0700, 0600", fi.Mode().Perm(), ffi.Mode().Perm())
+	return said.String()
+}
+
+// A session uses a server behind OAuth once the person logged in: before,
+// the run says the server needs a login and what to run; after `zero mcp
+// login`, the agent calls the server's tool with the token, which shows
+// in no output, log or request to the model.
+func TestMCPLoginThenSession(t *testing.T) {
+	t.Parallel()
+	srv := newLoginServer(t)
+	cfg := t.TempDir()
+	mustWrite(t, filepath.Join(cfg, "zero", "config.yaml"), "mcp_servers:\n  docs:\n    url: "+srv.URL+"\n")
+	model := llmtest.NewServer(t,
+		llmtest.Reply{Match: "before the login", Content: chatAnswer("not yet")},
+		llmtest.Reply{Match: "use the docs", Content: chatToolReply("Asking the docs", "docs.echo", `{}`)},
+		llmtest.Reply{Match: "echo", Content: chatAnswer("the docs answered")},
+	)
+	env := []string{"XDG_CONFIG_HOME=" + cfg, "BROWSER=true", "ZERO_MODEL=m", "OPENAI_BASE_URL=" + model.URL()}
+
+	out, err := zeroCmd(t, env, "run", "--workspace", t.TempDir(), "before the login").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "needs a login: run `zero mcp login docs`") {
+		t.Fatalf("a run before the login: %v\n%s", err, out)
 	}
 
-	if out, err := zeroCmd(t, env, "mcp", "logout", "docs.site").CombinedOutput(); err != nil || !strings.Contains(string(out), "logged out of docs.site") {
-		t.Fatalf("zero mcp logout: %v\n%s", err, out)
+	mcpLogin(t, env, "docs")
+	out, err = zeroCmd(t, env, "run", "--workspace", t.TempDir(), "use the docs").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "the docs answered") {
+		t.Fatalf("a run after the login: %v\n%s", err, out)
 	}
-	if files, _ := os.ReadDir(dir); len(files) != 0 {
-		t.Errorf("logout left %d files", len(files))
+	srv.mu.Lock()
+	var tokens []string
+	for tok := range srv.tokens {
+		tokens = append(tokens, tok)
 	}
-	out, err := zeroCmd(t, env, "mcp", "login", "nosuch").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "no MCP server nosuch") {
-		t.Errorf("zero mcp login nosuch: %v\n%s", err, out)
+	srv.mu.Unlock()
+	if len(tokens) != 1 {
+		t.Fatalf("%d tokens issued", len(tokens))
 	}
-	if out, _ := zeroCmd(t, env, "mcp", "login").CombinedOutput(); !strings.Contains(string(out), "name one server") {
-		t.Errorf("zero mcp login without a name:\n%s", out)
+	var sent strings.Builder
+	for _, r := range model.Requests() {
+		sent.Write(r.Body)
 	}
-	if out, err := zeroCmd(t, env, "mcp", "login", "--help").Output(); err != nil || !strings.HasPrefix(string(out), "Usage:\n  zero mcp login") || !strings.Contains(string(out), "-scope") {
-		t.Errorf("zero mcp login --help: %v\n%s", err, out)
+	if !strings.Contains(sent.String(), "echo") {
+		t.Errorf("the tool's result did not reach the model")
+	}
+	if strings.Contains(sent.String()+string(out), tokens[0]) {
+		t.Errorf("the access token showed in the output or a request to the model")
 	}
 }

@@ -461,6 +461,31 @@ func (m *chatUI) recall(up bool) {
 	m.input.SetHeight(min(max(m.input.LineCount(), 1), 8))
 }
 
+// askPrelude is what a key types at a question (approval or a server's),
+// and takes the key when the question is not ready yet: keys typed before
+// it showed go to the message being written, and an Enter (the message
+// was being sent: not while the question is up) ends what was typed, as
+// an Enter at the question does.
+func (m *chatUI) askPrelude(msg tea.KeyPressMsg) (text string, cmd tea.Cmd, taken bool) {
+	a := &m.ask
+	a.note = ""
+	text = msg.Text
+	if msg.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock) != 0 {
+		text = "" // alt+x, ctrl+x: no text
+	}
+	if a.ready {
+		return text, nil, false
+	}
+	if isEnter(msg) {
+		a.typing = false
+		return text, nil, true
+	}
+	if text != "" {
+		a.typing = true
+	}
+	return text, m.edit(msg), true
+}
+
 // askKey handles a key while an approval question is shown. Nothing is
 // answered by one key: y, n or a chooses, Enter confirms. Keys typed
 // before the question is ready, and text that is no answer, go to the
@@ -470,22 +495,9 @@ func (m *chatUI) askKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.questionKey(msg)
 	}
 	a := &m.ask
-	a.note = ""
-	text := msg.Text
-	if msg.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock) != 0 {
-		text = "" // alt+x, ctrl+x: no text
-	}
-	if !a.ready {
-		if isEnter(msg) {
-			// The message was being sent: not while the question is up. It
-			// ends what was typed, as an Enter at the question does.
-			a.typing = false
-			return nil
-		}
-		if text != "" {
-			a.typing = true
-		}
-		return m.edit(msg)
+	text, cmd, taken := m.askPrelude(msg)
+	if taken {
+		return cmd
 	}
 	switch {
 	case isEnter(msg):

@@ -473,20 +473,9 @@ func (m *chatUI) questionView() string {
 // written, as at an approval.
 func (m *chatUI) questionKey(msg tea.KeyPressMsg) tea.Cmd {
 	a := &m.ask
-	a.note = ""
-	text := msg.Text
-	if msg.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock) != 0 {
-		text = "" // alt+x, ctrl+x: no text
-	}
-	if !a.ready {
-		if isEnter(msg) {
-			a.typing = false
-			return nil
-		}
-		if text != "" {
-			a.typing = true
-		}
-		return m.edit(msg)
+	text, cmd, taken := m.askPrelude(msg)
+	if taken {
+		return cmd
 	}
 	switch {
 	case msg.Code == tea.KeyEscape:
