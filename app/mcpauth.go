@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"path/filepath"
 	"sync"
 	"time"
@@ -63,17 +64,31 @@ func (a *App) MCPServer(name string) (mcpclient.Server, error) {
 			return s, nil
 		}
 	}
-	return mcpclient.Server{}, fmt.Errorf("no MCP server %s in mcp_servers of %s, nor in a trusted workspace's .mcp.json", name, filepath.Join(a.UserDir, "config.yaml"))
+	return mcpclient.Server{}, fmt.Errorf("no MCP server %s in mcp_servers of %s, nor in a trusted workspace's .mcp.json (for a server your editor gives Zero, name its address too: --url URL)", name, filepath.Join(a.UserDir, "config.yaml"))
+}
+
+// mcpServerAt is the server named name: at url when one is given (a
+// server an editor passes a session, which no file of Zero's names), else
+// as MCPServer finds it.
+func (a *App) mcpServerAt(name, url string) (mcpclient.Server, error) {
+	if url == "" {
+		return a.MCPServer(name)
+	}
+	if u, err := neturl.Parse(url); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return mcpclient.Server{}, fmt.Errorf("--url %q: an MCP server's address is an http or https URL", url)
+	}
+	return mcpclient.Server{Name: name, URL: url}, nil
 }
 
 // MCPLogin logs in to the MCP URL server named name: it connects to the
 // server as a session does, and when the server asks for a login, open
 // shows the person the authorization page (a browser) and Zero waits for
 // its redirect; the tokens are kept for the sessions. scopes are asked
-// for beside those the server names. It reports false (and no error) for
+// for beside those the server names; url, when given, is the address of
+// a server no file names (an editor's). It reports false (and no error) for
 // a server that asks for no login.
-func (a *App) MCPLogin(ctx context.Context, name string, scopes []string, open func(context.Context, string) error) (bool, error) {
-	srv, err := a.MCPServer(name)
+func (a *App) MCPLogin(ctx context.Context, name, url string, scopes []string, open func(context.Context, string) error) (bool, error) {
+	srv, err := a.mcpServerAt(name, url)
 	if err != nil {
 		return false, err
 	}
@@ -95,9 +110,10 @@ func (a *App) MCPLogin(ctx context.Context, name string, scopes []string, open f
 	})
 }
 
-// MCPLogout forgets the login to the MCP URL server named name.
-func (a *App) MCPLogout(name string) error {
-	srv, err := a.MCPServer(name)
+// MCPLogout forgets the login to the MCP URL server named name (at url,
+// when given).
+func (a *App) MCPLogout(name, url string) error {
+	srv, err := a.mcpServerAt(name, url)
 	if err != nil {
 		return err
 	}

@@ -17,11 +17,11 @@ import (
 	"github.com/zeroagent/zero/app"
 )
 
-const mcpLoginUsage = `  zero mcp login [--scope S]... [--workspace DIR] NAME
-  zero mcp logout [--workspace DIR] NAME`
+const mcpLoginUsage = `  zero mcp login [--scope S]... [--url URL] [--workspace DIR] NAME
+  zero mcp logout [--url URL] [--workspace DIR] NAME`
 
 const mcpLoginAbout = `Logs in to an MCP server behind OAuth (a url server of mcp_servers in your config.yaml, or of a
-trusted workspace's .mcp.json), or forgets the login. login connects to the server as a session does;
+trusted workspace's .mcp.json; with --url, a server your editor gives Zero), or forgets the login. login connects to the server as a session does;
 when it asks for a login, the authorization page opens in your browser ($BROWSER, else xdg-open or
 open; the page's address is printed too) and Zero waits for its answer on 127.0.0.1. The tokens are
 kept in your config folder (mcp-auth/, readable by you only) and refreshed by the sessions; a session
@@ -42,6 +42,7 @@ func mcpAuthCommand(ctx context.Context, sub string, args []string, stdout, stde
 	fs := flag.NewFlagSet("zero mcp "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	workspace := fs.String("workspace", "", "the workspace whose trusted .mcp.json may name the server (default: the current directory)")
+	addr := fs.String("url", "", "the server's address, for a server no config names (one your editor passes Zero)")
 	var scopes []string
 	if sub == "login" {
 		fs.Func("scope", "a scope to ask for beside those the server names (repeat for more)", func(s string) error {
@@ -74,7 +75,7 @@ func mcpAuthCommand(ctx context.Context, sub string, args []string, stdout, stde
 		return 2
 	}
 	if sub == "logout" {
-		if err := a.MCPLogout(name); err != nil {
+		if err := a.MCPLogout(name, *addr); err != nil {
 			fmt.Fprintf(stderr, "zero mcp logout: %v\n", err)
 			return 1
 		}
@@ -83,7 +84,7 @@ func mcpAuthCommand(ctx context.Context, sub string, args []string, stdout, stde
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ok, err := a.MCPLogin(ctx, name, scopes, browserOpener(name, stderr))
+	ok, err := a.MCPLogin(ctx, name, *addr, scopes, browserOpener(name, stderr))
 	if ok {
 		fmt.Fprintf(stderr, "logged in to %s\n", name)
 	}
@@ -147,6 +148,12 @@ func startBrowser(page string) error {
 			continue
 		}
 		cmd := exec.Command(path, c[1:]...)
+		// Not in the directory zero was started in, which may be a
+		// workspace someone else wrote.
+		cmd.Dir = os.TempDir()
+		if home, err := os.UserHomeDir(); err == nil {
+			cmd.Dir = home
+		}
 		if err := cmd.Start(); err != nil {
 			errs = append(errs, err)
 			continue

@@ -134,8 +134,21 @@ func TestMCPLoginLogout(t *testing.T) {
 		t.Errorf("logout left %d files", len(files))
 	}
 	out, err := zeroCmd(t, env, "mcp", "login", "nosuch").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "no MCP server nosuch") {
+	if err == nil || !strings.Contains(string(out), "no MCP server nosuch") || !strings.Contains(string(out), "--url") {
 		t.Errorf("zero mcp login nosuch: %v\n%s", err, out)
+	}
+	// A server no config names (an editor's): its address is given.
+	if said := mcpLogin(t, env, "--url", srv.URL, "editors"); !strings.Contains(said, "logged in to editors") {
+		t.Errorf("zero mcp login --url: %s", said)
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 1 {
+		t.Errorf("after a login with --url: %d files", len(files))
+	}
+	if out, err := zeroCmd(t, env, "mcp", "logout", "--url", srv.URL, "editors").CombinedOutput(); err != nil {
+		t.Fatalf("zero mcp logout --url: %v\n%s", err, out)
+	}
+	if out, err := zeroCmd(t, env, "mcp", "login", "--url", "file:///etc/passwd", "editors").CombinedOutput(); err == nil || !strings.Contains(string(out), "http or https") {
+		t.Errorf("zero mcp login --url file://: %v\n%s", err, out)
 	}
 	if out, _ := zeroCmd(t, env, "mcp", "login").CombinedOutput(); !strings.Contains(string(out), "name one server") {
 		t.Errorf("zero mcp login without a name:\n%s", out)
@@ -145,13 +158,13 @@ func TestMCPLoginLogout(t *testing.T) {
 	}
 }
 
-// mcpLogin runs `zero mcp login name` as a person would: the page it
+// mcpLogin runs `zero mcp login args...` as a person would: the page it
 // prints is followed (the login server redirects to Zero's loopback port
 // at once); it returns what the command said on stderr, and fails the
 // test when it printed anything on stdout or failed.
-func mcpLogin(t *testing.T, env []string, name string) string {
+func mcpLogin(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := zeroCmd(t, env, "mcp", "login", name)
+	cmd := zeroCmd(t, env, append([]string{"mcp", "login"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
