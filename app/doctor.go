@@ -15,6 +15,7 @@ import (
 	"github.com/zeroagent/zero/config"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/mcpauth"
+	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/profiles"
 	"github.com/zeroagent/zero/sandbox"
 	"github.com/zeroagent/zero/store"
@@ -380,7 +381,7 @@ func checkMCP(ctx context.Context, a *App) (checkResult, bool) {
 			st, _ := a.mcpAuth().Status(s)
 			switch {
 			case needsLogin[s.Name] || st.NeedsLogin || st.Expired:
-				where = " needs a login: run `zero mcp login " + s.Name + "`"
+				where = " needs a login: " + mcpconf.LoginHint(s.Name)
 				logins = append(logins, "`zero mcp login "+s.Name+"`")
 			case st.LoggedIn:
 				where = " logged in"

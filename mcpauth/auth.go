@@ -193,7 +193,7 @@ type LoginRequired struct {
 }
 
 func (e *LoginRequired) Error() string {
-	msg := fmt.Sprintf("the MCP server %s needs a login: run `zero mcp login %s`", e.Server, e.Server)
+	msg := fmt.Sprintf("the MCP server %s needs a login: %s", e.Server, mcpconf.LoginHint(e.Server))
 	if len(e.Scopes) > 0 {
 		msg += fmt.Sprintf(" (it asks for more access: %s)", strings.Join(e.Scopes, " "))
 	}

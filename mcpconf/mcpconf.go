@@ -8,6 +8,7 @@ package mcpconf
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -117,4 +118,22 @@ func Normalize(name string) string {
 		s = s[:64]
 	}
 	return s
+}
+
+// LoginHint tells the person how to log in to the server named name
+// (`zero mcp login`): the one wording, which the faces find in a warning
+// (LoginHinted) to offer the login their own way.
+func LoginHint(name string) string { return "run `zero mcp login " + name + "`" }
+
+// loginHint matches a LoginHint of a name that cannot read as a flag.
+var loginHint = regexp.MustCompile("run `zero mcp login ([A-Za-z0-9_][A-Za-z0-9_-]{0,63})`")
+
+// LoginHinted finds a LoginHint in text: the server's name, and whether
+// there is one.
+func LoginHinted(text string) (name string, ok bool) {
+	m := loginHint.FindStringSubmatch(text)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }

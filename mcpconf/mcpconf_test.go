@@ -37,3 +37,14 @@ git: {command: uvx, args: [mcp-server-git], env: {B: "2", A: "1"}, cwd: /srv}
 		t.Errorf("EnvList = %q", env)
 	}
 }
+
+func TestLoginHint(t *testing.T) {
+	if name, ok := LoginHinted("x: the MCP server gh needs a login: " + LoginHint("gh") + " (more)"); !ok || name != "gh" {
+		t.Errorf("LoginHinted = %q, %v", name, ok)
+	}
+	for _, text := range []string{"run `zero mcp login`", "run `zero mcp login a b`", "run `zero mcp login --evil`", "nothing"} {
+		if name, ok := LoginHinted(text); ok {
+			t.Errorf("LoginHinted(%q) = %q", text, name)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeroagent/zero/ask"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/mcpconf"
 )
 
 // The events of a question put to the user during a run (an MCP server's
@@ -133,3 +134,8 @@ func (b *Broker) AnswerQuestion(id string, a ask.Answer) error {
 	pd.answer <- a
 	return nil
 }
+
+// LoginHinted finds in a warning's text that an MCP server needs the
+// person to log in (mcpconf.LoginHint): the server's name, for a face that
+// offers the login its own way.
+func LoginHinted(text string) (name string, ok bool) { return mcpconf.LoginHinted(text) }

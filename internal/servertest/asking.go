@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -76,4 +77,19 @@ func MCPConfig(tb testing.TB, home, name, url string) {
 	if err := os.WriteFile(cfg, []byte("mcp_servers:\n  "+name+":\n    url: "+url+"\n"), 0o644); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// LockedServer is an MCP server over streamable HTTP on loopback behind
+// OAuth that no one has logged in to: every request gets 401 with a
+// Bearer challenge naming its resource metadata. A session that uses it
+// is told the server needs a login (`zero mcp login NAME`).
+func LockedServer(tb testing.TB) (url string) {
+	tb.Helper()
+	var hs *httptest.Server
+	hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+hs.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	tb.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/zeroagent/zero/cut"
 	"github.com/zeroagent/zero/llm"
 	"github.com/zeroagent/zero/loop"
+	"github.com/zeroagent/zero/mcpconf"
 	"github.com/zeroagent/zero/server"
 )
 
@@ -210,7 +211,11 @@ func (m *mapper) text(e server.Event, replay bool, send func(sdk.SessionUpdate))
 			m.response(e.Text, send)
 		}
 	case loop.EventWarning:
-		if e.Text != "" {
+		if _, login := mcpconf.LoginHinted(e.Text); login {
+			// Something for the person to do (an MCP server's login): a
+			// message, not a thought an editor folds away.
+			send(sdk.UpdateAgentMessageText("\n" + e.Text + "\n"))
+		} else if e.Text != "" {
 			send(sdk.UpdateAgentThoughtText("\nWarning: " + e.Text + "\n"))
 		}
 	case loop.EventHistoryCompressed:

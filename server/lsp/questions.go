@@ -388,3 +388,13 @@ func plain(s string, n int) string {
 	}, s)
 	return strings.ReplaceAll(s, "](", "]\u200b(")
 }
+
+// tellLogin shows a client that is not Zero's view (which has its own Log
+// in button) a warning that an MCP server needs the person to log in, as
+// a message: something to do, not a line in a log.
+func (c *conn) tellLogin(ctx context.Context, t *tracked, text string) {
+	if _, login := server.LoginHinted(text); !login || !c.capabilities().ask {
+		return
+	}
+	t.notify(ctx, "window/showMessage", &protocol.ShowMessageParams{Type: protocol.MessageTypeWarning, Message: "Zero: " + text})
+}

@@ -465,3 +465,38 @@ func TestQuestionContentNeverInAnEvent(t *testing.T) {
 // protocol.ts's question types (written as type aliases, which
 // TestProtocolTS leaves alone) have exactly the JSON fields of the Go
 // types, and AnswerAction is ask's actions.
+
+// A server that needs a login is told to a plain LSP client as a message
+// naming what to run (Zero's view has its own Log in button: it gets the
+// warning event only).
+func TestLoginNeededIsAMessage(t *testing.T) {
+	t.Parallel()
+	for _, view := range []bool{false, true} {
+		home := t.TempDir()
+		servertest.MCPConfig(t, home, "locked", servertest.LockedServer(t))
+		env := servertest.New(t, servertest.Options{Home: home, Replies: []llmtest.Reply{{Content: answer("done")}}})
+		opts := clientOpts{}
+		if view {
+			opts = viewOpts
+		}
+		c := start(t, env, opts)
+		c.initialize(env.Workspace)
+		id := c.newSession()
+		var res PromptResult
+		c.call("zero/prompt", map[string]any{"sessionId": id, "message": "hello"}, &res)
+		hint := "needs a login: run `zero mcp login locked`"
+		// The warning comes before the run's end, and what the face sends
+		// about it too: once run_ended is here, all of it is.
+		ns := c.waitFor("the run's end", hasEvent(id, ofType(loop.EventRunEnded)))
+		warned := slices.ContainsFunc(events(ns, id), func(e server.Event) bool {
+			return e.Type == loop.EventWarning && strings.Contains(e.Text, hint)
+		})
+		shown := slices.ContainsFunc(ns, func(n note) bool {
+			var p protocol.ShowMessageParams
+			return n.method == "window/showMessage" && json.Unmarshal(n.params, &p) == nil && strings.Contains(p.Message, hint)
+		})
+		if !warned || shown == view {
+			t.Errorf("view %v: warned %v, shown as a message %v; want the warning, and a message for a plain client only:\n%s", view, warned, shown, summary(ns))
+		}
+	}
+}

@@ -211,6 +211,8 @@ func (t *tracked) event(ctx context.Context, e server.Event) {
 		t.c.ask(t, e.Text, server.ApprovalTitle(e))
 	case server.EventApprovalResolved:
 		t.c.stopAsking(e.Text)
+	case loop.EventWarning:
+		t.c.tellLogin(ctx, t, e.Text)
 	case server.EventQuestionRequested:
 		t.c.askQuestion(t, e.Question)
 	case server.EventQuestionResolved:
