@@ -1,7 +1,8 @@
 // Drives the Zero extension in a real VS Code workbench (code-server) with headless Chromium.
 // Usage: node test.mjs <baseUrl> <workspaceFolder> <screenshotDir>   (run by scripts/vscode-e2e)
 // The model is bin/fakellm with replies.json: a run that executes `echo e2e-output-42` after an
-// approval and answers, then (in a new session) a text_editor:write of notes.txt.
+// approval and answers, then (in a new session) a text_editor:write of notes.txt, and more
+// (README.md lists the steps; the last is an MCP server's question, answered in the view).
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -461,5 +462,42 @@ await check('Undo on a run: a change of yours is asked about (Keep my changes), 
   if (await view.locator('button.undo').count() > 0) throw new Error('an Undo is still offered after the only run was undone');
 });
 await screenshot('undone');
+
+await check('an MCP server asks during its tool\'s call: the question card in the view, "Ada" submitted, the answer reaches the server', async () => {
+  // The server "bookings" (e2e/asking-mcp-server.mjs, in the user's config.yaml written by
+  // scripts/vscode-e2e): its tool book asks, during the call, whose name the table is under.
+  await view.locator('#new').click();
+  await view.locator('#log .empty').waitFor({ timeout: 15000 });
+  const input = view.locator('#input');
+  await input.fill('E2E-BOOK: book a table for tonight.');
+  await input.press('Enter');
+  // An MCP server's tool is asked about first (zero.approval: ask).
+  const tool = view.locator('.card.tool', { hasText: 'bookings.book' }).first();
+  const allow = tool.locator('.approve button', { hasText: /^Allow$/ });
+  await allow.waitFor({ state: 'visible', timeout: 30000 });
+  await allow.click();
+  const card = view.locator('.card.question', { hasText: 'Which name is the booking under?' });
+  await card.waitFor({ state: 'visible', timeout: 30000 });
+  const title = (await card.locator('.title').innerText()).trim();
+  if (title !== 'The MCP server "bookings" asks') throw new Error(`the card's title is ${JSON.stringify(title)}`);
+  const form = card.locator('form.question-form');
+  const name = form.getByLabel('Name');
+  const seats = form.getByLabel('Seats');
+  await name.waitFor({ state: 'visible', timeout: 5000 });
+  if ((await seats.inputValue()) !== '2') throw new Error(`Seats holds ${JSON.stringify(await seats.inputValue())}, want the server's default 2`);
+  await name.fill('Ada');
+  await screenshot('mcp-question');
+  await card.locator('.approve button', { hasText: /^Submit$/ }).click();
+  // Answered: the card goes, the call ends with what the server made of the answer.
+  await card.waitFor({ state: 'detached', timeout: 30000 });
+  const result = tool.locator('pre.result', { hasText: 'booked for Ada, 2 seats' });
+  await result.waitFor({ state: 'attached', timeout: 30000 });
+  await tool.locator('summary', { hasText: /^Result$/ }).click(); // unfolded for the screenshot
+  await result.waitFor({ state: 'visible', timeout: 5000 });
+  // The scripted model answers only a request that holds the tool's result (replies.json).
+  await view.locator('.msg.answer', { hasText: 'e2e-book-ok' }).waitFor({ timeout: 30000 });
+  if (!(await view.locator('.msg.answer', { hasText: 'e2e-book-ok' }).innerText()).includes('booked for Ada, 2 seats')) throw new Error('the answer lacks the tool\'s result');
+});
+await screenshot('mcp-answered');
 
 await finish();
