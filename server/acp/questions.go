@@ -153,7 +153,7 @@ func (st *sessState) putQuestion(ctx context.Context, q ask.Question) (ask.Answe
 			return ask.Answer{}, false
 		}
 		// The capability is unstable: a client may declare it and still
-		// refuse the request as Zero's SDK writes it.
+		// refuse the request.
 		st.a.opts.Logger.Warn("elicitation request failed; asking with session/request_permission", "session", st.id, "err", err)
 	}
 	p := planPermission(q)
@@ -197,16 +197,19 @@ func (a *agent) elicits() (form, page bool) {
 	return e != nil && e.Form != nil, e != nil && e.Url != nil
 }
 
-// elicit puts q to the client with elicitation/create. The SDK's request
-// has no place for the session (its schema's sessionId): the message names
-// the server, which is what the person needs.
+// elicit puts q to the client with elicitation/create, for the session
+// and the question's tool call. The SDK's request has no place for the
+// two (the schema's sessionId and toolCallId, which clients require): they
+// go in its _meta, and the wire moves them where they belong (see
+// lineWriter).
 func (st *sessState) elicit(ctx context.Context, q ask.Question) (ask.Answer, error) {
 	msg := "The MCP server " + serverName(q.Server) + " asks: " + visible(cut.Clip(q.Message, maxQuestionText))
+	meta := map[string]any{metaSessionID: st.id, metaToolCallID: string(questionCallID(q.ID))}
 	var req sdk.UnstableCreateElicitationRequest
 	if q.URL != "" {
-		req.Url = &sdk.UnstableCreateElicitationUrl{Mode: "url", ElicitationId: sdk.UnstableElicitationId(q.ID), Message: msg, Url: q.URL}
+		req.Url = &sdk.UnstableCreateElicitationUrl{Meta: meta, Mode: "url", ElicitationId: sdk.UnstableElicitationId(q.ID), Message: msg, Url: q.URL}
 	} else {
-		req.Form = &sdk.UnstableCreateElicitationForm{Mode: "form", Message: msg, RequestedSchema: elicitationSchema(q.Fields)}
+		req.Form = &sdk.UnstableCreateElicitationForm{Meta: meta, Mode: "form", Message: msg, RequestedSchema: elicitationSchema(q.Fields)}
 	}
 	resp, err := st.a.conn.UnstableCreateElicitation(ctx, req)
 	switch {

@@ -595,3 +595,28 @@ func TestQuestionAskedAgainOnResume(t *testing.T) {
 		t.Fatal("the first editor's request was never withdrawn")
 	}
 }
+
+// The SDK's elicitation request has no sessionId or toolCallId: Zero puts
+// them in _meta and the wire moves them into the params, keeping any other
+// _meta key; other lines pass as they were.
+func TestPlaceElicitation(t *testing.T) {
+	t.Parallel()
+	in := `{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"_meta":{"zero/sessionId":"s1","zero/toolCallId":"zero-question-q1","other":1},"message":"m","mode":"form"}}` + "\n"
+	var got struct {
+		ID     int `json:"id"`
+		Params map[string]any
+	}
+	out := placeElicitation([]byte(in))
+	if err := json.Unmarshal(out, &got); err != nil || out[len(out)-1] != '\n' {
+		t.Fatalf("%s: %v", out, err)
+	}
+	meta, _ := got.Params["_meta"].(map[string]any)
+	if got.ID != 3 || got.Params["sessionId"] != "s1" || got.Params["toolCallId"] != "zero-question-q1" || len(meta) != 1 || meta["other"] != float64(1) || got.Params["message"] != "m" {
+		t.Errorf("placed: %s", out)
+	}
+	for _, line := range []string{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1"}}` + "\n", "not json elicitation/create\n"} {
+		if string(placeElicitation([]byte(line))) != line {
+			t.Errorf("changed %q", line)
+		}
+	}
+}

@@ -21,7 +21,10 @@ type lineWriter struct {
 func (lw *lineWriter) Write(p []byte) (int, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	n, err := lw.w.Write(p)
+	n, err := lw.w.Write(placeElicitation(p))
+	if err == nil {
+		n = len(p)
+	}
 	for needle, ch := range lw.watches {
 		if bytes.Contains(p, []byte(needle)) {
 			close(ch)
@@ -82,4 +85,51 @@ func checkLine(line []byte) []byte {
 		return rpcErrorLine(-32600, "Invalid request", "id must be a string, a number or null")
 	}
 	return nil
+}
+
+// The keys of an elicitation request's _meta that hold its sessionId and
+// toolCallId until the wire puts them in its params (placeElicitation).
+const (
+	metaSessionID  = "zero/sessionId"
+	metaToolCallID = "zero/toolCallId"
+)
+
+// elicitationMethod is how the SDK writes an elicitation request's method,
+// before its params.
+var elicitationMethod = []byte(`"method":"elicitation/create"`)
+
+// placeElicitation moves the sessionId and toolCallId of an elicitation
+// request out of its _meta into its params, where ACP's schema has them
+// (acp-go-sdk v0.13.5's request type has no field for them); any other
+// line is as it was.
+func placeElicitation(line []byte) []byte {
+	if !bytes.Contains(line[:min(len(line), 256)], elicitationMethod) {
+		return line
+	}
+	var msg map[string]json.RawMessage
+	var params map[string]json.RawMessage
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(line, &msg) != nil || json.Unmarshal(msg["params"], &params) != nil || json.Unmarshal(params["_meta"], &meta) != nil {
+		return line
+	}
+	for key, field := range map[string]string{metaSessionID: "sessionId", metaToolCallID: "toolCallId"} {
+		if v, ok := meta[key]; ok {
+			params[field] = v
+			delete(meta, key)
+		}
+	}
+	if len(meta) == 0 {
+		delete(params, "_meta")
+	} else {
+		params["_meta"], _ = json.Marshal(meta)
+	}
+	var err error
+	if msg["params"], err = json.Marshal(params); err != nil {
+		return line
+	}
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	return append(out, '\n')
 }
