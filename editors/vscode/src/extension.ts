@@ -13,7 +13,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
-import { resolveBinary, serverArgs, serverEnv, startFailure, type LaunchSettings } from './launch';
+import { resolveBinary, serverArgs, serverEnv, startFailure, userPath, type LaunchSettings } from './launch';
 import { SessionModel, type PendingApproval, type RunState } from './model';
 import { loginCommand, loginName, pageURL, questionNotice, safeName } from './questions';
 import {
@@ -107,7 +107,10 @@ export class Controller implements vscode.Disposable {
   private settings(): LaunchSettings {
     const c = vscode.workspace.getConfiguration('zero');
     return {
-      path: c.get<string>('path', ''),
+      // Only the user's own value: see userPath (and the setting's
+      // application scope, which VS Code reads from the user's settings in
+      // local and remote windows alike).
+      path: userPath(c.inspect<string>('path')).path,
       model: c.get<string>('model', ''),
       baseUrl: c.get<string>('baseUrl', ''),
       profile: c.get<string>('profile', ''),
@@ -126,8 +129,14 @@ export class Controller implements vscode.Disposable {
 
   private async start(): Promise<boolean> {
     const s = this.settings();
-    const binary = resolveBinary(s.path, this.context.extensionPath, process.platform, (p) => fs.existsSync(p));
+    const notOurs = userPath(vscode.workspace.getConfiguration('zero').inspect<string>('path')).ignored;
+    if (notOurs.length > 0) {
+      this.output.appendLine(`zero.path in ${notOurs.join(' and ')} is ignored: only your user settings choose the binary Zero starts`);
+    }
+    const found = resolveBinary(s.path, this.context.extensionPath, process.platform, (p) => fs.existsSync(p));
+    const binary = found.path;
     this.binary = binary;
+    this.output.appendLine(`binary: ${binary} (${found.why})`);
     const apiKey = await this.context.secrets.get(SECRET_KEY);
     const { env, ignored } = serverEnv(process.env, s, apiKey);
     if (ignored.length > 0) {
@@ -619,7 +628,7 @@ export class Controller implements vscode.Disposable {
   mcpLogin(name: string): void {
     const told = this.model()?.blocks.some((b) => b.kind === 'notice' && loginName(b.text) === name) ?? false;
     const s = this.settings();
-    const cmd = told ? loginCommand(this.binary ?? resolveBinary(s.path, this.context.extensionPath, process.platform, (p) => fs.existsSync(p)), name) : undefined;
+    const cmd = told ? loginCommand(this.binary ?? resolveBinary(s.path, this.context.extensionPath, process.platform, (p) => fs.existsSync(p)).path, name) : undefined;
     if (!cmd) {
       this.report(new Error(`Zero: "${safeName(name)}" is not a server this session asked to log in to.`));
       return;
@@ -869,6 +878,11 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (!e.affectsConfiguration('zero') || c.serverState === 'stopped') return;
+      if (e.affectsConfiguration('zero.path') && c.serverState === 'failed') {
+        // The binary was not there, and the user just pointed at another.
+        await c.restart();
+        return;
+      }
       const r = await vscode.window.showInformationMessage('Zero: the settings changed. Restart the server to apply them?', 'Restart');
       if (r === 'Restart') await c.restart();
     }),

@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 
 export interface LaunchSettings {
-  /** zero.path: empty means the bundled binary, else `zero` on PATH. */
+  /** zero.path from the user's settings (userPath): empty means the bundled binary, else `zero` on PATH. */
   path: string;
   model: string;
   baseUrl: string;
@@ -17,12 +17,49 @@ export interface LaunchSettings {
 /** The variables zero.env may not set: the API key lives in SecretStorage. */
 export const SECRET_VARS = ['OPENAI_API_KEY'];
 
-/** The binary to run: zero.path, else bin/zero(.exe) in the extension when present, else `zero` (PATH). */
-export function resolveBinary(setting: string, extensionPath: string, platform: NodeJS.Platform, exists: (p: string) => boolean): string {
+/** Where the binary Zero starts comes from, for the output channel. */
+export type BinarySource = 'setting' | 'bundled' | 'PATH';
+
+/** The binary to start, where it comes from, and why, in words. */
+export interface Binary {
+  path: string;
+  source: BinarySource;
+  why: string;
+}
+
+/** zero.path as VS Code's inspect() reports it, each place it may be set. */
+export interface PathSetting {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * zero.path from the user's own settings only (inspect's globalValue). A
+ * value in a workspace's or a folder's settings is never used, whatever
+ * the setting's scope says: a repository must not choose the program Zero
+ * runs. ignored names where such a value was found, to say so.
+ */
+export function userPath(inspected: PathSetting | undefined): { path: string; ignored: string[] } {
+  const ignored: string[] = [];
+  if (typeof inspected?.workspaceValue === 'string' && inspected.workspaceValue.trim() !== '') ignored.push('the workspace settings');
+  if (typeof inspected?.workspaceFolderValue === 'string' && inspected.workspaceFolderValue.trim() !== '') ignored.push("a folder's settings");
+  const v = inspected?.globalValue;
+  return { path: typeof v === 'string' ? v.trim() : '', ignored };
+}
+
+/**
+ * The binary to run: zero.path (the user's), else bin/zero(.exe) in the
+ * extension when present, else `zero` on PATH; with where it came from.
+ */
+export function resolveBinary(setting: string, extensionPath: string, platform: NodeJS.Platform, exists: (p: string) => boolean): Binary {
   const s = setting.trim();
-  if (s !== '') return s;
+  if (s !== '') {
+    return { path: s, source: 'setting', why: `zero.path in your user settings${exists(s) ? '' : ', which does not exist on this machine'}` };
+  }
   const bundled = path.join(extensionPath, 'bin', platform === 'win32' ? 'zero.exe' : 'zero');
-  return exists(bundled) ? bundled : 'zero';
+  if (exists(bundled)) return { path: bundled, source: 'bundled', why: 'bundled with the extension; zero.path is not set' };
+  return { path: 'zero', source: 'PATH', why: '`zero` on PATH; zero.path is not set and no binary is bundled' };
 }
 
 /** `zero lsp` and its flags from the settings (empty ones are left to Zero's own defaults). */
