@@ -24,6 +24,7 @@
 // the closing line is "starts: N of M used zero.path", and the exit status is 0 only when all did.
 //
 // Everything waits for what the workbench does (log lines, page state); the timeouts only stop a hang.
+import { runCommand as paletteCommand } from './palette.mjs';
 import { createRequire } from 'node:module';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -213,20 +214,7 @@ for (let w = 1; w <= windows; w++) {
   const page = await context.newPage();
   const view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
 
-  async function runCommand(title) {
-    // Short rounds: right after load the palette can open before the extension's contributions are in.
-    const deadline = Date.now() + HANG;
-    for (;;) {
-      await page.keyboard.press('Escape');
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible', timeout: 10000 });
-      await input.fill('>' + title);
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-      try { await row.waitFor({ state: 'visible', timeout: 5000 }); await page.keyboard.press('Enter'); return; }
-      catch (e) { if (Date.now() > deadline) throw e; }
-    }
-  }
+  const runCommand = (title) => paletteCommand(page, title, HANG);
 
   /** Waits until the window's nth start is decided in the Zero output, then judges it. */
   async function judge(nth, model) {

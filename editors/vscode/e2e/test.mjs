@@ -3,6 +3,7 @@
 // The model is bin/fakellm with replies.json: a run that executes `echo e2e-output-42` after an
 // approval and answers, then (in a new session) a text_editor:write of notes.txt, and more
 // (README.md lists the steps; the last is an MCP server's question, answered in the view).
+import { runCommand as paletteCommand } from './palette.mjs';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -60,20 +61,7 @@ async function finish() {
   process.exit(failed ? 1 : 0);
 }
 
-async function runCommand(title) {
-  // Short rounds: right after load the palette can open before the extension's contributions are in.
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 10000 });
-    await input.fill('>' + title);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-    try { await row.waitFor({ state: 'visible', timeout: 5000 }); await page.keyboard.press('Enter'); return; }
-    catch (e) { if (Date.now() > deadline) throw e; }
-  }
-}
+const runCommand = (title) => paletteCommand(page, title);
 
 // The view is a webview: an iframe (class webview) holding the content iframe #active-frame.
 const view = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
