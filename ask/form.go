@@ -338,6 +338,11 @@ func (q Question) Complete(a Answer) (Answer, error) {
 	return Answer{Action: Accept, Content: content}, nil
 }
 
+// Value is v (an answer's value, or the field's default) converted to f's
+// type and checked against f: a string, float64, bool or []string. The
+// error names what is wrong, never v.
+func (f Field) Value(v any) (any, error) { return value(f, v) }
+
 // value is v converted to f's type and checked against f: a string,
 // float64, bool or []string.
 func value(f Field, v any) (any, error) {

@@ -342,7 +342,7 @@ func fieldSchema(fl ask.Field, oneOf bool) map[string]any {
 		setInt(p, "minItems", fl.MinItems)
 		setInt(p, "maxItems", fl.MaxItems)
 	}
-	if d, ok := fieldValue(fl, fl.Default); ok {
+	if d, err := fl.Value(fl.Default); fl.Default != nil && err == nil {
 		if s, isText := d.(string); !isText || plainValue(s, maxQuestionValue) {
 			p["default"] = d
 		}
@@ -528,72 +528,4 @@ func answerOf(res *mcp.ElicitationResult) ask.Answer {
 		return ask.Answer{Action: ask.Decline}
 	}
 	return ask.Answer{Action: ask.Cancel}
-}
-
-// fieldValue is v, a field's default, as a value of field fl (a string,
-// float64, bool or []string), and false when there is none or it does not
-// fit the field: a requested schema never says what its field cannot hold.
-func fieldValue(fl ask.Field, v any) (any, bool) {
-	switch fl.Type {
-	case ask.TypeString:
-		s, ok := v.(string)
-		return s, ok && utf8.ValidString(s)
-	case ask.TypeNumber, ask.TypeInteger:
-		var x float64
-		switch n := v.(type) {
-		case float64:
-			x = n
-		case int:
-			x = float64(n)
-		case int64:
-			x = float64(n)
-		case json.Number:
-			var err error
-			if x, err = n.Float64(); err != nil {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-		if math.IsNaN(x) || math.IsInf(x, 0) || (fl.Type == ask.TypeInteger && x != math.Trunc(x)) {
-			return nil, false
-		}
-		return x, true
-	case ask.TypeBoolean:
-		b, ok := v.(bool)
-		return b, ok
-	case ask.TypeChoice:
-		s, ok := v.(string)
-		return s, ok && isOption(fl, s)
-	case ask.TypeChoices:
-		var list []string
-		switch l := v.(type) {
-		case []string:
-			list = l
-		case []any:
-			for _, x := range l {
-				s, ok := x.(string)
-				if !ok {
-					return nil, false
-				}
-				list = append(list, s)
-			}
-		default:
-			return nil, false
-		}
-		if len(list) > len(fl.Options) {
-			return nil, false
-		}
-		for _, s := range list {
-			if !isOption(fl, s) {
-				return nil, false
-			}
-		}
-		return slices.Clone(list), true
-	}
-	return nil, false
-}
-
-func isOption(fl ask.Field, s string) bool {
-	return slices.ContainsFunc(fl.Options, func(o ask.Option) bool { return o.Value == s })
 }
