@@ -395,10 +395,13 @@ func (s *Session) hold(ctx context.Context, cancel bool) (release func(), cancel
 				s.cond.Broadcast()
 				s.mu.Unlock()
 			}, cancelled, nil
-		case !cancel:
+		case !cancel && s.last.Run < s.runs:
 			s.mu.Unlock()
 			return nil, false, fmt.Errorf("session %s: %w", s.spec.ID, loop.ErrBusy)
 		}
+		// A run that ended (run_ended was heard, and a face may already
+		// have answered its client) has only its snapshot left to take:
+		// wait for it rather than call the session busy.
 		stop := s.cancel
 		if s.last.Run >= s.runs {
 			stop = nil // it ended (run_ended): only its snapshot is left to take
